@@ -1,0 +1,5 @@
+"""``python -m advisor`` is ``hep-advisor``."""
+
+from .cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,95 @@
+"""``hep-advisor`` command line: parse, call the library, render or dump.
+
+Heavy modules (uproot, Rich, ROOT) are imported inside the commands that need them, so
+``hep-advisor --help`` and ``--version`` start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from ._version import __version__
+
+EXIT_OK = 0
+EXIT_USAGE = 2  # argparse's own exit status for bad arguments
+EXIT_NO_DATA = 2  # nothing usable in the inputs
+EXIT_INTERRUPTED = 130
+
+
+def _sample(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError("must be 0 (open every file) or more")
+    return n
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from probes.dataset import DEFAULT_SAMPLE
+
+    parser = argparse.ArgumentParser(
+        prog="hep-advisor",
+        description="Measure a site and its ROOT data, model the analysis' throughput, and "
+        "advise what to change.",
+    )
+    parser.add_argument("--version", action="version", version=f"hep-advisor {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser(
+        "probe",
+        help="inspect the site and a ROOT dataset (metadata only)",
+        description="Inspect this machine (cores, memory, storage under the data) and ROOT "
+        "files (trees, branches, compression, baskets, clusters, open time). Reads metadata "
+        "only and never writes to the data. With no PATHS, probes the built-in demo data "
+        "(created on first use).",
+    )
+    p.add_argument("paths", nargs="*", metavar="PATHS",
+                   help="ROOT files, directories (searched recursively for *.root) or globs")
+    p.add_argument("--json", action="store_true", help="print the JSON document on stdout")
+    p.add_argument("--sample", type=_sample, default=DEFAULT_SAMPLE, metavar="N",
+                   help=f"open at most N files, spread over the list, and extrapolate "
+                   f"(default {DEFAULT_SAMPLE}; 0 opens every file)")
+    p.add_argument("--branches", type=int, default=0, metavar="K",
+                   help="also list the K largest branches of each tree")
+
+    d = sub.add_parser(
+        "demo",
+        help="write the example datasets",
+        description="Write the example datasets of DOMAIN.md: many small files with hundreds "
+        "of branches, the same events merged plainly into one file, and a flat 20-branch tree "
+        "in ZLIB-1, LZ4, ZSTD-5, LZMA-7 and uncompressed. Without --dir, the default demo in "
+        "the cache directory is created if missing and its location printed.",
+    )
+    d.add_argument("--dir", metavar="DIR", help="write here instead of the cache directory "
+                   "(must be new or empty)")
+    d.add_argument("--writer", choices=["uproot", "root"], default="uproot",
+                   help="write with uproot (default) or with ROOT itself (the `root` extra)")
+    d.add_argument("--scale", choices=["default", "tiny"], default="default",
+                   help="dataset size (tiny: a few MB, for tests)")
+    d.add_argument("--json", action="store_true", help="print the manifest as JSON")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "probe":
+            from .commands.probe import run_probe
+
+            return run_probe(args)
+        if args.command == "demo":
+            from .commands.demo import run_demo
+
+            return run_demo(args)
+        parser.print_help()
+        return EXIT_OK
+    except KeyboardInterrupt:
+        print("hep-advisor: interrupted; nothing was left half-written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # e.g. `hep-advisor probe --json | head`
+        return EXIT_OK

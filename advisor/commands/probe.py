@@ -1,0 +1,42 @@
+"""``hep-advisor probe``: the site and dataset probes, as a Rich summary or JSON."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..cli import EXIT_NO_DATA, EXIT_OK
+from .common import demo_paths, dump_json, print_errors, progress_bar
+
+
+def run_probe(args: argparse.Namespace) -> int:
+    from probes import probe_dataset, probe_site
+
+    from ..document import document_json, make_document
+
+    paths = list(args.paths) or demo_paths()
+    with progress_bar("probing files", enabled=not args.json) as update:
+        dataset = probe_dataset(paths, sample=args.sample or None, progress=update)
+    site = probe_site(storage_paths(paths, dataset.file_paths))
+    print_errors(dataset.errors)
+    doc = make_document("probe", site, dataset)
+    if args.json:
+        dump_json(document_json(doc))
+    else:
+        from rich.console import Console
+
+        from ..render.probe_view import dataset_view, site_view
+
+        console = Console()
+        console.print(site_view(site))
+        console.print(dataset_view(dataset, branches=args.branches, show_errors=False))
+    return EXIT_OK if dataset.usable else EXIT_NO_DATA
+
+
+def storage_paths(inputs: list[str], files: tuple[str, ...]) -> list[str]:
+    """The data paths whose storage the site probe describes: the inputs that exist, and the
+    directories of files found through globs."""
+    import os
+
+    out = [os.path.abspath(p) for p in inputs if os.path.exists(p)]
+    out += sorted({os.path.dirname(f) for f in files if not any(f.startswith(o) for o in out)})
+    return out

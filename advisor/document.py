@@ -1,0 +1,52 @@
+"""The versioned JSON document every command emits (``--json``).
+
+``schema_version`` changes when a field is renamed or removed; new fields may be added within a
+version.  Blocks that later commands add (calibration, model, recommendations) are optional.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass
+from typing import Any
+
+from probes.results import DatasetProfile, SiteProfile
+
+from ._version import __version__
+from .jsonio import to_jsonable
+
+SCHEMA_VERSION = 1
+PRODUCER_NAME = "hep-advisor"
+
+
+@dataclass(frozen=True)
+class Producer:
+    name: str
+    version: str
+
+
+@dataclass(frozen=True)
+class Document:
+    """A hep-advisor result: the site and dataset probes (and, from later commands, more)."""
+
+    schema_version: int
+    producer: Producer
+    created: str
+    command: str
+    site: SiteProfile
+    dataset: DatasetProfile
+
+
+def make_document(command: str, site: SiteProfile, dataset: DatasetProfile) -> Document:
+    return Document(
+        schema_version=SCHEMA_VERSION,
+        producer=Producer(name=PRODUCER_NAME, version=__version__),
+        created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        command=command,
+        site=site,
+        dataset=dataset,
+    )
+
+
+def document_json(doc: Document) -> dict[str, Any]:
+    return to_jsonable(doc)  # type: ignore[no-any-return]

@@ -1,0 +1,1 @@
+"""Terminal renderings (Rich) of the probe results.  Only the advisor's skins import this."""

@@ -1,0 +1,272 @@
+"""Profile a ROOT dataset from metadata: trees, branches, bytes, baskets, clusters, compression.
+
+Every file is stat'ed.  Up to ``sample`` files, spread evenly over the sorted list, are opened;
+with more files than that, totals are extrapolated by bytes (all files' bytes / opened files'
+bytes), and the sampling is stated in the result.  Bad files never stop the probe: each becomes
+one ``ProbeError`` and the others are still read.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .files import discover
+from .results import (
+    BasketStats,
+    BranchProfile,
+    ClusterStats,
+    Compression,
+    CompressionShare,
+    DatasetProfile,
+    ProbeError,
+    Sampling,
+    SizeStats,
+    TimingStats,
+    TreeProfile,
+)
+from .rootfile import FileMeta, FileProblem, TreeMeta, inspect_file, one_line, setting_algorithm
+
+DEFAULT_SAMPLE = 200
+
+#: Called after each opened file with (files done, files to open, path).
+FileProgress = Callable[[int, int, str], None]
+
+
+def sample_indices(n: int, k: int | None) -> list[int]:
+    """``k`` indices spread evenly over ``range(n)`` (all of them when ``k`` is None or >= n)."""
+    if k is None or k <= 0 or k >= n:
+        return list(range(n))
+    return sorted({int(round(x)) for x in np.linspace(0, n - 1, k)})
+
+
+def timing_stats(samples: Sequence[float], keep: int = 200) -> TimingStats | None:
+    if not samples:
+        return None
+    a = np.asarray(samples, dtype=float)
+    return TimingStats(
+        count=len(a),
+        median_s=float(np.median(a)),
+        p90_s=float(np.percentile(a, 90)),
+        min_s=float(a.min()),
+        max_s=float(a.max()),
+        samples_s=tuple(float(x) for x in a[:keep]),
+    )
+
+
+def probe_dataset(
+    paths: Iterable[str],
+    sample: int | None = DEFAULT_SAMPLE,
+    progress: FileProgress | None = None,
+) -> DatasetProfile:
+    """Probe the ROOT files behind ``paths`` (files, directories, globs)."""
+    t0 = time.perf_counter()
+    inputs = tuple(str(p) for p in paths)
+    found = discover(inputs)
+    errors = list(found.errors)
+    files = found.files
+    chosen = [files[i] for i in sample_indices(len(files), sample)]
+
+    metas: list[FileMeta] = []
+    failed_bytes = 0
+    for i, f in enumerate(chosen):
+        try:
+            metas.append(inspect_file(f.path, f.size_bytes))
+        except FileProblem as exc:
+            errors.append(ProbeError(path=f.path, error=str(exc)))
+            failed_bytes += f.size_bytes
+        except OSError as exc:
+            errors.append(ProbeError(path=f.path, error=exc.strerror or one_line(exc)))
+            failed_bytes += f.size_bytes
+        except Exception as exc:  # any reader failure is one line, never a traceback
+            errors.append(ProbeError(path=f.path, error=f"cannot read: {one_line(exc)}"))
+            failed_bytes += f.size_bytes
+        if progress is not None:
+            progress(i + 1, len(chosen), f.path)
+
+    total_bytes = sum(f.size_bytes for f in files)
+    bad = {e.path for e in errors}
+    sampled = len(chosen) < len(files)
+    usable_bytes = sum(m.size_bytes for m in metas)
+    n_failed = len(chosen) - len(metas)
+    if sampled and metas:
+        byte_scale = max(total_bytes - failed_bytes, 0) / usable_bytes if usable_bytes else 1.0
+        count_scale = (len(files) - n_failed) / len(metas)
+    else:
+        byte_scale = count_scale = 1.0
+
+    trees = _aggregate(metas, byte_scale, count_scale)
+    return DatasetProfile(
+        files=len(files),
+        total_bytes=total_bytes,
+        errors=tuple(errors),
+        trees=tuple(trees),
+        sampling=Sampling(
+            method="sampled" if sampled else "all",
+            stated_files=len(files),
+            opened_files=len(chosen),
+            scale_factor=byte_scale,
+        ),
+        inputs=inputs,
+        open_s=timing_stats([m.open_s for m in metas]),
+        probe_s=time.perf_counter() - t0,
+        usable_files=len(metas),
+        file_paths=tuple(f.path for f in files if f.path not in bad),
+    )
+
+
+@dataclass
+class _BranchAcc:
+    typename: str
+    compressed: int = 0
+    uncompressed: int = 0
+    baskets: int = 0
+    basket_bytes: int = 0
+
+
+@dataclass
+class _TreeAcc:
+    files: int = 0
+    entries: int = 0
+    compressed: int = 0
+    uncompressed: int = 0
+    branches: dict[str, _BranchAcc] = field(default_factory=dict)
+    n_branches: list[int] = field(default_factory=list)
+    clusters: dict[int, int] = field(default_factory=dict)
+    cluster_sources: dict[str, int] = field(default_factory=dict)
+    algorithms: dict[tuple[str | None, str, int | None], int] = field(default_factory=dict)
+    file_sizes: list[int] = field(default_factory=list)
+    open_s: list[float] = field(default_factory=list)
+
+    def add(self, t: TreeMeta, m: FileMeta) -> None:
+        self.files += 1
+        self.entries += t.entries
+        self.compressed += t.compressed_bytes
+        self.uncompressed += t.uncompressed_bytes
+        self.n_branches.append(len(t.branches))
+        for b in t.branches:
+            acc = self.branches.setdefault(b.name, _BranchAcc(typename=b.typename))
+            acc.compressed += b.compressed_bytes
+            acc.uncompressed += b.uncompressed_bytes
+            acc.baskets += b.baskets
+            acc.basket_bytes += b.basket_bytes
+        for size, count in t.cluster_sizes:
+            self.clusters[size] = self.clusters.get(size, 0) + count
+        self.cluster_sources[t.cluster_source] = self.cluster_sources.get(t.cluster_source, 0) + 1
+        key = (t.algorithm, t.algorithm_source, t.setting)
+        self.algorithms[key] = self.algorithms.get(key, 0) + t.compressed_bytes
+        self.file_sizes.append(m.size_bytes)
+        self.open_s.append(m.open_s)
+
+
+def _factor(compressed: int, uncompressed: int) -> float | None:
+    return uncompressed / compressed if compressed > 0 else None
+
+
+def _aggregate(metas: list[FileMeta], byte_scale: float, count_scale: float) -> list[TreeProfile]:
+    accs: dict[str, _TreeAcc] = {}
+    for m in metas:
+        for t in m.trees:
+            accs.setdefault(t.name, _TreeAcc()).add(t, m)
+
+    def scaled(x: float) -> int:
+        return int(round(x * byte_scale))
+
+    out = []
+    for name in sorted(accs):
+        a = accs[name]
+        files = max(int(round(a.files * count_scale)), a.files)
+        entries = scaled(a.entries)
+        n_baskets = sum(b.baskets for b in a.branches.values())
+        basket_bytes = sum(b.basket_bytes for b in a.branches.values())
+        branch_profiles = tuple(
+            BranchProfile(
+                name=bname,
+                typename=b.typename,
+                compressed_bytes=scaled(b.compressed),
+                uncompressed_bytes=scaled(b.uncompressed),
+                compression_factor=_factor(b.compressed, b.uncompressed),
+                baskets=BasketStats(
+                    count=scaled(b.baskets),
+                    mean_compressed_bytes=b.basket_bytes / b.baskets if b.baskets else None,
+                ),
+            )
+            for bname, b in sorted(a.branches.items(), key=lambda kv: -kv[1].compressed)
+        )
+        (alg, alg_source, setting), _ = max(a.algorithms.items(), key=lambda kv: kv[1])
+        level = _level(alg, setting)
+        if alg is None:
+            alg = setting_algorithm(setting)
+        mixture = _mixture(a.algorithms) if len(a.algorithms) > 1 else ()
+        clusters = _cluster_stats(a.clusters, a.cluster_sources, byte_scale)
+        sizes = np.asarray(a.file_sizes)
+        out.append(
+            TreeProfile(
+                name=name,
+                files=files,
+                sampled_files=a.files,
+                entries=entries,
+                events_per_file=entries / files if files else 0.0,
+                branches=max(a.n_branches),
+                compressed_bytes=scaled(a.compressed),
+                uncompressed_bytes=scaled(a.uncompressed),
+                compression_factor=_factor(a.compressed, a.uncompressed),
+                compression=Compression(
+                    algorithm=alg, level=level, setting=setting, source=alg_source,
+                    mixture=mixture,
+                ),
+                baskets=BasketStats(
+                    count=scaled(n_baskets),
+                    mean_compressed_bytes=basket_bytes / n_baskets if n_baskets else None,
+                ),
+                cluster_entries=clusters.mean_entries if clusters else None,
+                clusters=clusters,
+                file_bytes=SizeStats(
+                    count=files,
+                    total_bytes=scaled(int(sizes.sum())),
+                    min_bytes=int(sizes.min()),
+                    median_bytes=float(np.median(sizes)),
+                    max_bytes=int(sizes.max()),
+                ),
+                open_s=timing_stats(a.open_s),
+                branch_profiles=branch_profiles,
+            )
+        )
+    return out
+
+
+def _level(alg: str | None, setting: int | None) -> int | None:
+    return None if setting is None or alg == "none" else setting % 100
+
+
+def _mixture(
+    algorithms: dict[tuple[str | None, str, int | None], int],
+) -> tuple[CompressionShare, ...]:
+    merged: dict[tuple[str | None, int | None], int] = {}
+    for (alg, _src, setting), nbytes in algorithms.items():
+        key = (alg, _level(alg, setting))
+        merged[key] = merged.get(key, 0) + nbytes
+    total = sum(merged.values()) or 1
+    return tuple(
+        CompressionShare(algorithm=alg, level=level, share=nbytes / total)  # type: ignore[arg-type]
+        for (alg, level), nbytes in sorted(merged.items(), key=lambda kv: -kv[1])
+    )
+
+
+def _cluster_stats(
+    counts: dict[int, int], sources: dict[str, int], scale: float
+) -> ClusterStats | None:
+    if not counts:
+        return None
+    total_clusters = sum(counts.values())
+    total_entries = sum(size * n for size, n in counts.items())
+    return ClusterStats(
+        count=int(round(total_clusters * scale)),
+        mean_entries=total_entries / total_clusters,
+        min_entries=min(counts),
+        max_entries=max(counts),
+        source=max(sources.items(), key=lambda kv: kv[1])[0],
+    )

@@ -1,0 +1,234 @@
+"""Typed, immutable probe results.
+
+Every figure carries its unit in its name (``_bytes``, ``_kb``, ``_s``, ``mb_per_s``; MB = 10^6
+bytes).  Unknown is ``None``: never a crash and never a guess dressed up as a measurement.
+These classes are plain data; the JSON document and its schema are generated from them, so a
+field added here appears in both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Algorithm = Literal["ZLIB", "LZMA", "LZ4", "ZSTD", "OLD", "none"]
+FsClass = Literal["local", "nfs", "lustre", "fuse", "remote", "memory"]
+DeviceKind = Literal["disk", "partition", "md", "dm", "loop", "other"]
+
+# ---------------------------------------------------------------------------------------------
+# Site
+
+
+@dataclass(frozen=True)
+class CpuInfo:
+    """Cores of this machine (psutil); ``load_avg_1m`` is the 1-minute load average."""
+
+    physical_cores: int | None
+    logical_cores: int | None
+    load_avg_1m: float | None = None
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class MemoryInfo:
+    total_bytes: int
+    available_bytes: int
+
+
+@dataclass(frozen=True)
+class BlockDevice:
+    """One block device in the stack behind a mount (partition, md RAID, device-mapper, disk)."""
+
+    name: str
+    kind: DeviceKind
+    rotational: bool | None = None
+    read_ahead_kb: int | None = None
+    scheduler: str | None = None
+    raid_level: str | None = None
+    size_bytes: int | None = None
+    slaves: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class StorageInfo:
+    """Where one data path lives.
+
+    ``fs_class`` is the coarse class the model cares about: ``local``, ``nfs``, ``lustre``,
+    ``fuse``, ``remote`` (a URL), ``memory`` (tmpfs) or ``None`` when unknown.  ``device`` is the
+    block device the file system sits on; ``physical_devices`` the leaf disks behind it (after
+    partitions, md RAID and device-mapper are resolved) where the system shows them.
+    """
+
+    path: str
+    mount_point: str | None
+    fs_type: str | None
+    fs_class: FsClass | None
+    device: str | None
+    rotational: bool | None
+    read_ahead_kb: int | None
+    scheduler: str | None
+    physical_devices: tuple[str, ...] = ()
+    stack: tuple[BlockDevice, ...] = ()
+
+
+@dataclass(frozen=True)
+class SiteProfile:
+    hostname: str
+    os: str
+    cpu: CpuInfo
+    memory: MemoryInfo
+    storage: tuple[StorageInfo, ...] = ()
+
+
+# ---------------------------------------------------------------------------------------------
+# Dataset
+
+
+@dataclass(frozen=True)
+class ProbeError:
+    """One input that could not be used, and why (one line)."""
+
+    path: str
+    error: str
+
+
+@dataclass(frozen=True)
+class CompressionShare:
+    """One compression found in a tree's files, and its share of the tree's on-disk bytes."""
+
+    algorithm: Algorithm | None
+    level: int | None
+    share: float
+
+
+@dataclass(frozen=True)
+class Compression:
+    """Compression of a tree's baskets.
+
+    ``algorithm`` is ``ZLIB``, ``LZMA``, ``LZ4``, ``ZSTD``, ``none`` or ``None`` (unknown);
+    ``setting`` is ROOT's algorithm*100 + level as stored in the file.  ``source`` says where the
+    algorithm came from: ``basket-header`` (the compression header of a stored basket) or
+    ``file-setting`` (the file's fCompress only).  Where the files of one tree differ,
+    ``algorithm``/``level`` are those holding most bytes and ``mixture`` lists every one.
+    """
+
+    algorithm: Algorithm | None
+    level: int | None
+    setting: int | None
+    source: Literal["basket-header", "file-setting"]
+    mixture: tuple[CompressionShare, ...] = ()
+
+
+@dataclass(frozen=True)
+class BasketStats:
+    """Baskets as stored on disk; ``mean_compressed_bytes`` is the mean on-disk size of one
+    basket (its key plus compressed payload: what one read of that basket fetches)."""
+
+    count: int
+    mean_compressed_bytes: float | None
+
+
+@dataclass(frozen=True)
+class ClusterStats:
+    """Cluster layout of a tree, in entries.
+
+    ``source`` is ``autoflush`` (fixed fAutoFlush), ``ranges`` (the variable cluster ranges a
+    fast merge leaves), or ``basket-boundaries`` (no cluster information stored, as in files
+    written by uproot: entries where every branch starts a new basket).
+    """
+
+    count: int
+    mean_entries: float
+    min_entries: int
+    max_entries: int
+    source: Literal["autoflush", "ranges", "basket-boundaries"]
+
+
+@dataclass(frozen=True)
+class SizeStats:
+    count: int
+    total_bytes: int
+    min_bytes: int
+    median_bytes: float
+    max_bytes: int
+
+
+@dataclass(frozen=True)
+class TimingStats:
+    """Repeated timings in seconds: median, 90th percentile and the raw samples."""
+
+    count: int
+    median_s: float
+    p90_s: float
+    min_s: float
+    max_s: float
+    samples_s: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
+class BranchProfile:
+    """One branch, summed over the sampled files (extrapolated when sampled)."""
+
+    name: str
+    typename: str
+    compressed_bytes: int
+    uncompressed_bytes: int
+    compression_factor: float | None
+    baskets: BasketStats
+
+
+@dataclass(frozen=True)
+class TreeProfile:
+    """One tree name across the dataset.
+
+    ``files`` is the number of files holding this tree (estimated from the sample when the
+    dataset was sampled); ``entries``, bytes and basket counts are extrapolated to all files in
+    that case (see ``DatasetProfile.sampling``).
+    """
+
+    name: str
+    files: int
+    sampled_files: int
+    entries: int
+    events_per_file: float
+    branches: int
+    compressed_bytes: int
+    uncompressed_bytes: int
+    compression_factor: float | None
+    compression: Compression
+    baskets: BasketStats
+    cluster_entries: float | None
+    clusters: ClusterStats | None
+    file_bytes: SizeStats
+    open_s: TimingStats | None
+    branch_profiles: tuple[BranchProfile, ...] = ()
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How the dataset was looked at: every file is stat'ed; ``opened_files`` of them (spread
+    evenly over the sorted list) are opened, and totals are scaled by ``scale_factor`` =
+    all files' bytes / opened files' bytes."""
+
+    method: Literal["all", "sampled"]
+    stated_files: int
+    opened_files: int
+    scale_factor: float
+
+
+@dataclass(frozen=True)
+class DatasetProfile:
+    files: int
+    total_bytes: int
+    errors: tuple[ProbeError, ...]
+    trees: tuple[TreeProfile, ...]
+    sampling: Sampling
+    inputs: tuple[str, ...] = ()
+    open_s: TimingStats | None = None
+    probe_s: float | None = None
+    usable_files: int = 0
+    file_paths: tuple[str, ...] = field(default=(), repr=False, metadata={"json": False})
+
+    @property
+    def usable(self) -> bool:
+        return self.usable_files > 0

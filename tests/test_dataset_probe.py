@@ -1,0 +1,151 @@
+"""The dataset probe against what the writer was told (uproot-written files)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import uproot
+
+from advisor.demo import ESD, FLAT, read_manifest
+from probes import probe_dataset, sample_indices
+from probes.rootfile import cluster_layout, inspect_file
+
+from helpers import write_flat
+
+
+def test_small_files_match_the_writer(tiny_demo: Path) -> None:
+    info = {d["name"]: d for d in read_manifest(tiny_demo)["datasets"]}["small_files"]
+    ds = probe_dataset([tiny_demo / "small_files"])
+    assert ds.errors == ()
+    assert ds.files == info["files"] == ds.usable_files
+    (tree,) = ds.trees
+    assert tree.name == ESD.name
+    assert tree.branches == ESD.n_branches == info["branches"]
+    assert tree.entries == info["entries"]
+    assert tree.events_per_file == info["entries"] / info["files"]
+    assert (tree.compression.algorithm, tree.compression.level) == ("ZLIB", 1)
+    assert tree.compression.source == "basket-header"
+    assert tree.cluster_entries == info["cluster_entries"]
+    assert tree.clusters is not None and tree.clusters.count == info["files"]
+    assert ds.sampling.method == "all"
+    assert ds.open_s is not None and ds.open_s.count == info["files"]
+    assert {b.name for b in tree.branch_profiles} == set(ESD.branch_names)
+
+
+def test_merged_file_keeps_the_small_clusters(tiny_demo: Path) -> None:
+    manifest = {d["name"]: d for d in read_manifest(tiny_demo)["datasets"]}
+    ds = probe_dataset([tiny_demo / "merged"])
+    (tree,) = ds.trees
+    small = manifest["small_files"]
+    assert tree.files == 1
+    assert tree.entries == small["entries"]
+    assert tree.cluster_entries == small["cluster_entries"]
+    assert tree.clusters is not None and tree.clusters.count == small["files"]
+    # one basket per branch per input file: as many baskets as all the small files together
+    small_tree = probe_dataset([tiny_demo / "small_files"]).trees[0]
+    assert tree.baskets.count == small_tree.baskets.count
+
+
+@pytest.mark.parametrize(
+    ("tag", "algorithm", "level"),
+    [("zlib1", "ZLIB", 1), ("lz4", "LZ4", 4), ("zstd5", "ZSTD", 5), ("lzma7", "LZMA", 7),
+     ("none", "none", None)],
+)
+def test_flat_compression_is_detected(tiny_demo: Path, tag: str, algorithm: str,
+                                      level: int | None) -> None:
+    ds = probe_dataset([tiny_demo / "flat" / f"pythia_{tag}.root"])
+    (tree,) = ds.trees
+    assert tree.branches == FLAT.n_branches
+    assert tree.compression.algorithm == algorithm
+    assert tree.compression.level == level
+    if algorithm == "none":
+        assert tree.compression_factor == pytest.approx(1.0, abs=0.01)
+    else:  # values are quantised, so they compress like real data, not like noise
+        assert tree.compression_factor is not None and tree.compression_factor > 1.3
+
+
+def test_bytes_agree_with_uproot_and_the_file(flat_file: Path) -> None:
+    meta = inspect_file(str(flat_file))
+    (tree,) = meta.trees
+    with uproot.open(flat_file) as f:
+        t = f["t"]
+        assert tree.compressed_bytes == sum(b.compressed_bytes for b in t.values())
+        assert tree.compressed_bytes == t.member("fZipBytes")
+        assert tree.uncompressed_bytes == t.member("fTotBytes")
+    assert sum(b.compressed_bytes for b in tree.branches) == tree.compressed_bytes
+    assert meta.size_bytes == flat_file.stat().st_size
+    assert meta.open_s > 0
+
+
+def test_mixed_compressions_are_listed(tmp_path: Path) -> None:
+    write_flat(tmp_path / "a.root", entries=2000, compression=uproot.ZLIB(1))
+    write_flat(tmp_path / "b.root", entries=2000, compression=uproot.LZ4(4))
+    (tree,) = probe_dataset([tmp_path]).trees
+    assert {(m.algorithm, m.level) for m in tree.compression.mixture} == {("ZLIB", 1),
+                                                                          ("LZ4", 4)}
+    assert sum(m.share for m in tree.compression.mixture) == pytest.approx(1.0)
+
+
+class FakeTree:
+    """The TTree members that ``cluster_layout`` reads."""
+
+    def __init__(self, autoflush: int, ends: list[int], sizes: list[int],
+                 offsets: list[int] | None = None) -> None:
+        self.members = {"fAutoFlush": autoflush, "fNClusterRange": len(ends),
+                        "fClusterRangeEnd": np.array(ends), "fClusterSize": np.array(sizes)}
+        self.offsets = offsets or []
+
+    def member(self, name: str) -> object:
+        return self.members[name]
+
+    def common_entry_offsets(self) -> list[int]:
+        return self.offsets
+
+
+def test_cluster_layout_follows_root_ranges() -> None:
+    # a fast merge of three files: 100-entry clusters for entries 0..299, then 50-entry ones
+    tree = FakeTree(autoflush=1000, ends=[299, 499], sizes=[100, 50])
+    sizes, source = cluster_layout(tree, 2500)
+    assert source == "ranges"
+    assert dict(sizes) == {100: 3, 50: 4, 1000: 2}
+
+
+def test_cluster_layout_autoflush_and_basket_boundaries() -> None:
+    sizes, source = cluster_layout(FakeTree(autoflush=300, ends=[], sizes=[]), 1000)
+    assert (dict(sizes), source) == ({300: 3, 100: 1}, "autoflush")
+    fake = FakeTree(autoflush=-30000000, ends=[], sizes=[], offsets=[0, 40, 80, 100])
+    sizes, source = cluster_layout(fake, 100)
+    assert (dict(sizes), source) == ({40: 2, 20: 1}, "basket-boundaries")
+
+
+def test_sample_indices_spread_over_the_list() -> None:
+    assert sample_indices(10, None) == list(range(10))
+    assert sample_indices(10, 20) == list(range(10))
+    picked = sample_indices(1000, 5)
+    assert picked[0] == 0 and picked[-1] == 999 and len(picked) == 5
+
+
+def test_sampled_totals_are_extrapolated(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    for i, n in enumerate([80, 100, 120, 90, 110]):
+        write_flat(src / f"f{i}.root", entries=n * 10, branches=4)
+    data = tmp_path / "data"
+    data.mkdir()
+    for k in range(40):  # 40 files, five kinds repeated
+        shutil.copy(src / f"f{k % 5}.root", data / f"f{k:02d}.root")
+    exact = probe_dataset([data], sample=None)
+    sampled = probe_dataset([data], sample=10)
+    assert exact.sampling.method == "all" and sampled.sampling.method == "sampled"
+    assert sampled.sampling.opened_files == 10 and sampled.sampling.stated_files == 40
+    assert sampled.total_bytes == exact.total_bytes  # every file is stat'ed
+    (e,), (s,) = exact.trees, sampled.trees
+    assert s.files == e.files == 40
+    assert s.sampled_files == 10
+    assert s.entries == pytest.approx(e.entries, rel=0.05)
+    assert s.compressed_bytes == pytest.approx(e.compressed_bytes, rel=0.05)
+    assert s.baskets.count == pytest.approx(e.baskets.count, rel=0.05)
+    assert exact.trees[0].entries == 8 * (800 + 1000 + 1200 + 900 + 1100)
