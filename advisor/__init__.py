@@ -27,6 +27,7 @@ from probes import (
     probe_dataset,
     probe_site,
     probe_storage,
+    sample_indices,
 )
 
 from ._version import __version__
@@ -59,4 +60,5 @@ __all__ = [
     "probe_dataset",
     "probe_site",
     "probe_storage",
+    "sample_indices",
 ]

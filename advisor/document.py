@@ -49,4 +49,5 @@ def make_document(command: str, site: SiteProfile, dataset: DatasetProfile) -> D
 
 
 def document_json(doc: Document) -> dict[str, Any]:
-    return to_jsonable(doc)  # type: ignore[no-any-return]
+    data: dict[str, Any] = to_jsonable(doc)
+    return data

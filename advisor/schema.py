@@ -32,8 +32,9 @@ def schema_text(schema: dict[str, Any]) -> str:
 
 
 def checked_in_schema() -> dict[str, Any]:
-    text = resources.files("advisor").joinpath("schemas", SCHEMA_FILE).read_text()
-    return json.loads(text)  # type: ignore[no-any-return]
+    text = resources.files("advisor").joinpath("schemas").joinpath(SCHEMA_FILE).read_text()
+    data: dict[str, Any] = json.loads(text)
+    return data
 
 
 def main(argv: list[str] | None = None) -> int:

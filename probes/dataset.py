@@ -16,8 +16,11 @@ import numpy as np
 
 from .files import discover
 from .results import (
+    Algorithm,
+    AlgorithmSource,
     BasketStats,
     BranchProfile,
+    ClusterSource,
     ClusterStats,
     Compression,
     CompressionShare,
@@ -32,6 +35,8 @@ from .rootfile import FileMeta, FileProblem, TreeMeta, inspect_file, one_line, s
 
 DEFAULT_SAMPLE = 200
 
+AlgKey = tuple[Algorithm | None, AlgorithmSource, int | None]
+
 #: Called after each opened file with (files done, files to open, path).
 FileProgress = Callable[[int, int, str], None]
 
@@ -40,7 +45,7 @@ def sample_indices(n: int, k: int | None) -> list[int]:
     """``k`` indices spread evenly over ``range(n)`` (all of them when ``k`` is None or >= n)."""
     if k is None or k <= 0 or k >= n:
         return list(range(n))
-    return sorted({int(round(x)) for x in np.linspace(0, n - 1, k)})
+    return sorted({round(x) for x in np.linspace(0, n - 1, k)})
 
 
 def timing_stats(samples: Sequence[float], keep: int = 200) -> TimingStats | None:
@@ -136,8 +141,8 @@ class _TreeAcc:
     branches: dict[str, _BranchAcc] = field(default_factory=dict)
     n_branches: list[int] = field(default_factory=list)
     clusters: dict[int, int] = field(default_factory=dict)
-    cluster_sources: dict[str, int] = field(default_factory=dict)
-    algorithms: dict[tuple[str | None, str, int | None], int] = field(default_factory=dict)
+    cluster_sources: dict[ClusterSource, int] = field(default_factory=dict)
+    algorithms: dict[AlgKey, int] = field(default_factory=dict)
     file_sizes: list[int] = field(default_factory=list)
     open_s: list[float] = field(default_factory=list)
 
@@ -173,12 +178,12 @@ def _aggregate(metas: list[FileMeta], byte_scale: float, count_scale: float) -> 
             accs.setdefault(t.name, _TreeAcc()).add(t, m)
 
     def scaled(x: float) -> int:
-        return int(round(x * byte_scale))
+        return round(x * byte_scale)
 
     out = []
     for name in sorted(accs):
         a = accs[name]
-        files = max(int(round(a.files * count_scale)), a.files)
+        files = max(round(a.files * count_scale), a.files)
         entries = scaled(a.entries)
         n_baskets = sum(b.baskets for b in a.branches.values())
         basket_bytes = sum(b.basket_bytes for b in a.branches.values())
@@ -238,33 +243,33 @@ def _aggregate(metas: list[FileMeta], byte_scale: float, count_scale: float) -> 
     return out
 
 
-def _level(alg: str | None, setting: int | None) -> int | None:
+def _level(alg: Algorithm | None, setting: int | None) -> int | None:
     return None if setting is None or alg == "none" else setting % 100
 
 
 def _mixture(
-    algorithms: dict[tuple[str | None, str, int | None], int],
+    algorithms: dict[AlgKey, int],
 ) -> tuple[CompressionShare, ...]:
-    merged: dict[tuple[str | None, int | None], int] = {}
+    merged: dict[tuple[Algorithm | None, int | None], int] = {}
     for (alg, _src, setting), nbytes in algorithms.items():
         key = (alg, _level(alg, setting))
         merged[key] = merged.get(key, 0) + nbytes
     total = sum(merged.values()) or 1
     return tuple(
-        CompressionShare(algorithm=alg, level=level, share=nbytes / total)  # type: ignore[arg-type]
+        CompressionShare(algorithm=alg, level=level, share=nbytes / total)
         for (alg, level), nbytes in sorted(merged.items(), key=lambda kv: -kv[1])
     )
 
 
 def _cluster_stats(
-    counts: dict[int, int], sources: dict[str, int], scale: float
+    counts: dict[int, int], sources: dict[ClusterSource, int], scale: float
 ) -> ClusterStats | None:
     if not counts:
         return None
     total_clusters = sum(counts.values())
     total_entries = sum(size * n for size, n in counts.items())
     return ClusterStats(
-        count=int(round(total_clusters * scale)),
+        count=round(total_clusters * scale),
         mean_entries=total_entries / total_clusters,
         min_entries=min(counts),
         max_entries=max(counts),

@@ -14,6 +14,8 @@ from typing import Literal
 Algorithm = Literal["ZLIB", "LZMA", "LZ4", "ZSTD", "OLD", "none"]
 FsClass = Literal["local", "nfs", "lustre", "fuse", "remote", "memory"]
 DeviceKind = Literal["disk", "partition", "md", "dm", "loop", "other"]
+AlgorithmSource = Literal["basket-header", "file-setting"]
+ClusterSource = Literal["autoflush", "ranges", "estimated"]
 
 # ---------------------------------------------------------------------------------------------
 # Site
@@ -115,7 +117,7 @@ class Compression:
     algorithm: Algorithm | None
     level: int | None
     setting: int | None
-    source: Literal["basket-header", "file-setting"]
+    source: AlgorithmSource
     mixture: tuple[CompressionShare, ...] = ()
 
 
@@ -132,16 +134,17 @@ class BasketStats:
 class ClusterStats:
     """Cluster layout of a tree, in entries.
 
-    ``source`` is ``autoflush`` (fixed fAutoFlush), ``ranges`` (the variable cluster ranges a
-    fast merge leaves), or ``basket-boundaries`` (no cluster information stored, as in files
-    written by uproot: entries where every branch starts a new basket).
+    ``source`` is ``autoflush`` (a fixed fAutoFlush), ``ranges`` (the variable cluster ranges
+    a fast merge of flushed trees leaves), or ``estimated`` (no flush recorded, as in small
+    files and trees written by uproot: ROOT's own estimate, entries * 30 MB / compressed
+    bytes, which is what its TTreeCache then uses).
     """
 
     count: int
     mean_entries: float
     min_entries: int
     max_entries: int
-    source: Literal["autoflush", "ranges", "basket-boundaries"]
+    source: ClusterSource
 
 
 @dataclass(frozen=True)

@@ -15,11 +15,19 @@ from typing import Any
 
 import numpy as np
 
+from .results import Algorithm, AlgorithmSource, ClusterSource
+
 TREE_CLASSES = ("TTree", "TNtuple", "TNtupleD")
 
 #: ROOT's compression algorithm codes (setting // 100) and the 2-byte basket header tags.
-ALGORITHM_CODES = {0: "ZLIB", 1: "ZLIB", 2: "LZMA", 3: "OLD", 4: "LZ4", 5: "ZSTD"}
-HEADER_TAGS = {b"ZL": "ZLIB", b"XZ": "LZMA", b"L4": "LZ4", b"ZS": "ZSTD", b"CS": "OLD"}
+ALGORITHM_CODES: dict[int, Algorithm] = {
+    0: "ZLIB", 1: "ZLIB", 2: "LZMA", 3: "OLD", 4: "LZ4", 5: "ZSTD",
+}
+HEADER_TAGS: dict[bytes, Algorithm] = {
+    b"ZL": "ZLIB", b"XZ": "LZMA", b"L4": "LZ4", b"ZS": "ZSTD", b"CS": "OLD",
+}
+#: ROOT's default TTreeCache size, which its cluster-size estimate uses.
+DEFAULT_CACHE_BYTES = 30_000_000
 #: How many of a tree's largest branches have one basket header read for the algorithm.
 HEADER_PROBES = 8
 
@@ -46,9 +54,9 @@ class TreeMeta:
     compressed_bytes: int
     uncompressed_bytes: int
     cluster_sizes: tuple[tuple[int, int], ...]  # (entries per cluster, number of such clusters)
-    cluster_source: str
-    algorithm: str | None
-    algorithm_source: str
+    cluster_source: ClusterSource
+    algorithm: Algorithm | None
+    algorithm_source: AlgorithmSource
     setting: int | None
 
 
@@ -197,17 +205,22 @@ def _tree_meta(name: str, tree: Any, path: str, file_setting: int | None) -> Tre
     )
 
 
-def cluster_layout(tree: Any, entries: int) -> tuple[tuple[tuple[int, int], ...], str]:
+def cluster_layout(
+    tree: Any, entries: int
+) -> tuple[tuple[tuple[int, int], ...], ClusterSource]:
     """The tree's clusters as ``((entries_per_cluster, count), ...)`` and where they came from.
 
     Follows ROOT's ``TTree::TClusterIterator``: the ranges (``fClusterRangeEnd`` is the last
     entry of a range, inclusive; ``fClusterSize`` its cluster size) first, then ``fAutoFlush``
-    for the rest of the tree.  Without either (``fAutoFlush <= 0`` and no ranges, as uproot
-    writes), the clusters are the entries where every branch starts a basket.
+    for the rest of the tree.  Where neither applies (``fAutoFlush <= 0``: a tree that never
+    reached its first flush, as small files and uproot-written trees are), ROOT estimates the
+    cluster size as ``entries * cache / fZipBytes`` (``TTree::GetEstimatedClusterSize``), and so
+    does this function (source ``estimated``).
     """
     if entries == 0:
         return (), "autoflush"
     counts: dict[int, int] = {}
+    source: ClusterSource
 
     def add(start: int, stop: int, size: int) -> None:
         length = stop - start
@@ -222,6 +235,8 @@ def cluster_layout(tree: Any, entries: int) -> tuple[tuple[tuple[int, int], ...]
             counts[rest] = counts.get(rest, 0) + 1
 
     autoflush = int(tree.member("fAutoFlush"))
+    zip_bytes = int(tree.member("fZipBytes"))
+    estimated = _estimated_cluster_size(entries, autoflush, zip_bytes)
     n_ranges = int(tree.member("fNClusterRange") or 0)
     if n_ranges > 0:
         ends = np.asarray(tree.member("fClusterRangeEnd"))[:n_ranges]
@@ -229,25 +244,39 @@ def cluster_layout(tree: Any, entries: int) -> tuple[tuple[tuple[int, int], ...]
         start = 0
         for end, size in zip(ends, sizes, strict=True):
             stop = min(int(end) + 1, entries)
-            add(start, stop, int(size))
+            add(start, stop, int(size) if int(size) > 0 else estimated)
             start = stop
         if start < entries:
-            add(start, entries, autoflush if autoflush > 0 else 0)
+            add(start, entries, autoflush if autoflush > 0 else estimated)
         source = "ranges"
     elif autoflush > 0:
         add(0, entries, autoflush)
         source = "autoflush"
     else:
-        offsets = [int(x) for x in tree.common_entry_offsets()]
-        for a, b in zip(offsets[:-1], offsets[1:], strict=True):
-            add(a, b, 0)
-        source = "basket-boundaries"
+        add(0, entries, estimated)
+        source = "estimated"
     return tuple(sorted(counts.items())), source
+
+
+def _estimated_cluster_size(entries: int, autoflush: int, zip_bytes: int) -> int:
+    """ROOT's ``TTree::GetEstimatedClusterSize`` for a tree opened with its default cache.
+
+    A positive fAutoFlush is the answer; otherwise ``entries * cache / fZipBytes``, where the
+    cache ROOT sets up for the cluster iterator is ``-fAutoFlush`` bytes (30 MB by default).
+    ``fAutoFlush == 0`` (flushing disabled) makes ROOT size its cache from the cluster ranges;
+    that rare case is approximated with the 30 MB default.
+    """
+    if autoflush > 0:
+        return autoflush
+    if zip_bytes <= 0:
+        return max(entries, 1)
+    cache = -autoflush if autoflush < 0 else DEFAULT_CACHE_BYTES
+    return max(1, entries * cache // zip_bytes)
 
 
 def _compression(
     path: str, branches: list[Any], file_setting: int | None
-) -> tuple[str | None, str, int | None]:
+) -> tuple[Algorithm | None, AlgorithmSource, int | None]:
     """The algorithm in the stored baskets, and the compression setting.
 
     Reads the header of the largest basket of each of the given (largest) branches: the first
@@ -298,7 +327,7 @@ def _basket_tag(fh: Any, branch: Any) -> bytes | None:
     return bytes(tag) if len(tag) == 2 else None
 
 
-def setting_algorithm(setting: int | None) -> str | None:
+def setting_algorithm(setting: int | None) -> Algorithm | None:
     if setting is None or setting < 0:
         return None
     if setting % 100 == 0:

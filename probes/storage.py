@@ -12,11 +12,12 @@ import os
 from dataclasses import dataclass
 
 from .files import is_remote
-from .results import BlockDevice, StorageInfo
+from .results import BlockDevice, DeviceKind, FsClass, StorageInfo
 
-NETWORK_FS = {"nfs": "nfs", "nfs4": "nfs", "cifs": "nfs", "smb3": "nfs", "9p": "nfs",
-              "ceph": "nfs", "glusterfs": "nfs", "gpfs": "nfs", "beegfs": "nfs",
-              "lustre": "lustre"}
+NETWORK_FS: dict[str, FsClass] = {
+    "nfs": "nfs", "nfs4": "nfs", "cifs": "nfs", "smb3": "nfs", "9p": "nfs", "ceph": "nfs",
+    "glusterfs": "nfs", "gpfs": "nfs", "beegfs": "nfs", "lustre": "lustre",
+}
 MEMORY_FS = {"tmpfs", "ramfs"}
 LOCAL_FS = {"ext2", "ext3", "ext4", "xfs", "btrfs", "zfs", "f2fs", "jfs", "reiserfs", "vfat",
             "exfat", "ntfs", "ntfs3", "overlay", "squashfs", "iso9660"}
@@ -71,7 +72,7 @@ def find_mount(path: str, mounts: list[Mount]) -> Mount | None:
     return best
 
 
-def fs_class(fs_type: str | None) -> str | None:
+def fs_class(fs_type: str | None) -> FsClass | None:
     if fs_type is None:
         return None
     if fs_type in NETWORK_FS:
@@ -128,6 +129,7 @@ class BlockTree:
         return self._read("class", "block", dev or name, "queue", attr)
 
     def device(self, name: str) -> BlockDevice:
+        kind: DeviceKind
         if self.is_partition(name):
             kind = "partition"
         elif name.startswith("md"):

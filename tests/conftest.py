@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import write_flat
 
 from advisor.demo import make_datasets
+from helpers import write_flat
 
 
 @pytest.fixture(scope="session")

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import uproot
-from helpers import snapshot, write_flat
 
+from helpers import snapshot, write_flat
 from probes import probe_dataset
 
 

@@ -10,10 +10,9 @@ import pytest
 import uproot
 
 from advisor.demo import ESD, FLAT, read_manifest
+from helpers import write_flat
 from probes import probe_dataset, sample_indices
 from probes.rootfile import cluster_layout, inspect_file
-
-from helpers import write_flat
 
 
 def test_small_files_match_the_writer(tiny_demo: Path) -> None:
@@ -28,25 +27,29 @@ def test_small_files_match_the_writer(tiny_demo: Path) -> None:
     assert tree.events_per_file == info["entries"] / info["files"]
     assert (tree.compression.algorithm, tree.compression.level) == ("ZLIB", 1)
     assert tree.compression.source == "basket-header"
-    assert tree.cluster_entries == info["cluster_entries"]
-    assert tree.clusters is not None and tree.clusters.count == info["files"]
+    # a small file never reaches ROOT's first flush: one (estimated) cluster per file
+    assert tree.cluster_entries == info["entries"] / info["files"]
+    assert tree.clusters is not None and tree.clusters.source == "estimated"
+    assert tree.clusters.count == info["files"]
+    # uproot writes one basket per branch per extend() call, one call per file here
+    assert tree.baskets.count == info["files"] * info["branches"]
     assert ds.sampling.method == "all"
     assert ds.open_s is not None and ds.open_s.count == info["files"]
     assert {b.name for b in tree.branch_profiles} == set(ESD.branch_names)
 
 
-def test_merged_file_keeps_the_small_clusters(tiny_demo: Path) -> None:
+def test_merged_file_keeps_the_small_baskets(tiny_demo: Path) -> None:
     manifest = {d["name"]: d for d in read_manifest(tiny_demo)["datasets"]}
     ds = probe_dataset([tiny_demo / "merged"])
     (tree,) = ds.trees
     small = manifest["small_files"]
     assert tree.files == 1
     assert tree.entries == small["entries"]
-    assert tree.cluster_entries == small["cluster_entries"]
-    assert tree.clusters is not None and tree.clusters.count == small["files"]
-    # one basket per branch per input file: as many baskets as all the small files together
+    # one basket per branch per input file: as many (small) baskets as the small files
     small_tree = probe_dataset([tiny_demo / "small_files"]).trees[0]
     assert tree.baskets.count == small_tree.baskets.count
+    assert tree.baskets.mean_compressed_bytes == pytest.approx(
+        small_tree.baskets.mean_compressed_bytes, rel=0.01)
 
 
 @pytest.mark.parametrize(
@@ -93,16 +96,13 @@ class FakeTree:
     """The TTree members that ``cluster_layout`` reads."""
 
     def __init__(self, autoflush: int, ends: list[int], sizes: list[int],
-                 offsets: list[int] | None = None) -> None:
+                 zip_bytes: int = 1000) -> None:
         self.members = {"fAutoFlush": autoflush, "fNClusterRange": len(ends),
-                        "fClusterRangeEnd": np.array(ends), "fClusterSize": np.array(sizes)}
-        self.offsets = offsets or []
+                        "fClusterRangeEnd": np.array(ends), "fClusterSize": np.array(sizes),
+                        "fZipBytes": zip_bytes}
 
     def member(self, name: str) -> object:
         return self.members[name]
-
-    def common_entry_offsets(self) -> list[int]:
-        return self.offsets
 
 
 def test_cluster_layout_follows_root_ranges() -> None:
@@ -116,9 +116,16 @@ def test_cluster_layout_follows_root_ranges() -> None:
 def test_cluster_layout_autoflush_and_basket_boundaries() -> None:
     sizes, source = cluster_layout(FakeTree(autoflush=300, ends=[], sizes=[]), 1000)
     assert (dict(sizes), source) == ({300: 3, 100: 1}, "autoflush")
-    fake = FakeTree(autoflush=-30000000, ends=[], sizes=[], offsets=[0, 40, 80, 100])
-    sizes, source = cluster_layout(fake, 100)
-    assert (dict(sizes), source) == ({40: 2, 20: 1}, "basket-boundaries")
+    # never flushed: ROOT's estimate, entries * 30 MB / zipped bytes (here 60 MB for 10,000)
+    fake = FakeTree(autoflush=-30000000, ends=[], sizes=[], zip_bytes=60_000_000)
+    sizes, source = cluster_layout(fake, 10_000)
+    assert (dict(sizes), source) == ({5000: 2}, "estimated")
+    # a small tree is one cluster
+    sizes, _ = cluster_layout(FakeTree(-30000000, [], [], zip_bytes=100_000), 100)
+    assert dict(sizes) == {100: 1}
+    # a range of size 0 (written before the first flush) is estimated too
+    sizes, _ = cluster_layout(FakeTree(-30000000, [99], [0], zip_bytes=60_000_000), 10_000)
+    assert dict(sizes) == {100: 1, 5000: 1, 4900: 1}
 
 
 def test_sample_indices_spread_over_the_list() -> None:

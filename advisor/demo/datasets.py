@@ -73,7 +73,9 @@ class DatasetInfo:
     entries: int
     algorithm: str
     level: int
-    cluster_entries: int  # entries per cluster the writer was asked for (0: writer's default)
+    #: entries per write call: with uproot, one basket per branch each; with ROOT, 0 (ROOT's
+    #: default basket size and AutoFlush decide)
+    chunk_entries: int
 
 
 @dataclass(frozen=True)
@@ -98,12 +100,14 @@ def _plan(scale: Scale, writer: str) -> tuple[list[DatasetInfo], list[Task]]:
     ]
     if writer != "root":  # with ROOT, the merged file is hadd's (see make_datasets)
         tasks.append(Task("merged/esd_merged.root", "esd", tuple(small_seeds), epf, "ZLIB", 1))
+    uproot_chunk = writer == "uproot"
     infos = [
         DatasetInfo("small_files", "small_files", f"{n} small files of {epf} events",
-                    ESD.name, n, ESD.n_branches, n * epf, "ZLIB", 1, epf),
+                    ESD.name, n, ESD.n_branches, n * epf, "ZLIB", 1, epf if uproot_chunk else 0),
         DatasetInfo("merged", "merged", "the same events merged plainly into one file "
                     "(the inputs' small clusters kept)",
-                    ESD.name, 1, ESD.n_branches, n * epf, "ZLIB", 1, epf),
+                    ESD.name, 1, ESD.n_branches, n * epf, "ZLIB", 1,
+                    epf if uproot_chunk else 0),
     ]
     chunks = max(1, scale.flat_entries // scale.flat_chunk)
     for alg, level in FLAT_COMPRESSIONS:
@@ -113,7 +117,7 @@ def _plan(scale: Scale, writer: str) -> tuple[list[DatasetInfo], list[Task]]:
         infos.append(DatasetInfo(f"flat_{tag}", rel, f"flat {FLAT.n_branches}-branch tree, "
                                  f"{alg}{'-' + str(level) if level else ''}", FLAT.name, 1,
                                  FLAT.n_branches, chunks * scale.flat_chunk, alg, level,
-                                 scale.flat_chunk))
+                                 scale.flat_chunk if uproot_chunk else 0))
     # the slowest (LZMA) first, so the pool stays busy
     tasks.sort(key=lambda t: (t.algorithm != "LZMA", t.path))
     return infos, tasks

@@ -127,7 +127,8 @@ class _Writer:
     def __init__(self, ROOT: Any, spec: TreeSpec) -> None:
         self.ROOT = ROOT
         self.spec = spec
-        self.tree = ROOT.TTree(spec.name, spec.name)
+        self.tree = ROOT.TTree(spec.name, spec.name)  # in the current directory: the file
+        ROOT.SetOwnership(self.tree, False)  # the file deletes it when it closes
         self.scalar_bufs: dict[str, np.ndarray] = {}
         self.counter_bufs: dict[str, np.ndarray] = {}
         self.field_bufs: dict[str, np.ndarray] = {}
@@ -189,10 +190,14 @@ class _Writer:
                 fields.append((i, addr(self.field_bufs[name]), addr(column)))
         offsets = np.zeros(max(len(counters), 1), dtype=np.int64)
         filled = self.ROOT.hep_advisor_demo.fill_chunk(
-            self.tree, chunk.entries,
-            len(scalars), _addresses(scalars, 2),
-            len(counters), _addresses(counters, 2),
-            len(fields), _addresses(fields, 3),
+            self.tree,
+            chunk.entries,
+            len(scalars),
+            _addresses(scalars, 2),
+            len(counters),
+            _addresses(counters, 2),
+            len(fields),
+            _addresses(fields, 3),
             offsets,
         )
         if filled != chunk.entries:
@@ -219,8 +224,11 @@ def write_tree(
             writer.fill(chunk)
         writer.tree.Write()
         writer.tree.ResetBranchAddresses()  # the numpy buffers may go now
-    finally:
+    except BaseException:
         f.Close()
+        Path(path).unlink(missing_ok=True)  # no half-written file
+        raise
+    f.Close()
 
 
 def hadd_path() -> str:

@@ -59,9 +59,18 @@ class Chunk:
     collections: dict[str, tuple[np.ndarray, dict[str, np.ndarray]]]
 
 
+#: Shapes of the named physics columns (index into the cases of ``_value``); other columns get
+#: a shape from a hash of their name.
+NAMED_SHAPES = {
+    "pt": 0, "E": 1, "px": 3, "py": 3, "pz": 4, "eta": 3, "phi": 2, "m": 9, "vx": 4, "vy": 4,
+    "vz": 3, "weight": 5, "x1": 2, "x2": 2,
+    "charge": 4, "pdgId": 8, "status": 6, "mother": 9, "nDaughters": 1, "process": 7,
+}
+
+
 def _value(rng: np.random.Generator, name: str, dtype: str, n: int) -> np.ndarray:
     """A plausible, compressible column of ``n`` values (its shape depends on its name)."""
-    h = sum(name.encode()) % 10
+    h = NAMED_SHAPES.get(name, sum(name.encode()) % 10)
     if dtype == INT:
         if h < 4:  # hit counts, multiplicities
             return rng.poisson(1 + h, n).astype(np.int32)

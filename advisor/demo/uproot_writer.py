@@ -7,6 +7,7 @@ from typing import Any
 
 from .spec import Chunk, TreeSpec
 
+
 #: Compression names the datasets use -> uproot codec objects.
 def uproot_compression(name: str, level: int) -> Any:
     import uproot

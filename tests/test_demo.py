@@ -1,0 +1,75 @@
+"""The demo datasets: what they hold, and that an interrupted build leaves nothing behind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import uproot
+
+from advisor.demo import ESD, FLAT, make_chunk, make_datasets, read_manifest
+
+
+def test_chunks_are_reproducible_and_realistic() -> None:
+    a, b = make_chunk(FLAT, 1000, seed=7), make_chunk(FLAT, 1000, seed=7)
+    for name in a.scalars:
+        np.testing.assert_array_equal(a.scalars[name], b.scalars[name])
+    pt = a.scalars["pt"]
+    assert pt.dtype == np.float32
+    # quantised: far fewer distinct values than entries would have with noise
+    assert len(np.unique(a.scalars["charge"])) <= 64
+    esd = make_chunk(ESD, 50, seed=1)
+    counts, fields = esd.collections["Trk"]
+    assert len(counts) == 50 and all(len(v) == counts.sum() for v in fields.values())
+
+
+def test_manifest_and_files(tiny_demo: Path) -> None:
+    m = read_manifest(tiny_demo)
+    assert m["writer"] == "uproot"
+    names = {d["name"]: d for d in m["datasets"]}
+    assert set(names) == {"small_files", "merged", "flat_zlib1", "flat_lz4", "flat_zstd5",
+                          "flat_lzma7", "flat_none"}
+    assert names["small_files"]["branches"] >= 200  # "hundreds of branches"
+    assert len(list((tiny_demo / "small_files").glob("*.root"))) == names["small_files"]["files"]
+    with uproot.open(tiny_demo / "merged" / "esd_merged.root") as f:
+        merged = f["esdTree"]["Trk_t3"].array(library="np")
+    parts = []
+    for p in sorted((tiny_demo / "small_files").glob("*.root")):
+        with uproot.open(p) as f:
+            parts.append(f["esdTree"]["Trk_t3"].array(library="np"))
+    # the merged file holds exactly the small files' events, in order
+    assert len(merged) == sum(len(p) for p in parts)
+    np.testing.assert_array_equal(np.concatenate(merged), np.concatenate(
+        [np.concatenate(p) for p in parts]))
+
+
+def test_interrupted_build_leaves_nothing(tmp_path: Path) -> None:
+    def stop(done: int, total: int, message: str) -> None:
+        if done == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        make_datasets(tmp_path / "demo", scale="tiny", progress=stop, jobs=1)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_refuses_a_directory_with_data(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "keep.root").write_bytes(b"x")
+    with pytest.raises(FileExistsError):
+        make_datasets(tmp_path / "d", scale="tiny")
+    assert (tmp_path / "d" / "keep.root").read_bytes() == b"x"
+
+
+def test_example_script(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[1] / "examples" / "make_datasets.py"
+    r = subprocess.run([sys.executable, str(script), str(tmp_path / "ex"), "--scale", "tiny"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["writer"] == "uproot"
+    assert (tmp_path / "ex" / "merged" / "esd_merged.root").exists()
