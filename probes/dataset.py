@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .files import discover
+from .files import discover, os_error_cause
 from .results import (
     Algorithm,
     AlgorithmSource,
@@ -75,16 +75,24 @@ def probe_dataset(
     files = found.files
     chosen = [files[i] for i in sample_indices(len(files), sample)]
 
-    metas: list[FileMeta] = []
+    # each file's metadata is folded into per-tree accumulators at once and dropped, so memory
+    # stays flat however many files are opened
+    accs: dict[str, _TreeAcc] = {}
+    open_times: list[float] = []
+    usable_bytes = 0
     failed_bytes = 0
     for i, f in enumerate(chosen):
         try:
-            metas.append(inspect_file(f.path, f.size_bytes))
+            meta = inspect_file(f.path, f.size_bytes)
+            for t in meta.trees:
+                accs.setdefault(t.name, _TreeAcc()).add(t, meta)
+            open_times.append(meta.open_s)
+            usable_bytes += meta.size_bytes
         except FileProblem as exc:
             errors.append(ProbeError(path=f.path, error=str(exc)))
             failed_bytes += f.size_bytes
         except OSError as exc:
-            errors.append(ProbeError(path=f.path, error=exc.strerror or one_line(exc)))
+            errors.append(ProbeError(path=f.path, error=os_error_cause(exc)))
             failed_bytes += f.size_bytes
         except Exception as exc:  # any reader failure is one line, never a traceback
             errors.append(ProbeError(path=f.path, error=f"cannot read: {one_line(exc)}"))
@@ -95,15 +103,15 @@ def probe_dataset(
     total_bytes = sum(f.size_bytes for f in files)
     bad = {e.path for e in errors}
     sampled = len(chosen) < len(files)
-    usable_bytes = sum(m.size_bytes for m in metas)
-    n_failed = len(chosen) - len(metas)
-    if sampled and metas:
+    n_usable = len(open_times)
+    n_failed = len(chosen) - n_usable
+    if sampled and n_usable:
         byte_scale = max(total_bytes - failed_bytes, 0) / usable_bytes if usable_bytes else 1.0
-        count_scale = (len(files) - n_failed) / len(metas)
+        count_scale = (len(files) - n_failed) / n_usable
     else:
         byte_scale = count_scale = 1.0
 
-    trees = _aggregate(metas, byte_scale, count_scale)
+    trees = _profiles(accs, byte_scale, count_scale)
     return DatasetProfile(
         files=len(files),
         total_bytes=total_bytes,
@@ -116,9 +124,9 @@ def probe_dataset(
             scale_factor=byte_scale,
         ),
         inputs=inputs,
-        open_s=timing_stats([m.open_s for m in metas]),
+        open_s=timing_stats(open_times),
         probe_s=time.perf_counter() - t0,
-        usable_files=len(metas),
+        usable_files=n_usable,
         file_paths=tuple(f.path for f in files if f.path not in bad),
     )
 
@@ -171,12 +179,9 @@ def _factor(compressed: int, uncompressed: int) -> float | None:
     return uncompressed / compressed if compressed > 0 else None
 
 
-def _aggregate(metas: list[FileMeta], byte_scale: float, count_scale: float) -> list[TreeProfile]:
-    accs: dict[str, _TreeAcc] = {}
-    for m in metas:
-        for t in m.trees:
-            accs.setdefault(t.name, _TreeAcc()).add(t, m)
-
+def _profiles(
+    accs: dict[str, _TreeAcc], byte_scale: float, count_scale: float
+) -> list[TreeProfile]:
     def scaled(x: float) -> int:
         return round(x * byte_scale)
 
