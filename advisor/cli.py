@@ -28,6 +28,30 @@ def _sample(text: str) -> int:
     return n
 
 
+def _workers(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of whole numbers: {text!r}") from None
+    if not values or any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError("worker counts must be 1 or more, e.g. 1,2,4")
+    return tuple(sorted(set(values)))
+
+
+def _budget(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("the budget must be positive")
+    return value
+
+
+def _names(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
 def build_parser() -> argparse.ArgumentParser:
     from probes.dataset import DEFAULT_SAMPLE
 
@@ -56,6 +80,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--branches", type=int, default=0, metavar="K",
                    help="also list the K largest branches of each tree")
 
+    c = sub.add_parser(
+        "calibrate",
+        help="run short, budgeted read tests on the data",
+        description="Probe, then run calibrated read tests on the dataset's own files: cold "
+        "sequential reads, a request-size sweep, a concurrency sweep, the per-file open cost, "
+        "decompression per algorithm, the event loop and the page-cache rate. Reads only; "
+        "leaves nothing behind; Ctrl-C keeps the partial results. With no PATHS, calibrates "
+        "the demo data.",
+    )
+    c.add_argument("paths", nargs="*", metavar="PATHS",
+                   help="ROOT files, directories or globs")
+    c.add_argument("--budget", type=_budget, default=60.0, metavar="S",
+                   help="total time for the read tests, in seconds (default 60)")
+    c.add_argument("--workers", type=_workers, default=(1, 2, 4), metavar="LIST",
+                   help="process counts for the concurrency sweep (default 1,2,4)")
+    c.add_argument("--engine", choices=["uproot", "root"], default="uproot",
+                   help="read the event loop and open files with uproot (default) or ROOT")
+    c.add_argument("--branches", type=_names, default=None, metavar="A,B,...",
+                   help="branches the analysis reads (default: all)")
+    c.add_argument("--analysis", default=None, metavar="MODULE:FUNCTION",
+                   help="time your own analysis function (called with each chunk of arrays)")
+    c.add_argument("--sample", type=_sample, default=DEFAULT_SAMPLE, metavar="N",
+                   help="files the probe opens (as for `probe`)")
+    c.add_argument("--json", action="store_true", help="print the JSON document on stdout")
+
     d = sub.add_parser(
         "demo",
         help="write the example datasets",
@@ -82,6 +131,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .commands.probe import run_probe
 
             return run_probe(args)
+        if args.command == "calibrate":
+            from .commands.calibrate import run_calibrate
+
+            return run_calibrate(args)
         if args.command == "demo":
             from .commands.demo import run_demo
 

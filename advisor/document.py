@@ -10,6 +10,7 @@ import datetime as _dt
 from dataclasses import dataclass
 from typing import Any
 
+from probes.readtests.results import Calibration
 from probes.results import DatasetProfile, SiteProfile
 
 from ._version import __version__
@@ -27,7 +28,8 @@ class Producer:
 
 @dataclass(frozen=True)
 class Document:
-    """A hep-advisor result: the site and dataset probes (and, from later commands, more)."""
+    """A hep-advisor result: the site and dataset probes, and the read tests' calibration
+    (``null`` from ``probe``)."""
 
     schema_version: int
     producer: Producer
@@ -35,9 +37,15 @@ class Document:
     command: str
     site: SiteProfile
     dataset: DatasetProfile
+    calibration: Calibration | None = None
 
 
-def make_document(command: str, site: SiteProfile, dataset: DatasetProfile) -> Document:
+def make_document(
+    command: str,
+    site: SiteProfile,
+    dataset: DatasetProfile,
+    calibration: Calibration | None = None,
+) -> Document:
     return Document(
         schema_version=SCHEMA_VERSION,
         producer=Producer(name=PRODUCER_NAME, version=__version__),
@@ -45,6 +53,7 @@ def make_document(command: str, site: SiteProfile, dataset: DatasetProfile) -> D
         command=command,
         site=site,
         dataset=dataset,
+        calibration=calibration,
     )
 
 

@@ -205,6 +205,7 @@ def make_datasets(
             "datasets": [asdict(i) for i in infos],
         }
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+        os.sync()  # flushed, so that read tests can evict the files from the page cache
         if target.exists():
             target.rmdir()
         os.rename(staging, target)

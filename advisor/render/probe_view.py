@@ -91,8 +91,10 @@ def tree_view(tr: TreeProfile) -> RenderableType:
     if tr.clusters:
         c = tr.clusters
         spread = f" ({c.min_entries:,}–{c.max_entries:,})" if c.min_entries != c.max_entries else ""
+        source = {"autoflush": "fAutoFlush", "ranges": "cluster ranges",
+                  "estimated": "ROOT's estimate: no flush recorded"}[c.source]
         g.add_row("clusters", f"{c.count:,} of {fmt.num(c.mean_entries)} entries{spread} "
-                  f"[dim](from {c.source})[/]")
+                  f"[dim]({source})[/]")
     if tr.open_s:
         g.add_row("open", f"median {fmt.ms(tr.open_s.median_s)}, p90 {fmt.ms(tr.open_s.p90_s)} "
                   "per file (open + tree metadata)")

@@ -1,0 +1,89 @@
+"""``hep-advisor calibrate``: the probes, then the budgeted read tests."""
+
+from __future__ import annotations
+
+import argparse
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from ..cli import EXIT_INTERRUPTED, EXIT_NO_DATA, EXIT_OK
+from .common import demo_paths, dump_json, err_console, print_errors
+from .probe import storage_paths
+
+TEST_LABELS = {
+    "raw_read": "storage, cold",
+    "request_sweep": "request sizes",
+    "concurrency": "concurrency",
+    "open_cost": "open cost",
+    "decompression": "decompression",
+    "event_loop": "event loop",
+    "page_cache": "page cache",
+}
+
+
+@contextmanager
+def calibration_progress(enabled: bool) -> Iterator[object]:
+    """Rich bars, one per test, and each figure printed as it is measured."""
+    if not enabled or not err_console.is_terminal:
+        yield None
+        return
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from probes.readtests.runner import ProgressEvent
+
+    with Progress(TextColumn("{task.description:<16}"), BarColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.fields[message]}", style="dim"), console=err_console,
+                  transient=True) as bar:
+        tasks = {t: bar.add_task(label, total=1.0, message="", visible=False)
+                 for t, label in TEST_LABELS.items()}
+
+        def update(ev: ProgressEvent) -> None:
+            task = tasks.get(ev.test)
+            if task is None:
+                return
+            bar.update(task, completed=ev.fraction, message=ev.message, visible=True)
+            if ev.figure:
+                bar.console.print(f"  [bold]{TEST_LABELS[ev.test]}[/]: {ev.message} "
+                                  f"→ {ev.figure}", highlight=False)
+
+        yield update
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    from probes import probe_dataset, probe_site
+    from probes.readtests.calibrate import calibrate
+
+    from ..document import document_json, make_document
+
+    paths = list(args.paths) or demo_paths()
+    dataset = probe_dataset(paths, sample=args.sample or None)
+    print_errors(dataset.errors)
+    site = probe_site(storage_paths(paths, dataset.file_paths))
+    if not dataset.usable:
+        err_console.print("hep-advisor: no usable ROOT file: nothing to calibrate")
+        return EXIT_NO_DATA
+    cancel = threading.Event()
+    with calibration_progress(not args.json) as update:
+        cal = calibrate(dataset, budget_s=args.budget, workers=args.workers, engine=args.engine,
+                        branches=args.branches, analysis=args.analysis,
+                        progress=update,  # type: ignore[arg-type]
+                        cancel=cancel)
+    doc = make_document("calibrate", site, dataset, cal)
+    if args.json:
+        dump_json(document_json(doc))
+    else:
+        from rich.console import Console
+
+        from ..render.calibration_view import calibration_view
+        from ..render.probe_view import dataset_view, site_view
+
+        console = Console()
+        console.print(site_view(site))
+        console.print(dataset_view(dataset, show_errors=False))
+        console.print(calibration_view(cal))
+    if cal.partial:
+        err_console.print("hep-advisor: calibration cancelled; partial results kept "
+                          "(marked partial)")
+        return EXIT_INTERRUPTED
+    return EXIT_OK

@@ -1,0 +1,416 @@
+"""The event loop with uproot: read the selected branches into arrays, cold and warm.
+
+A bounded part of the dataset (at most ``max_bytes`` compressed of the selected branches, and
+what fits in the time share) is read with ``TTree.iterate(..., library="ak")`` in steps of
+about ``step_bytes`` uncompressed, so memory stays bounded whatever the dataset size.  Opening
+the files is not timed (the open cost is a test of its own); everything from the first basket
+read to the last array built is.
+
+*Cold* samples evict the files from the page cache first (``posix_fadvise``) and count as cold
+only where ``mincore`` confirmed it for every file; *warm* samples re-read at once.  The rates
+are events/s, and MB/s (MB = 10^6 bytes) of the selected branches' bytes from the metadata:
+compressed (on disk, baskets' keys included: ``fZipBytes``) and uncompressed (``fTotBytes``),
+scaled by the fraction of each file's entries read.
+
+With ``analysis`` (a callable ``f(arrays)``, or ``"module:function"``, or
+``"path/to/file.py:function"``) the user's function is called on every chunk and timed with the
+reading: the rate is then that of reading plus the analysis.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .pagecache import Eviction, evict
+from .raw import cache_state, eviction_note
+from .results import Conditions, EventLoop, Measurement
+from .runner import Session, measurement
+
+TEST = "event_loop"
+DEFAULT_MAX_BYTES = 200_000_000
+#: Uncompressed bytes per step of ``iterate`` (arrays in memory are about this size, at most a
+#: few times it with awkward's offsets and uproot's basket buffers).
+DEFAULT_STEP_BYTES = 50_000_000
+#: Fraction of the share the first (pilot) pass may take; it fixes how much is read per sample.
+PILOT_FRACTION = 0.3
+#: With cold and warm samples, the fraction of what is left after the pilot that goes to cold.
+COLD_FRACTION = 0.6
+
+Analysis = Callable[[Any], Any]
+
+
+class AnalysisError(RuntimeError):
+    """The user's analysis raised while being timed; the message is one line."""
+
+
+@dataclass(frozen=True)
+class FilePart:
+    """The part of one file a sample reads: ``entries`` from the start of the tree."""
+
+    path: str
+    entries: int
+    tree_entries: int
+    compressed_bytes: int  # of the selected branches, whole tree
+    uncompressed_bytes: int
+
+    @property
+    def fraction(self) -> float:
+        return self.entries / self.tree_entries if self.tree_entries else 0.0
+
+
+@dataclass(frozen=True)
+class Plan:
+    tree_name: str
+    branches: tuple[str, ...]
+    parts: tuple[FilePart, ...]
+    skipped: tuple[str, ...] = ()
+
+    @property
+    def entries(self) -> int:
+        return sum(p.entries for p in self.parts)
+
+    @property
+    def compressed_bytes(self) -> float:
+        return sum(p.compressed_bytes * p.fraction for p in self.parts)
+
+    @property
+    def uncompressed_bytes(self) -> float:
+        return sum(p.uncompressed_bytes * p.fraction for p in self.parts)
+
+    @property
+    def paths(self) -> list[str]:
+        return [p.path for p in self.parts]
+
+
+@dataclass(frozen=True)
+class PassResult:
+    """One pass over (part of) a plan: entries read, the seconds it took, and the in-memory
+    size of the arrays it built (awkward's ``nbytes``)."""
+
+    entries: tuple[int, ...]  # per part
+    seconds: float
+    array_bytes: int
+    complete: bool
+
+    @property
+    def total_entries(self) -> int:
+        return sum(self.entries)
+
+
+# -- the user's analysis ---------------------------------------------------------------------
+def resolve_analysis(spec: str | Analysis | None) -> tuple[Analysis | None, str | None]:
+    """The callable and its display name.  ``spec`` is a callable, ``"module:function"``
+    (``function`` may be dotted), or ``"path/to/file.py:function"``.  Raises ``ValueError``
+    with a one-line cause when it cannot be resolved."""
+    if spec is None:
+        return None, None
+    if callable(spec):
+        name = getattr(spec, "__qualname__", None) or getattr(spec, "__name__", None)
+        module = getattr(spec, "__module__", None)
+        return spec, f"{module}:{name}" if module and name else repr(spec)
+    if not isinstance(spec, str) or ":" not in spec:
+        raise ValueError(f"analysis {spec!r}: expected 'module:function' or a callable")
+    mod_name, _, attr = spec.rpartition(":")
+    if not mod_name or not attr:
+        raise ValueError(f"analysis {spec!r}: expected 'module:function'")
+    module = _import(spec, mod_name)
+    obj: Any = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise ValueError(f"analysis {spec!r}: {mod_name!r} has no attribute "
+                             f"{attr!r}") from None
+    if not callable(obj):
+        raise ValueError(f"analysis {spec!r}: {attr!r} is not callable")
+    return obj, spec
+
+
+def _import(spec: str, mod_name: str) -> Any:
+    if mod_name.endswith(".py"):
+        if not os.path.isfile(mod_name):
+            raise ValueError(f"analysis {spec!r}: no such file {mod_name!r}")
+        name = "_hep_advisor_analysis_" + os.path.splitext(os.path.basename(mod_name))[0]
+        loader_spec = importlib.util.spec_from_file_location(name, mod_name)
+        if loader_spec is None or loader_spec.loader is None:
+            raise ValueError(f"analysis {spec!r}: cannot load {mod_name!r}")
+        module = importlib.util.module_from_spec(loader_spec)
+        try:
+            loader_spec.loader.exec_module(module)
+        except Exception as exc:
+            raise ValueError(f"analysis {spec!r}: importing it failed: "
+                             f"{type(exc).__name__}: {exc}") from None
+        return module
+    try:
+        return _import_module(mod_name)
+    except ModuleNotFoundError as exc:
+        raise ValueError(f"analysis {spec!r}: no module named {exc.name or mod_name!r}") from None
+    except Exception as exc:
+        raise ValueError(f"analysis {spec!r}: importing {mod_name!r} failed: "
+                         f"{type(exc).__name__}: {exc}") from None
+
+
+def _import_module(mod_name: str) -> Any:
+    """Import ``mod_name``; a module in the working directory is found too (a console script
+    does not put it on ``sys.path``)."""
+    try:
+        return importlib.import_module(mod_name)
+    except ModuleNotFoundError as exc:
+        top = mod_name.split(".")[0]
+        cwd = os.getcwd()
+        if exc.name != top or cwd in sys.path or "" in sys.path:
+            raise
+        sys.path.insert(0, cwd)
+        try:
+            return importlib.import_module(mod_name)
+        finally:
+            if cwd in sys.path:
+                sys.path.remove(cwd)
+
+
+# -- planning --------------------------------------------------------------------------------
+def _leaf_branches(tree: Any) -> list[str]:
+    """Every branch uproot can read into an array (sub-branches, not their parents)."""
+    from uproot.interpretation.identify import UnknownInterpretation
+
+    out = []
+    for name, b in tree.iteritems(recursive=True):
+        if len(b.branches) > 0:
+            continue
+        try:
+            interp = b.interpretation
+        except Exception:
+            continue
+        if isinstance(interp, UnknownInterpretation):
+            continue
+        out.append(name)
+    return out
+
+
+def plan_reads(
+    files: Sequence[str],
+    tree_name: str,
+    branches: Sequence[str] | None = None,
+    max_bytes: float = DEFAULT_MAX_BYTES,
+    deadline: float | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> Plan:
+    """Which files (and how many entries of the last) to read: files in order until the
+    selected branches reach ``max_bytes`` compressed.  Files without the tree (or that cannot
+    be opened) are skipped and named in ``skipped``.  Raises ``ValueError`` when a requested
+    branch does not exist, or when no file can be read."""
+    import uproot
+
+    parts: list[FilePart] = []
+    skipped: list[str] = []
+    selected: tuple[str, ...] | None = tuple(branches) if branches else None
+    total = 0.0
+    for path in files:
+        if total >= max_bytes or (deadline is not None and parts and clock() >= deadline):
+            break
+        try:
+            with uproot.open(path) as f:
+                if tree_name not in f:
+                    skipped.append(f"{path}: no tree {tree_name!r}")
+                    continue
+                tree = f[tree_name]
+                if selected is None:
+                    selected = tuple(_leaf_branches(tree))
+                missing = [b for b in selected if b not in tree]
+                if missing:
+                    shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
+                    raise ValueError(f"no branch {shown} in tree {tree_name!r} of {path}")
+                zipped = sum(int(tree[b].member("fZipBytes")) for b in selected)
+                unzipped = sum(int(tree[b].member("fTotBytes")) for b in selected)
+                n = int(tree.num_entries)
+        except ValueError:
+            raise
+        except Exception as exc:
+            from ..rootfile import one_line
+
+            skipped.append(f"{path}: {one_line(exc)}")
+            continue
+        if n <= 0:
+            continue
+        entries = n
+        if zipped > 0 and total + zipped > max_bytes:
+            entries = max(1, min(n, int(n * (max_bytes - total) / zipped)))
+        parts.append(FilePart(path, entries, n, zipped, unzipped))
+        total += zipped * entries / n
+        if entries < n:  # the bound falls inside this file
+            break
+    if not parts:
+        why = "; ".join(skipped[:3]) if skipped else "no entries"
+        raise ValueError(f"no readable tree {tree_name!r} in the files ({why})")
+    return Plan(tree_name, selected or (), tuple(parts), tuple(skipped))
+
+
+# -- reading ---------------------------------------------------------------------------------
+def read_pass(
+    plan: Plan,
+    step_bytes: float = DEFAULT_STEP_BYTES,
+    analysis: Analysis | None = None,
+    deadline: float | None = None,
+    check: Callable[[], None] | None = None,
+) -> PassResult:
+    """Read the plan once, chunk by chunk; stop early at ``deadline`` (``time.perf_counter``
+    seconds), keeping what was read.  Opening the files is not timed."""
+    import uproot
+
+    done: list[int] = []
+    seconds = 0.0
+    array_bytes = 0
+    complete = True
+    for part in plan.parts:
+        if check is not None:
+            check()
+        if deadline is not None and time.perf_counter() >= deadline and done:
+            complete = False
+            break
+        per_entry = part.uncompressed_bytes / part.tree_entries if part.tree_entries else 1.0
+        step = max(1, int(step_bytes / max(per_entry, 1.0)))
+        n = 0
+        with uproot.open(part.path) as f:
+            tree = f[plan.tree_name]
+            t0 = time.perf_counter()
+            for arrays in tree.iterate(list(plan.branches), step_size=step, entry_stop=part.entries,
+                                       library="ak"):
+                if analysis is not None:
+                    try:
+                        analysis(arrays)
+                    except Exception as exc:
+                        from ..rootfile import one_line
+
+                        name = getattr(analysis, "__qualname__", repr(analysis))
+                        raise AnalysisError(f"the analysis {name} raised "
+                                            f"{type(exc).__name__}: {one_line(exc)}") from exc
+                n += len(arrays)
+                array_bytes += int(arrays.nbytes)
+                del arrays
+                if check is not None:
+                    check()
+                if deadline is not None and time.perf_counter() >= deadline and n < part.entries:
+                    complete = False
+                    break
+            seconds += time.perf_counter() - t0
+        done.append(n)
+        if not complete:
+            break
+    return PassResult(entries=tuple(done), seconds=seconds, array_bytes=array_bytes,
+                      complete=complete)
+
+
+def truncate(plan: Plan, result: PassResult) -> Plan:
+    """The part of ``plan`` that ``result`` read (the same, when it read everything)."""
+    if result.complete:
+        return plan
+    parts = [replace(p, entries=n) for p, n in zip(plan.parts, result.entries, strict=False)
+             if n > 0]
+    return replace(plan, parts=tuple(parts)) if parts else plan
+
+
+def measure_event_loop(
+    session: Session,
+    files: Sequence[str],
+    tree_name: str,
+    branches: Sequence[str] | None = None,
+    analysis: str | Analysis | None = None,
+    share_s: float | None = None,
+    cold: bool = True,
+    max_bytes: float = DEFAULT_MAX_BYTES,
+    step_bytes: float = DEFAULT_STEP_BYTES,
+) -> EventLoop:
+    """Events/s and MB/s of reading ``branches`` (default: all) of ``tree_name`` with uproot.
+
+    ``share_s`` is the time the test may take (default: its share of the session's budget).
+    A pilot pass (cold where ``cold``) fixes how much is read per sample so that the samples
+    fit the share; cold samples then evict the files before each read, warm samples follow at
+    once.  The top-level figures are the cold ones where eviction was confirmed for every
+    file, else the warm ones.  Raises ``ValueError`` (one line) for a bad ``analysis`` or
+    branch, :class:`AnalysisError` when the analysis raises, and
+    :class:`~probes.readtests.runner.Cancelled` when cancelled.
+    """
+    func, analysis_name = resolve_analysis(analysis)
+    share = session.begin(TEST) if share_s is None else float(share_s)
+    clock = session.clock
+    t0 = clock()
+    session.check()
+    session.report(TEST, 0.0, "planning the event loop")
+    plan = plan_reads(files, tree_name, branches, max_bytes,
+                      deadline=t0 + 0.1 * share, clock=clock)
+
+    # warm-up: build uproot's interpretations and awkward's kernels on a few entries, so the
+    # first timed pass does not pay one-time costs; the files are evicted afterwards anyway
+    first = plan.parts[0]
+    warm_up = replace(plan, parts=(replace(first, entries=min(first.entries, 100)),))
+    read_pass(warm_up, step_bytes, func, check=session.check)
+
+    evictions: list[Eviction] = []
+
+    def evict_plan(p: Plan) -> None:
+        evictions.extend(evict(path) for path in p.paths)
+
+    # pilot: sizes the samples
+    if cold:
+        evict_plan(plan)
+    p0 = clock()
+    pilot_budget = PILOT_FRACTION * max(0.0, share - (p0 - t0))
+    pilot = read_pass(plan, step_bytes, func, deadline=time.perf_counter() + pilot_budget,
+                      check=session.check)
+    pass_s = clock() - p0  # one pass, opening the files included
+    plan = truncate(plan, pilot)
+    session.bytes_read += int(plan.compressed_bytes)
+    pilot_rate = pilot.total_entries / max(pilot.seconds, 1e-9)
+
+    def sample(evict_first: bool) -> float:
+        if evict_first:
+            evict_plan(plan)
+        r = read_pass(plan, step_bytes, func, check=session.check)
+        session.bytes_read += int(plan.compressed_bytes)
+        return r.total_entries / max(r.seconds, 1e-9)
+
+    what = f"{'analysis ' + analysis_name if analysis_name else 'reading'} " \
+           f"{len(plan.branches)} branches"
+    base = Conditions(cache="unknown", workers=1, bytes_per_sample=int(plan.compressed_bytes),
+                      note=f"{plan.entries} entries of {len(plan.parts)} file(s), library "
+                      f"'ak'; file opening not timed")
+    cold_m: Measurement | None = None
+    if cold:
+        # keep at least one pass for the warm samples
+        cold_share = COLD_FRACTION * max(0.0, share - (clock() - t0) - pass_s)
+        samples = [pilot_rate]
+        if cold_share > pass_s:
+            samples += session.repeat(lambda: sample(True), cold_share, TEST,
+                                      f"{what}, cold", min_samples=2)
+        state = cache_state(evictions)
+        why = eviction_note(evictions)
+        note = f"{base.note}; {why}" if why else base.note
+        cold_m = measurement(samples, "events/s", replace(base, cache=state, note=note))
+    warm_share = max(0.0, share - (clock() - t0))
+    warm_samples = session.repeat(lambda: sample(False), warm_share, TEST, f"{what}, warm")
+    warm_m = measurement(warm_samples, "events/s", replace(base, cache="warm"))
+
+    top = cold_m if cold_m is not None and cold_m.conditions.cache == "cold" else warm_m
+    rate = top.median
+    n = plan.entries
+    per_event_c = plan.compressed_bytes / n if n else 0.0
+    per_event_u = plan.uncompressed_bytes / n if n else 0.0
+    session.report(TEST, 1.0, "event loop done",
+                   figure=f"{rate:.0f} events/s" if rate is not None else None)
+    return EventLoop(
+        engine="uproot",
+        branches=len(plan.branches),
+        events_per_s=rate,
+        compressed_mb_per_s=None if rate is None else rate * per_event_c / 1e6,
+        uncompressed_mb_per_s=None if rate is None else rate * per_event_u / 1e6,
+        cold=cold_m,
+        warm=warm_m,
+        analysis=analysis_name,
+    )

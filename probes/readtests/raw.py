@@ -1,0 +1,375 @@
+"""Plain reads of the dataset's files: cold and warm sequential rate, the request-size sweep,
+and the concurrency sweep.
+
+Reads go through the page cache as ROOT's do (buffered ``readinto`` into one reused buffer),
+after the files were evicted with ``posix_fadvise(DONTNEED)`` and the eviction checked with
+``mincore``.  Random-offset reads set ``POSIX_FADV_RANDOM`` so that the kernel's read-ahead
+does not turn them into large reads: they measure the device's access time and small-read
+IOPS; sequential ones keep the default advice, so they show what read-ahead does.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import random
+import signal
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .pagecache import Eviction, evict_all
+from .results import CacheState, ConcurrencyPoint, Conditions, Measurement, Pattern, RequestPoint
+from .runner import Session, measurement
+
+MiB = 1 << 20
+KiB = 1 << 10
+LARGE_REQUEST = 8 * MiB
+REQUEST_SIZES = (4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, 1 * MiB, 4 * MiB, 8 * MiB)
+#: Bytes read by one sample at most (the data read is bounded whatever the dataset's size).
+MAX_SAMPLE_BYTES = 512 * MiB
+
+
+def mb_per_s(n_bytes: int, seconds: float) -> float:
+    return n_bytes / seconds / 1e6 if seconds > 0 else float("nan")
+
+
+def cache_state(evictions: Sequence[Eviction]) -> CacheState:
+    if evictions and all(e.cold for e in evictions):
+        return "cold"
+    if any(e.resident_after is None for e in evictions):
+        return "unknown"
+    return "mixed"
+
+
+def eviction_note(evictions: Sequence[Eviction]) -> str | None:
+    state = cache_state(evictions)
+    if state == "cold":
+        return None
+    if state == "unknown":
+        return "eviction could not be checked (no mincore here): the figure may be warm"
+    worst = max(e.resident_after or 0.0 for e in evictions)
+    return (f"eviction failed for some files (up to {100 * worst:.0f}% still cached): "
+            "the figure is partly warm")
+
+
+def read_sequential(path: str, request: int, limit: int | None = None,
+                    buf: bytearray | None = None) -> int:
+    """Read ``path`` front to back in ``request``-byte reads; return the bytes read."""
+    buf = buf if buf is not None and len(buf) >= request else bytearray(request)
+    view = memoryview(buf)[:request]
+    total = 0
+    with open(path, "rb", buffering=0) as fh:
+        while limit is None or total < limit:
+            n = fh.readinto(view)
+            if not n:
+                break
+            total += n
+    return total
+
+
+@dataclass
+class FileSet:
+    """The files a test reads, largest first, with their sizes."""
+
+    paths: list[str]
+    sizes: list[int]
+
+    @classmethod
+    def of(cls, paths: Sequence[str]) -> FileSet:
+        pairs = sorted(((os.path.getsize(p), p) for p in paths), reverse=True)
+        return cls([p for _, p in pairs], [s for s, _ in pairs])
+
+    @property
+    def total(self) -> int:
+        return sum(self.sizes)
+
+    def take(self, n_bytes: int, start: int = 0) -> list[str]:
+        """Files (rotating from ``start``) holding about ``n_bytes``, at least one."""
+        out: list[str] = []
+        got = 0
+        n = len(self.paths)
+        for i in range(n):
+            p = self.paths[(start + i) % n]
+            out.append(p)
+            got += self.sizes[(start + i) % n]
+            if got >= n_bytes:
+                break
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# cold and warm sequential
+
+
+def sequential_rate(session: Session, files: FileSet, share_s: float, cold: bool,
+                    test: str) -> Measurement:
+    """MB/s of whole-file sequential reads with large requests, cold (evicted) or warm."""
+    buf = bytearray(LARGE_REQUEST)
+    target = min(files.total, 64 * MiB)
+    start = last_bytes = 0
+    evictions: list[Eviction] = []
+
+    def sample() -> float:
+        nonlocal target, start, last_bytes
+        chosen = files.take(target, start)
+        start = (start + len(chosen)) % len(files.paths)
+        if cold:
+            evictions.extend(evict_all(chosen))
+        else:
+            for p in chosen:  # make sure they are cached
+                read_sequential(p, LARGE_REQUEST, buf=buf)
+        t0 = time.perf_counter()
+        n = sum(read_sequential(p, LARGE_REQUEST, buf=buf) for p in chosen)
+        dt = time.perf_counter() - t0
+        session.bytes_read += n
+        last_bytes = n
+        # size the next sample to take about a fifth of the share
+        rate = n / dt if dt > 0 else 1e9
+        target = int(min(MAX_SAMPLE_BYTES, max(MiB, rate * share_s / 5)))
+        return mb_per_s(n, dt)
+
+    label = "cold" if cold else "warm"
+    samples = session.repeat(sample, share_s, test, f"{label} sequential reads")
+    cond = Conditions(
+        cache=cache_state(evictions) if cold else "warm",
+        request_bytes=LARGE_REQUEST,
+        pattern="sequential",
+        bytes_per_sample=last_bytes,
+        note=eviction_note(evictions) if cold else None,
+    )
+    m = measurement(samples, "MB/s", cond)
+    session.report(test, 1.0, f"{label} sequential", f"{m.median:,.0f} MB/s"
+                   if m.median is not None else None)
+    return m
+
+
+# ---------------------------------------------------------------------------------------------
+# request-size sweep
+
+
+def _sweep_point(files: FileSet, request: int, pattern: Pattern, max_s: float,
+                 max_bytes: int, rng: random.Random) -> tuple[float, int, int, list[Eviction]]:
+    """Seconds, bytes and requests of one cold sweep point."""
+    candidates = [(p, s) for p, s in zip(files.paths, files.sizes, strict=True) if s >= request]
+    if not candidates:
+        candidates = [(files.paths[0], files.sizes[0])]
+    evictions = list(evict_all([p for p, _ in candidates]))
+    buf = bytearray(request)
+    view = memoryview(buf)
+    fds = []
+    try:
+        for p, _ in candidates:
+            fd = os.open(p, os.O_RDONLY)
+            fds.append(fd)
+            advice = os.POSIX_FADV_RANDOM if pattern == "random" else os.POSIX_FADV_NORMAL
+            os.posix_fadvise(fd, 0, 0, advice)
+        n_bytes = n_req = 0
+        t0 = time.perf_counter()
+        deadline = t0 + max_s
+        if pattern == "sequential":
+            for fd, (_, size) in zip(fds, candidates, strict=True):
+                off = 0
+                while off < size and n_bytes < max_bytes and time.perf_counter() < deadline:
+                    n = os.preadv(fd, [view], off)
+                    if n <= 0:
+                        break
+                    off += n
+                    n_bytes += n
+                    n_req += 1
+                if n_bytes >= max_bytes or time.perf_counter() >= deadline:
+                    break
+        else:
+            # distinct aligned offsets, so no request hits a page an earlier one cached
+            slots = [(i, k) for i, (_, size) in enumerate(candidates)
+                     for k in range(max(1, size // request))]
+            rng.shuffle(slots)
+            for i, k in slots:
+                if n_bytes >= max_bytes or time.perf_counter() >= deadline:
+                    break
+                n = os.preadv(fds[i], [view], k * request)
+                n_bytes += n
+                n_req += 1
+        dt = time.perf_counter() - t0
+    finally:
+        for fd in fds:
+            os.close(fd)
+    return dt, n_bytes, n_req, evictions
+
+
+def request_sweep(session: Session, files: FileSet, share_s: float,
+                  sizes: Sequence[int] = REQUEST_SIZES, seed: int = 1) -> tuple[RequestPoint, ...]:
+    """MB/s against request size, sequential and at random offsets, cold."""
+    rng = random.Random(seed)
+    patterns: tuple[Pattern, ...] = ("sequential", "random")
+    points = [(s, pat) for s in sizes for pat in patterns]
+    per_point = share_s / len(points)
+    out: list[RequestPoint] = []
+    for i, (size, pattern) in enumerate(points):
+        session.check()
+        samples: list[float] = []
+        evictions: list[Eviction] = []
+        n_bytes = 0
+        t_start = time.perf_counter()
+        # repeat the point while there is time for it (at most 3 samples)
+        while len(samples) < 3:
+            dt, n_bytes, n_req, ev = _sweep_point(files, size, pattern, per_point / 3,
+                                                  MAX_SAMPLE_BYTES // 4, rng)
+            evictions.extend(ev)
+            session.bytes_read += n_bytes
+            if n_req:
+                samples.append(mb_per_s(n_bytes, dt))
+            if time.perf_counter() - t_start > per_point * 2 / 3 or not n_req:
+                break
+        m = measurement(samples, "MB/s", Conditions(
+            cache=cache_state(evictions), request_bytes=size, pattern=pattern,
+            bytes_per_sample=n_bytes, note=eviction_note(evictions)))
+        out.append(RequestPoint(request_bytes=size, pattern=pattern, mb_per_s=m.median,
+                                measurement=m))
+        session.report("request_sweep", (i + 1) / len(points),
+                       f"{size // KiB} KiB {pattern}",
+                       f"{m.median:,.1f} MB/s" if m.median is not None else None)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class AccessFit:
+    access_time_ms: float | None
+    bandwidth_mb_per_s: float | None
+    iops_4k: float | None
+
+
+def fit_access(points: Sequence[RequestPoint]) -> AccessFit:
+    """Fit time per random request = access time + size / bandwidth over the random points."""
+    rnd = [(p.request_bytes, p.mb_per_s) for p in points
+           if p.pattern == "random" and p.mb_per_s and p.mb_per_s > 0]
+    iops = None
+    for size, rate in rnd:
+        if size == 4 * KiB:
+            iops = rate * 1e6 / size
+    if len(rnd) < 2:
+        return AccessFit(None, None, iops)
+    s = np.array([r[0] for r in rnd], dtype=float)
+    t = np.array([r[0] / (r[1] * 1e6) for r in rnd], dtype=float)  # seconds per request
+    # weighted so that the small (access-dominated) and large points count alike
+    w = 1.0 / t
+    a_mat = np.vstack([np.ones_like(s), s]).T * w[:, None]
+    (a, b), *_ = np.linalg.lstsq(a_mat, t * w, rcond=None)
+    access = float(a) * 1e3 if a > 0 else 0.0
+    bandwidth = 1.0 / float(b) / 1e6 if b > 0 else None
+    return AccessFit(access, bandwidth, iops)
+
+
+# ---------------------------------------------------------------------------------------------
+# concurrency sweep
+
+
+def _reader(jobs: list[tuple[str, int, int]], barrier: object, queue: object) -> None:
+    """Child process: read (path, offset, length) regions sequentially; report timings."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends us
+    buf = bytearray(LARGE_REQUEST)
+    view = memoryview(buf)
+    barrier.wait()  # type: ignore[attr-defined]
+    t0 = time.perf_counter()
+    n_bytes = 0
+    for path, offset, length in jobs:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            end = offset + length
+            off = offset
+            while off < end:
+                n = os.preadv(fd, [view[: min(LARGE_REQUEST, end - off)]], off)
+                if n <= 0:
+                    break
+                off += n
+                n_bytes += n
+        finally:
+            os.close(fd)
+    queue.put((t0, time.perf_counter(), n_bytes))  # type: ignore[attr-defined]
+
+
+def assign(files: FileSet, workers: int, quota: int) -> list[list[tuple[str, int, int]]]:
+    """Give each worker its own data: whole different files where there are enough, otherwise
+    different regions of the files.  Each worker gets about ``quota`` bytes."""
+    jobs: list[list[tuple[str, int, int]]] = [[] for _ in range(workers)]
+    if len(files.paths) >= workers:
+        w = 0
+        got = [0] * workers
+        for p, s in zip(files.paths, files.sizes, strict=True):
+            if all(g >= quota for g in got):
+                break
+            while got[w] >= quota:
+                w = (w + 1) % workers
+            jobs[w].append((p, 0, s))
+            got[w] += s
+            w = (w + 1) % workers
+        return jobs
+    # fewer files than workers: contiguous regions of the files, ``per`` bytes each
+    per = max(LARGE_REQUEST, min(quota, files.total // workers))
+    w, need = 0, per
+    for p, s in zip(files.paths, files.sizes, strict=True):
+        off = 0
+        while off < s and w < workers:
+            length = min(need, s - off)
+            jobs[w].append((p, off, length))
+            off += length
+            need -= length
+            if need == 0:
+                w, need = w + 1, per
+    return [j for j in jobs if j]
+
+
+def concurrency_sweep(session: Session, files: FileSet, share_s: float,
+                      workers: Sequence[int]) -> tuple[ConcurrencyPoint, ...]:
+    """Aggregate cold MB/s of k processes, each reading different data, for each k."""
+    ctx: Any = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    out: list[ConcurrencyPoint] = []
+    per_k = share_s / max(1, len(workers))
+    quota = 16 * MiB
+    for i, k in enumerate(workers):
+        samples: list[float] = []
+        evictions: list[Eviction] = []
+        t_start = time.perf_counter()
+        n_total = 0
+        while len(samples) < 3:
+            session.check()
+            jobs = assign(files, k, quota)
+            used = sorted({p for job in jobs for p, _, _ in job})
+            evictions.extend(evict_all(used))
+            barrier = ctx.Barrier(len(jobs) + 1)
+            queue = ctx.Queue()
+            procs = [ctx.Process(target=_reader, args=(job, barrier, queue), daemon=True)
+                     for job in jobs]
+            try:
+                for p in procs:
+                    p.start()
+                barrier.wait(timeout=60)
+                results = [queue.get(timeout=max(60.0, per_k * 4)) for _ in procs]
+                for p in procs:
+                    p.join(timeout=10)
+            finally:
+                for p in procs:
+                    if p.is_alive():
+                        p.terminate()
+                        p.join(timeout=5)
+            start = min(r[0] for r in results)
+            end = max(r[1] for r in results)
+            n_total = sum(r[2] for r in results)
+            session.bytes_read += n_total
+            samples.append(mb_per_s(n_total, end - start))
+            dt = end - start
+            # size the next sample so that k workers take about a quarter of this point's share
+            rate = n_total / dt if dt > 0 else 1e9
+            quota = int(min(MAX_SAMPLE_BYTES // max(k, 1), max(MiB, rate * per_k / 4 / k)))
+            if time.perf_counter() - t_start > per_k * 2 / 3:
+                break
+        m = measurement(samples, "MB/s", Conditions(
+            cache=cache_state(evictions), workers=k, request_bytes=LARGE_REQUEST,
+            pattern="sequential", bytes_per_sample=n_total, note=eviction_note(evictions)))
+        out.append(ConcurrencyPoint(workers=k, aggregate_mb_per_s=m.median, measurement=m))
+        session.report("concurrency", (i + 1) / len(workers), f"{k} workers",
+                       f"{m.median:,.0f} MB/s" if m.median is not None else None)
+    return tuple(out)

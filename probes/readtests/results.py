@@ -1,0 +1,164 @@
+"""Typed results of the calibrated read tests (units in the names; MB = 10^6 bytes).
+
+Every figure comes with the :class:`Measurement` it was derived from: the raw samples, their
+median and spread, and the conditions they ran under (cold or warm cache, request size,
+workers, bytes read).  A figure that could not be measured is ``None`` and the reason is in
+``Calibration.skipped``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+CacheState = Literal["cold", "warm", "mixed", "unknown"]
+Pattern = Literal["sequential", "random"]
+
+
+@dataclass(frozen=True)
+class Conditions:
+    """What a measurement ran under.  ``cache`` is ``cold`` only where eviction was confirmed
+    with mincore; ``warm`` where the data was read just before; ``unknown`` otherwise."""
+
+    cache: CacheState
+    workers: int = 1
+    request_bytes: int | None = None
+    pattern: Pattern | None = None
+    bytes_per_sample: int | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """Repeated samples of one figure: ``median``, and ``spread`` = (p75 - p25) / median."""
+
+    unit: str
+    samples: tuple[float, ...]
+    median: float | None
+    spread: float | None
+    conditions: Conditions
+
+
+@dataclass(frozen=True)
+class RawRead:
+    """Plain reads of the dataset's files: storage (cold) and page-cache (warm) rates, and the
+    small-read figures from the request sweep."""
+
+    cold_mb_per_s: float | None
+    warm_mb_per_s: float | None
+    iops_4k: float | None
+    access_time_ms: float | None
+    bandwidth_mb_per_s: float | None
+    cold: Measurement | None
+    warm: Measurement | None
+
+
+@dataclass(frozen=True)
+class RequestPoint:
+    request_bytes: int
+    pattern: Pattern
+    mb_per_s: float | None
+    measurement: Measurement
+
+
+@dataclass(frozen=True)
+class ConcurrencyPoint:
+    workers: int
+    aggregate_mb_per_s: float | None
+    measurement: Measurement
+
+
+@dataclass(frozen=True)
+class OpenOverhead:
+    """Seconds to open one file and read its trees' metadata, cold and warm."""
+
+    cold: float | None
+    warm: float | None
+    cold_measurement: Measurement | None
+    warm_measurement: Measurement | None
+
+
+@dataclass(frozen=True)
+class DecompressionPoint:
+    """One core decompressing the dataset's own baskets, held in memory."""
+
+    algorithm: str
+    compressed_mb_per_s: float | None
+    uncompressed_mb_per_s: float | None
+    library: str
+    baskets: int
+    measurement: Measurement
+
+
+@dataclass(frozen=True)
+class EventLoop:
+    """Reading the selected branches into arrays (or running the user's analysis), cold and
+    warm; the top-level figures are the cold ones (the warm where cold was impossible)."""
+
+    engine: str
+    branches: int
+    events_per_s: float | None
+    compressed_mb_per_s: float | None
+    uncompressed_mb_per_s: float | None
+    cold: Measurement | None
+    warm: Measurement | None
+    analysis: str | None = None
+
+
+@dataclass(frozen=True)
+class RootPerfStats:
+    """ROOT's own figures (``TTreePerfStats``) for one pass over the files, summed over files.
+
+    ``read_calls`` and ``bytes_read`` count the event loop only (not the reads made while
+    opening); ``mean_read_bytes`` = bytes / calls; times in seconds; ``loop_s`` is the wall
+    time of the ``GetEntry`` loops."""
+
+    tree_cache: bool
+    cache_bytes: int
+    cache: CacheState
+    files: int
+    entries: int
+    read_calls: int
+    bytes_read: int
+    mean_read_bytes: float | None
+    unzipped_bytes: int
+    disk_time_s: float
+    unzip_time_s: float
+    cpu_time_s: float
+    real_time_s: float
+    loop_s: float
+    events_per_s: float | None
+
+
+@dataclass(frozen=True)
+class MemoryFit:
+    dataset_bytes: int
+    available_bytes: int
+    fits_in_ram: bool
+
+
+@dataclass(frozen=True)
+class Skipped:
+    test: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Calibration:
+    budget_s: float
+    elapsed_s: float
+    partial: bool
+    engine: str
+    raw_read: RawRead | None
+    request_sweep: tuple[RequestPoint, ...]
+    concurrency: tuple[ConcurrencyPoint, ...]
+    open_overhead_s: OpenOverhead | None
+    decompression: tuple[DecompressionPoint, ...]
+    event_loop: EventLoop | None
+    memory: MemoryFit | None
+    skipped: tuple[Skipped, ...] = ()
+    files_used: int = 0
+    bytes_read: int = 0
+    #: the ROOT engine's TTreePerfStats figures, TTreeCache on and off (``--engine root``)
+    root_cache_on: RootPerfStats | None = None
+    root_cache_off: RootPerfStats | None = None

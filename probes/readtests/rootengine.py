@@ -1,0 +1,514 @@
+"""The event-loop and open-cost tests through ROOT itself (PyROOT), for ``--engine root``.
+
+The loop runs in C++ (declared once with ``gInterpreter.Declare``): open the file, enable the
+selected branches, set the TTreeCache (ROOT's default size, ``SetCacheSize(-1)``, or off,
+``SetCacheSize(0)``), and call ``GetEntry(i)`` for every entry, checking a deadline every few
+entries.  Only the loop is timed; opening is the open-cost test.  A ``TTreePerfStats`` is
+attached to two passes: the first (pilot) pass with the TTreeCache on and the pass with it off;
+the repeated samples run without it (its constructor alone costs about 5 ms per file, as it
+runs ``uname -a``), their read calls and bytes taken from the file's own counters.
+
+``TTreePerfStats`` (ROOT 6.40) counts the read calls and bytes of its file in ``FileReadEvent``
+from its creation on, so the figures count the event loop alone (not the reads made while
+opening the file and its tree); with the TTreeCache on, bytes read can exceed the branches'
+compressed bytes, since the cache's sorted, merged reads also fetch the gaps between baskets.
+Disk and unzip times are ROOT's own (summed over ``FileReadEvent`` and ``UnzipEvent``), CPU
+and real time those of its stopwatch (started when the perf stats are attached; CPU time has
+10 ms resolution).  Uncompressed bytes are what ``GetEntry``
+returns (bytes of the entries' branch buffers).
+
+``import ROOT`` is done lazily, with its alpha-stage warning silenced; ROOT's one-time set-up
+(about 155 ms on the first ``TFile::Open``) is paid before anything is timed.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .pagecache import Eviction, evict
+from .raw import cache_state, eviction_note
+from .results import (
+    CacheState,
+    Conditions,
+    EventLoop,
+    Measurement,
+    OpenOverhead,
+    RootPerfStats,
+)
+from .runner import Session, measurement
+
+TEST = "event_loop"
+OPEN_TEST = "open_cost"
+DEFAULT_MAX_BYTES = 200_000_000
+PILOT_FRACTION = 0.25
+COLD_FRACTION = 0.5
+#: Share of what is left after the cache-on cold samples that goes to the one cache-off pass.
+CACHE_OFF_FRACTION = 0.3
+
+_CPP = r"""
+#include <chrono>
+#include <string>
+#include <vector>
+#include "TClass.h"
+#include "TFile.h"
+#include "TKey.h"
+#include "TTree.h"
+#include "TTreePerfStats.h"
+
+namespace hep_advisor_root {
+
+TTree *find_tree(TFile *f, const std::string &name) {
+   if (!name.empty()) {
+      TTree *t = nullptr;
+      f->GetObject(name.c_str(), t);
+      return t;
+   }
+   TIter next(f->GetListOfKeys());
+   while (TKey *key = static_cast<TKey *>(next())) {
+      TClass *cl = TClass::GetClass(key->GetClassName());
+      if (cl && cl->InheritsFrom(TTree::Class()))
+         return dynamic_cast<TTree *>(key->ReadObj());
+   }
+   return nullptr;
+}
+
+// [status, entries done, unzipped bytes, read calls, bytes read, disk s, unzip s, cpu s,
+//  real s, loop wall s, cache bytes, tree entries, branches enabled]
+// status: 0 ok, 1 cannot open, 2 no tree, 3 unknown branch (its index in out[1])
+std::vector<double> read_pass(const std::string &path, const std::string &tree_name,
+                              const std::vector<std::string> &branches, Long64_t stop,
+                              Long64_t cache_bytes, double max_seconds, bool perf)
+{
+   std::vector<double> out(13, 0.0);
+   TFile *f = TFile::Open(path.c_str(), "READ");
+   if (!f || f->IsZombie()) { delete f; out[0] = 1; return out; }
+   TTree *t = find_tree(f, tree_name);
+   if (!t) { delete f; out[0] = 2; return out; }
+   int enabled = 0;
+   if (!branches.empty()) {
+      for (size_t k = 0; k < branches.size(); ++k) {
+         if (!t->GetBranch(branches[k].c_str())) { delete f; out[0] = 3; out[1] = k; return out; }
+      }
+      t->SetBranchStatus("*", false);
+      for (const auto &b : branches) {
+         UInt_t found = 0;
+         t->SetBranchStatus(b.c_str(), true, &found);
+      }
+      enabled = branches.size();
+   } else {
+      enabled = t->GetListOfLeaves()->GetEntries();
+   }
+   t->SetCacheSize(cache_bytes);
+   Long64_t n = t->GetEntries();
+   if (stop < 0 || stop > n) stop = n;
+   Long64_t calls0 = f->GetReadCalls(), bytes0 = f->GetBytesRead();
+   // TTreePerfStats' constructor runs `uname -a` through a pipe (about 5 ms): attach it only
+   // to the passes whose figures are wanted
+   TTreePerfStats *ps = perf ? new TTreePerfStats("ioperf", t) : nullptr;
+   Long64_t unzipped = 0, i = 0;
+   auto t0 = std::chrono::steady_clock::now();
+   for (; i < stop; ++i) {
+      unzipped += t->GetEntry(i);
+      if ((i & 15) == 15 &&
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() >
+             max_seconds) { ++i; break; }
+   }
+   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+   out[1] = i;
+   out[2] = unzipped;
+   if (ps) {
+      ps->Finish();
+      out[3] = ps->GetReadCalls();
+      out[4] = ps->GetBytesRead();
+      out[5] = ps->GetDiskTime();
+      out[6] = ps->GetUnzipTime();
+      out[7] = ps->GetCpuTime();
+      out[8] = ps->GetRealTime();
+   } else {  // the file's own counters, from just before the loop
+      out[3] = f->GetReadCalls() - calls0;
+      out[4] = f->GetBytesRead() - bytes0;
+   }
+   out[9] = wall;
+   out[10] = t->GetCacheSize();
+   out[11] = n;
+   out[12] = enabled;
+   delete ps;
+   delete f;
+   return out;
+}
+
+// seconds for TFile::Open and reading the trees' metadata (every named tree, or the first
+// TTree when none is named); negative when the file or a tree is missing
+double open_cost(const std::string &path, const std::vector<std::string> &tree_names)
+{
+   auto t0 = std::chrono::steady_clock::now();
+   TFile *f = TFile::Open(path.c_str(), "READ");
+   bool ok = f && !f->IsZombie();
+   if (ok && tree_names.empty()) ok = find_tree(f, "") != nullptr;
+   for (const auto &name : tree_names) {
+      if (!ok) break;
+      ok = find_tree(f, name) != nullptr;
+   }
+   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+   delete f;
+   return ok ? s : -1.0;
+}
+
+}  // namespace hep_advisor_root
+"""
+
+_ROOT: Any = None
+_DECLARED = False
+
+
+def import_root() -> Any:
+    """``import ROOT`` (batch mode, its alpha-stage warning silenced) and declare the C++
+    helpers once.  Raises ``ImportError`` when ROOT is not installed."""
+    global _ROOT, _DECLARED
+    if _ROOT is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import ROOT
+
+        ROOT.gROOT.SetBatch(True)
+        _ROOT = ROOT
+    if not _DECLARED:
+        if not _ROOT.gInterpreter.Declare(_CPP):
+            raise ImportError("ROOT could not compile the event-loop helpers")
+        _DECLARED = True
+    return _ROOT
+
+
+def root_available() -> bool:
+    try:
+        import_root()
+    except Exception:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class RootEventLoop:
+    """The ROOT engine's event loop (TTreeCache on, ROOT's default) and ROOT's perf-stats
+    figures of one pass with the cache on (the pilot: cold where possible) and one with it off
+    (after the pilot; cold where possible, and cut short where it would take too long)."""
+
+    event_loop: EventLoop
+    cache_on: RootPerfStats | None
+    cache_off: RootPerfStats | None
+
+
+@dataclass(frozen=True)
+class _Part:
+    path: str
+    stop: int  # -1: every entry
+
+
+@dataclass
+class _Pass:
+    entries: list[int]
+    files: int = 0
+    unzipped: int = 0
+    read_calls: int = 0
+    bytes_read: int = 0
+    disk: float = 0.0
+    unzip: float = 0.0
+    cpu: float = 0.0
+    real: float = 0.0
+    wall: float = 0.0
+    cache_bytes: int = 0
+    branches: int = 0
+    complete: bool = True
+
+    @property
+    def total_entries(self) -> int:
+        return sum(self.entries)
+
+    def stats(self, tree_cache: bool, cache: CacheState) -> RootPerfStats:
+        n = self.total_entries
+        return RootPerfStats(
+            tree_cache=tree_cache,
+            cache_bytes=self.cache_bytes,
+            cache=cache,
+            files=self.files,
+            entries=n,
+            read_calls=self.read_calls,
+            bytes_read=self.bytes_read,
+            mean_read_bytes=self.bytes_read / self.read_calls if self.read_calls else None,
+            unzipped_bytes=self.unzipped,
+            disk_time_s=self.disk,
+            unzip_time_s=self.unzip,
+            cpu_time_s=self.cpu,
+            real_time_s=self.real,
+            loop_s=self.wall,
+            events_per_s=n / self.wall if self.wall > 0 else None,
+        )
+
+
+def _run_pass(
+    parts: Sequence[_Part], tree_name: str, branches: Sequence[str], cache_bytes: int,
+    max_seconds: float | None = None, check: Callable[[], None] | None = None,
+    perf: bool = False,
+) -> _Pass:
+    ROOT = import_root()
+    names = ROOT.std.vector["std::string"]()
+    for b in branches:
+        names.push_back(b)
+    result = _Pass(entries=[])
+    start = time.perf_counter()
+    for part in parts:
+        if check is not None:
+            check()
+        # the cap is on real time (opening files included), the figures on the loops alone
+        left = 1e30 if max_seconds is None else max_seconds - (time.perf_counter() - start)
+        if result.files and left <= 0:
+            result.complete = False
+            break
+        out = [float(x) for x in ROOT.hep_advisor_root.read_pass(
+            part.path, tree_name, names, part.stop, cache_bytes, max(left, 0.0), perf)]
+        status = int(out[0])
+        if status == 1:
+            raise ValueError(f"ROOT cannot open {part.path}")
+        if status == 2:
+            raise ValueError(f"no tree {tree_name!r} in {part.path}")
+        if status == 3:
+            raise ValueError(f"no branch {branches[int(out[1])]} in tree {tree_name!r} of "
+                             f"{part.path}")
+        done, tree_entries = int(out[1]), int(out[11])
+        stop = tree_entries if part.stop < 0 else min(part.stop, tree_entries)
+        result.entries.append(done)
+        result.files += 1
+        result.unzipped += int(out[2])
+        result.read_calls += int(out[3])
+        result.bytes_read += int(out[4])
+        result.disk += out[5]
+        result.unzip += out[6]
+        result.cpu += out[7]
+        result.real += out[8]
+        result.wall += out[9]
+        result.cache_bytes = max(result.cache_bytes, int(out[10]))
+        result.branches = int(out[12])
+        if done < stop:
+            result.complete = False
+            break
+    return result
+
+
+def _plan(files: Sequence[str], max_bytes: float) -> list[_Part]:
+    """Files in order until their sizes reach ``max_bytes``; every entry of each (the time
+    cap of the pilot pass bounds the rest)."""
+    parts: list[_Part] = []
+    total = 0
+    for path in files:
+        if total >= max_bytes:
+            break
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            continue
+        parts.append(_Part(path, -1))
+        total += size
+    return parts
+
+
+def measure_root_event_loop(
+    session: Session,
+    files: Sequence[str],
+    tree_name: str,
+    branches: Sequence[str] | None = None,
+    share_s: float | None = None,
+    cold: bool = True,
+    max_bytes: float = DEFAULT_MAX_BYTES,
+) -> RootEventLoop:
+    """The event loop through ROOT: ``GetEntry`` over every entry of ``tree_name`` with the
+    selected branches enabled (default: all), TTreeCache on (ROOT's default size) for the
+    event-loop figures, cold and warm, and one pass with it off for the perf-stats comparison.
+
+    A pilot pass (cold where ``cold``) fixes how many entries a sample reads so the samples
+    fit ``share_s`` (default: the session's share for the event loop).  Raises ``ImportError``
+    without ROOT, ``ValueError`` for a missing tree or branch, and ``Cancelled``.
+    """
+    import_root()
+    share = session.begin(TEST) if share_s is None else float(share_s)
+    clock = session.clock
+    t0 = clock()
+    session.check()
+    selected = tuple(branches or ())
+    parts = _plan(files, max_bytes)
+    if not parts:
+        raise ValueError("no readable file for the ROOT event loop")
+
+    # ROOT's one-time set-up (first TFile::Open, TTreeCache classes, JIT of the helper) is
+    # paid on a few entries of the first file, before anything is timed
+    _run_pass([_Part(parts[0].path, 16)], tree_name, selected, -1, check=session.check)
+
+    evictions: list[Eviction] = []
+
+    def evict_parts(ps: Sequence[_Part]) -> list[Eviction]:
+        ev = [evict(p.path) for p in ps]
+        evictions.extend(ev)
+        return ev
+
+    # pilot (cold where possible, TTreeCache on, perf stats attached): sizes the samples
+    if cold:
+        evict_parts(parts)
+    p0 = clock()
+    pilot = _run_pass(parts, tree_name, selected, -1,
+                      max_seconds=PILOT_FRACTION * max(0.0, share - (p0 - t0)),
+                      check=session.check, perf=True)
+    pass_s = clock() - p0  # one pass, opening the files included
+    parts = [_Part(p.path, n) for p, n in zip(parts, pilot.entries, strict=False) if n > 0]
+    nbranches = pilot.branches
+    session.bytes_read += pilot.bytes_read
+    on_state: CacheState = cache_state(evictions) if cold else "warm"
+
+    # TTreeCache off: one pass with perf stats, cold where possible, capped in time
+    session.check()
+    off_budget = CACHE_OFF_FRACTION * max(0.0, share - (clock() - t0) - pass_s)
+    off_ev = evict_parts(parts) if cold else []
+    off = _run_pass(parts, tree_name, selected, 0, max_seconds=max(off_budget, 1e-3),
+                    check=session.check, perf=True)
+    session.bytes_read += off.bytes_read
+    off_state: CacheState = cache_state(off_ev) if cold else "warm"  # the pilot read it
+
+    last: dict[str, _Pass] = {}
+
+    def sample(evict_first: bool, key: str) -> float:
+        if evict_first:
+            evict_parts(parts)
+        r = _run_pass(parts, tree_name, selected, -1, check=session.check)
+        last[key] = r
+        session.bytes_read += r.bytes_read
+        return r.total_entries / max(r.wall, 1e-9)
+
+    note = f"{pilot.total_entries} entries of {len(parts)} file(s); TTreeCache on " \
+           f"(ROOT's default size); file opening not timed"
+    base = Conditions(cache="unknown", workers=1, bytes_per_sample=None, note=note)
+    what = f"ROOT GetEntry loop, {nbranches} branches"
+    cold_m: Measurement | None = None
+    if cold:
+        samples = [pilot.total_entries / max(pilot.wall, 1e-9)]
+        last["cold"] = pilot
+        # keep one pass for the warm samples
+        cold_share = COLD_FRACTION * max(0.0, share - (clock() - t0) - pass_s)
+        if cold_share > pass_s:
+            samples += session.repeat(lambda: sample(True, "cold"), cold_share, TEST,
+                                      f"{what}, cold", min_samples=2)
+        state = cache_state(evictions)
+        why = eviction_note(evictions)
+        cold_m = measurement(samples, "events/s", replace(
+            base, cache=state, bytes_per_sample=last["cold"].bytes_read,
+            note=f"{note}; {why}" if why else note))
+
+    # warm: re-read at once (the last cold sample read every part)
+    if cold and last["cold"] is pilot and not off.complete:
+        sample(False, "warm")  # the cache-off pass left part of the files evicted
+    warm_share = max(0.0, share - (clock() - t0))
+    warm_samples = session.repeat(lambda: sample(False, "warm"), warm_share, TEST,
+                                  f"{what}, warm")
+    warm_m = measurement(warm_samples, "events/s", replace(
+        base, cache="warm", bytes_per_sample=last["warm"].bytes_read))
+
+    use_cold = cold_m is not None and cold_m.conditions.cache == "cold"
+    top = cold_m if use_cold and cold_m is not None else warm_m
+    ref = last["cold"] if use_cold else last["warm"]
+    rate = top.median
+    n = ref.total_entries
+    per_c = ref.bytes_read / n if n else 0.0
+    per_u = ref.unzipped / n if n else 0.0
+    on_stats = pilot.stats(True, on_state)
+    session.report(TEST, 1.0, "ROOT event loop done",
+                   figure=f"{rate:.0f} events/s" if rate is not None else None)
+    return RootEventLoop(
+        event_loop=EventLoop(
+            engine="root",
+            branches=nbranches,
+            events_per_s=rate,
+            compressed_mb_per_s=None if rate is None else rate * per_c / 1e6,
+            uncompressed_mb_per_s=None if rate is None else rate * per_u / 1e6,
+            cold=cold_m,
+            warm=warm_m,
+        ),
+        cache_on=on_stats,
+        cache_off=off.stats(False, off_state),
+    )
+
+
+def _tree_vector(tree_names: str | Sequence[str] | None) -> Any:
+    ROOT = import_root()
+    names = ROOT.std.vector["std::string"]()
+    for name in [tree_names] if isinstance(tree_names, str) else (tree_names or ()):
+        names.push_back(name)
+    return names
+
+
+def measure_root_open_cost(
+    files: Sequence[str],
+    tree_names: str | Sequence[str] | None = None,
+    max_files: int = 50,
+    deadline_s: float | None = None,
+    check: Callable[[], None] | None = None,
+    evictions: list[Eviction] | None = None,
+) -> tuple[list[float], list[float]]:
+    """Seconds to ``TFile::Open`` a file and read its trees' metadata (``tree_names``, or the
+    first TTree), cold and warm: each of up to ``max_files`` files is evicted and opened
+    (cold), then opened again at once (warm); one pair per file.  The evictions are appended
+    to ``evictions`` where given (a cold sample is cold only where its eviction was).  ROOT's
+    one-time set-up is paid on the first file before any timing; ``deadline_s`` (seconds from
+    the call) stops early, after at least three files.  Raises ``ImportError`` without ROOT and
+    ``ValueError`` when a file cannot be opened or lacks a tree."""
+    ROOT = import_root()
+    names = _tree_vector(tree_names)
+    chosen = list(files)[:max_files]
+    cold: list[float] = []
+    warm: list[float] = []
+    if not chosen:
+        return cold, warm
+    ROOT.hep_advisor_root.open_cost(chosen[0], names)  # one-time set-up, not timed
+    start = time.perf_counter()
+    for path in chosen:
+        if check is not None:
+            check()
+        if deadline_s is not None and time.perf_counter() - start >= deadline_s \
+                and len(warm) >= 3:
+            break
+        ev = evict(path)
+        c = float(ROOT.hep_advisor_root.open_cost(path, names))
+        w = float(ROOT.hep_advisor_root.open_cost(path, names))
+        if c < 0 or w < 0:
+            what = f"tree(s) {', '.join(str(n) for n in names)}" if len(names) else "a TTree"
+            raise ValueError(f"ROOT cannot open {path} with {what}")
+        if evictions is not None:
+            evictions.append(ev)
+        cold.append(c)
+        warm.append(w)
+    return cold, warm
+
+
+def root_open_overhead(session: Session, files: Sequence[str],
+                       tree_names: Sequence[str] | None, share_s: float | None = None
+                       ) -> OpenOverhead:
+    """The open-cost test through ROOT, as an :class:`OpenOverhead` (the same shape as the
+    uproot test's): one cold and one warm open per file until ``share_s`` is spent."""
+    share = session.begin(OPEN_TEST) if share_s is None else float(share_s)
+    session.check()
+    session.report(OPEN_TEST, 0.0, "opening files with ROOT")
+    evictions: list[Eviction] = []
+    cold, warm = measure_root_open_cost(files, tree_names, max_files=len(files),
+                                        deadline_s=share, check=session.check,
+                                        evictions=evictions)
+    note = f"ROOT TFile::Open + reading the tree metadata; {len(warm)} file(s)"
+    why = eviction_note(evictions)
+    cold_m = measurement(cold, "s", Conditions(cache=cache_state(evictions),
+                                               note=f"{note}; {why}" if why else note))
+    warm_m = measurement(warm, "s", Conditions(cache="warm", note=note))
+    session.report(OPEN_TEST, 1.0, "open cost (ROOT)",
+                   f"{1e3 * (cold_m.median or 0):.2f} ms cold, "
+                   f"{1e3 * (warm_m.median or 0):.2f} ms warm")
+    return OpenOverhead(cold=cold_m.median, warm=warm_m.median, cold_measurement=cold_m,
+                        warm_measurement=warm_m)

@@ -1,0 +1,239 @@
+"""Decompression and event-loop read tests (uproot engine) on the tiny demo datasets."""
+
+from __future__ import annotations
+
+import struct
+import sys
+import zlib
+from pathlib import Path
+
+import cramjam
+import pytest
+import uproot
+import xxhash
+
+from helpers import snapshot
+from probes.dataset import probe_dataset
+from probes.readtests.decompress import (
+    ORDER,
+    collect_baskets,
+    measure_decompression,
+    split_blocks,
+)
+from probes.readtests.eventloop import (
+    AnalysisError,
+    measure_event_loop,
+    plan_reads,
+    read_pass,
+    resolve_analysis,
+)
+from probes.readtests.runner import Cancelled, ProgressEvent, Session
+
+FLAT_FILES = {"ZLIB": "pythia_zlib1", "LZ4": "pythia_lz4", "ZSTD": "pythia_zstd5",
+              "LZMA": "pythia_lzma7", "none": "pythia_none"}
+
+
+@pytest.fixture(scope="module")
+def flat(tiny_demo: Path) -> dict[str, str]:
+    return {alg: str(tiny_demo / "flat" / f"{stem}.root") for alg, stem in FLAT_FILES.items()}
+
+
+@pytest.fixture(scope="module")
+def decompression(flat: dict[str, str]) -> tuple:
+    return measure_decompression(Session(60), list(flat.values()), share_s=1.5)
+
+
+def tree_factor(path: str, tree: str = "pythia") -> float:
+    with uproot.open(path) as f:
+        t = f[tree]
+        return int(t.member("fTotBytes")) / int(t.member("fZipBytes"))
+
+
+def block(tag: bytes, data: bytes, raw_len: int, checksum: bytes = b"") -> bytes:
+    c = len(checksum) + len(data)
+    return (tag + b"\x01" + c.to_bytes(3, "little") + raw_len.to_bytes(3, "little")
+            + checksum + data)
+
+
+# -- decompression -----------------------------------------------------------------------------
+def test_decompression_finds_each_algorithm_of_the_flat_files(decompression: tuple) -> None:
+    assert [p.algorithm for p in decompression] == list(ORDER)  # ZLIB, LZ4, ZSTD, LZMA
+    for p in decompression:
+        assert p.baskets > 0
+        assert p.library
+        assert p.compressed_mb_per_s is not None and p.compressed_mb_per_s > 0
+        assert p.uncompressed_mb_per_s is not None
+        assert p.uncompressed_mb_per_s >= p.compressed_mb_per_s
+        m = p.measurement
+        assert m.unit == "MB/s" and len(m.samples) >= 1 and m.median == p.compressed_mb_per_s
+        assert m.conditions.workers == 1 and m.conditions.bytes_per_sample
+
+
+def test_decompression_ratio_matches_the_trees_compression_factor(
+    decompression: tuple, flat: dict[str, str]
+) -> None:
+    for p in decompression:
+        ratio = p.uncompressed_mb_per_s / p.compressed_mb_per_s
+        assert ratio == pytest.approx(tree_factor(flat[p.algorithm]), rel=0.2), p.algorithm
+
+
+def test_decompression_from_a_profile_skips_uncompressed_baskets(flat: dict[str, str]) -> None:
+    profile = probe_dataset([flat["ZLIB"], flat["none"]])
+    points = measure_decompression(Session(60), profile, share_s=0.3)
+    assert [p.algorithm for p in points] == ["ZLIB"]
+    none_only = measure_decompression(Session(60), [flat["none"]], share_s=0.3)
+    assert none_only == ()
+
+
+def test_basket_sample_is_bounded_and_files_are_untouched(flat: dict[str, str],
+                                                          tiny_demo: Path) -> None:
+    before = snapshot(tiny_demo)
+    sample = collect_baskets([flat["ZLIB"], flat["ZSTD"]], sample_bytes=20_000,
+                             scan_bytes=300_000)
+    assert set(sample.pools) == {"ZLIB", "ZSTD"} and sample.files_read == 2
+    # each file is left after IDLE_BASKETS baskets in a row that its full pool did not keep
+    assert sample.bytes_read < 2 * (20_000 + 64 * 2_100)
+    for pool in sample.pools.values():
+        # the pool stops growing once it holds sample_bytes: at most one basket more
+        assert 20_000 <= pool.compressed_bytes < 20_000 + 10_000
+    assert snapshot(tiny_demo) == before
+
+
+def test_split_blocks_reads_root_compression_headers() -> None:
+    a, b = b"x" * 5000, bytes(range(256)) * 10
+    payload = block(b"ZL", zlib.compress(a, 1), len(a)) + block(b"ZL", zlib.compress(b), len(b))
+    alg, blocks = split_blocks(payload)
+    assert alg == "ZLIB" and [x.uncompressed_bytes for x in blocks] == [len(a), len(b)]
+    assert zlib.decompress(blocks[1].data) == b
+
+    lz = bytes(cramjam.lz4.compress_block(a, store_size=False))
+    alg, blocks = split_blocks(block(b"L4", lz, len(a), struct.pack(">Q", xxhash.xxh64(lz)
+                                                                          .intdigest())))
+    assert alg == "LZ4" and blocks[0].data == lz
+    assert blocks[0].checksum == xxhash.xxh64(lz).intdigest()
+
+    assert split_blocks(b"\x00" * 40) is None  # stored uncompressed
+    with pytest.raises(ValueError, match="runs past"):
+        split_blocks(block(b"ZS", b"abc", 10)[:-1])
+
+
+def test_decompression_cancelled_raises_cancelled(flat: dict[str, str]) -> None:
+    session = Session(60)
+    session.cancel()
+    with pytest.raises(Cancelled):
+        measure_decompression(session, [flat["ZLIB"]], share_s=1.0)
+
+    events: list[ProgressEvent] = []
+
+    def cancel_on_first_figure(event: ProgressEvent) -> None:
+        events.append(event)
+        if event.fraction > 0:
+            session2.cancel()
+
+    session2 = Session(60, progress=cancel_on_first_figure)
+    with pytest.raises(Cancelled):
+        measure_decompression(session2, list(flat.values()), share_s=1.0)
+    assert events and all(e.test == "decompression" for e in events)
+
+
+# -- event loop --------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def loop(flat: dict[str, str]):
+    return measure_event_loop(Session(60), [flat["ZLIB"]], "pythia", share_s=0.8)
+
+
+def test_event_loop_rates_and_bytes_follow_the_metadata(loop, flat: dict[str, str]) -> None:
+    assert loop.engine == "uproot" and loop.branches == 20 and loop.analysis is None
+    assert loop.events_per_s is not None and loop.events_per_s > 0
+    with uproot.open(flat["ZLIB"]) as f:
+        t = f["pythia"]
+        per_event_u = int(t.member("fTotBytes")) / t.num_entries
+        per_event_c = int(t.member("fZipBytes")) / t.num_entries
+    assert loop.uncompressed_mb_per_s * 1e6 / loop.events_per_s == pytest.approx(per_event_u)
+    assert loop.compressed_mb_per_s * 1e6 / loop.events_per_s == pytest.approx(per_event_c)
+    assert loop.cold is not None and loop.warm is not None
+    assert loop.cold.conditions.cache in ("cold", "mixed", "unknown")
+    assert loop.warm.conditions.cache == "warm"
+    assert loop.cold.unit == "events/s" and loop.cold.conditions.bytes_per_sample > 0
+    top = loop.cold if loop.cold.conditions.cache == "cold" else loop.warm
+    assert loop.events_per_s == top.median
+
+
+def test_metadata_bytes_match_the_arrays_read(flat: dict[str, str]) -> None:
+    plan = plan_reads([flat["ZLIB"]], "pythia")
+    result = read_pass(plan, step_bytes=100_000)  # several steps
+    assert result.complete and result.total_entries == plan.entries == 4000
+    # flat float32 branches: the arrays hold exactly the payload; the metadata adds the keys
+    assert result.array_bytes == pytest.approx(plan.uncompressed_bytes, rel=0.05)
+    assert result.array_bytes <= plan.uncompressed_bytes
+
+
+def test_event_loop_on_selected_branches_and_bounded_bytes(flat: dict[str, str]) -> None:
+    plan = plan_reads([flat["ZLIB"], flat["LZ4"]], "pythia", ["px", "py"], max_bytes=10_000)
+    assert plan.branches == ("px", "py") and len(plan.parts) == 1
+    assert plan.compressed_bytes <= 10_000 * 1.01 and plan.entries < 4000
+    loop = measure_event_loop(Session(60), [flat["ZLIB"]], "pythia", ["px", "py"],
+                              share_s=0.3, cold=False)
+    assert loop.branches == 2 and loop.cold is None and loop.events_per_s > 0
+    assert loop.uncompressed_mb_per_s * 1e6 / loop.events_per_s == pytest.approx(8, rel=0.05)
+    with pytest.raises(ValueError, match="no branch nosuch"):
+        plan_reads([flat["ZLIB"]], "pythia", ["px", "nosuch"])
+    with pytest.raises(ValueError, match="no readable tree 'nosuch'"):
+        plan_reads([flat["ZLIB"]], "nosuch")
+
+
+ANALYSIS = """
+calls = []
+
+def count(arrays):
+    calls.append((len(arrays), sorted(arrays.fields)))
+"""
+
+
+def test_event_loop_runs_the_users_analysis(flat: dict[str, str], tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "hepadv_user_ana.py").write_text(ANALYSIS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    loop = measure_event_loop(Session(60), [flat["ZLIB"]], "pythia", ["px", "pt"],
+                              analysis="hepadv_user_ana:count", share_s=0.3, cold=False)
+    calls = sys.modules.pop("hepadv_user_ana").calls  # imported by the event loop
+    assert loop.analysis == "hepadv_user_ana:count" and loop.events_per_s > 0
+    assert all(fields == ["pt", "px"] for _, fields in calls)
+    assert (4000, ["pt", "px"]) in calls  # one chunk per pass: every entry
+    # a file path works too, and a plain callable
+    func, name = resolve_analysis(f"{tmp_path / 'hepadv_user_ana.py'}:count")
+    assert callable(func) and name.endswith("hepadv_user_ana.py:count")
+    seen: list[int] = []
+    loop = measure_event_loop(Session(60), [flat["ZLIB"]], "pythia", ["px"],
+                              analysis=lambda a: seen.append(len(a)), share_s=0.2, cold=False)
+    assert seen and loop.analysis and "lambda" in loop.analysis
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("hepadv_no_such_module:f", "no module named 'hepadv_no_such_module'"),
+    ("json:no_such_function", "'json' has no attribute 'no_such_function'"),
+    ("json:__doc__", "is not callable"),
+    ("json", "expected 'module:function'"),
+    ("/no/such/file.py:f", "no such file"),
+])
+def test_bad_analysis_is_a_clear_one_line_error(flat: dict[str, str], spec: str,
+                                                message: str) -> None:
+    with pytest.raises(ValueError, match=message) as info:
+        measure_event_loop(Session(60), [flat["ZLIB"]], "pythia", analysis=spec, share_s=0.2)
+    assert "\n" not in str(info.value) and spec in str(info.value)
+
+
+def test_analysis_that_raises_is_reported_in_one_line(flat: dict[str, str]) -> None:
+    def broken(arrays: object) -> None:
+        raise KeyError("no such field\nsecond line")
+
+    with pytest.raises(AnalysisError, match="broken raised KeyError") as info:
+        measure_event_loop(Session(60), [flat["ZLIB"]], "pythia", analysis=broken, share_s=0.2)
+    assert "\n" not in str(info.value)
+
+
+def test_event_loop_cancelled_raises_cancelled(flat: dict[str, str]) -> None:
+    session = Session(60)
+    session.cancel()
+    with pytest.raises(Cancelled):
+        measure_event_loop(session, [flat["ZLIB"]], "pythia", share_s=0.5)
