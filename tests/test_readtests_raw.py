@@ -165,3 +165,17 @@ def test_concurrency_sweep_leaves_no_child_processes(tmp_path: Path) -> None:
     assert all(p.aggregate_mb_per_s and p.aggregate_mb_per_s > 0 for p in points)
     after = {p.pid for p in psutil.Process().children(recursive=True)}
     assert after <= before
+
+
+def test_access_fit_on_a_throttled_device() -> None:
+    # small reads limited to 120 IOPS, large ones to 70 MB/s (a block throttle, or a network)
+    cond = Conditions(cache="cold")
+    points = []
+    for size in (4096, 65536, 1 << 20, 8 << 20):
+        t = max(1 / 120, size / 70e6)
+        rate = size / t / 1e6
+        points.append(RequestPoint(size, "random", rate, measurement([rate], "MB/s", cond)))
+    fit = fit_access(points)
+    assert fit.iops_4k == pytest.approx(120)
+    assert fit.access_time_ms == pytest.approx(1000 / 120, rel=0.02)
+    assert fit.bandwidth_mb_per_s == pytest.approx(70, rel=0.10)

@@ -121,7 +121,7 @@ def calibrate(
     warm = run("page_cache", lambda s: sequential_rate(session, fileset, s, False, "page_cache"))
     raw = None
     if cold is not None or warm is not None or sweep:
-        fit = fit_access(sweep)
+        fit = fit_access(sweep, cold.median if cold is not None else None)
         raw = RawRead(
             cold_mb_per_s=cold.median if cold is not None else None,
             warm_mb_per_s=warm.median if warm is not None else None,

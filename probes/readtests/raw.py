@@ -19,8 +19,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from .pagecache import Eviction, evict_all
 from .results import CacheState, ConcurrencyPoint, Conditions, Measurement, Pattern, RequestPoint
 from .runner import Session, measurement
@@ -29,6 +27,10 @@ MiB = 1 << 20
 KiB = 1 << 10
 LARGE_REQUEST = 8 * MiB
 REQUEST_SIZES = (4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, 1 * MiB, 4 * MiB, 8 * MiB)
+#: Seconds at the start of a long sample that the steady-state rate leaves out (see Marks).
+WARMUP_S = 0.15
+#: Share of the request sweep's time that goes to the smallest random reads (the IOPS figure).
+IOPS_SHARE = 0.25
 #: Bytes read by one sample at most (the data read is bounded whatever the dataset's size).
 MAX_SAMPLE_BYTES = 512 * MiB
 
@@ -56,8 +58,57 @@ def eviction_note(evictions: Sequence[Eviction]) -> str | None:
             "the figure is partly warm")
 
 
+class Marks:
+    """(time, cumulative bytes, cumulative requests) after each read of one sample.
+
+    ``rate()`` is the steady-state rate: with a sample longer than ``4 * WARMUP_S``, the reads
+    that finished within the first ``WARMUP_S`` are left out, because a device's queue (and a
+    block throttle's first time slice, which lets 100 ms of budget through at once) makes the
+    start of a sample faster than the device sustains."""
+
+    def __init__(self) -> None:
+        self.t0 = time.perf_counter()
+        self.points: list[tuple[float, int, int]] = [(self.t0, 0, 0)]
+
+    def add(self, n_bytes: int) -> None:
+        _, b, r = self.points[-1]
+        self.points.append((time.perf_counter(), b + n_bytes, r + 1))
+
+    @property
+    def bytes(self) -> int:
+        return self.points[-1][1]
+
+    @property
+    def requests(self) -> int:
+        return self.points[-1][2]
+
+    @property
+    def seconds(self) -> float:
+        return self.points[-1][0] - self.t0
+
+    def _window(self) -> tuple[float, int, int]:
+        t_end, b_end, r_end = self.points[-1]
+        start = self.points[0]
+        if t_end - self.t0 > 4 * WARMUP_S:
+            for p in self.points:
+                if p[0] - self.t0 >= WARMUP_S:
+                    start = p
+                    break
+        return t_end - start[0], b_end - start[1], r_end - start[2]
+
+    def rate(self) -> float:
+        """Steady-state MB/s."""
+        dt, n_bytes, _ = self._window()
+        return mb_per_s(n_bytes, dt)
+
+    def request_rate(self) -> float:
+        """Steady-state requests per second."""
+        dt, _, n_req = self._window()
+        return n_req / dt if dt > 0 else float("nan")
+
+
 def read_sequential(path: str, request: int, limit: int | None = None,
-                    buf: bytearray | None = None) -> int:
+                    buf: bytearray | None = None, marks: Marks | None = None) -> int:
     """Read ``path`` front to back in ``request``-byte reads; return the bytes read."""
     buf = buf if buf is not None and len(buf) >= request else bytearray(request)
     view = memoryview(buf)[:request]
@@ -68,6 +119,8 @@ def read_sequential(path: str, request: int, limit: int | None = None,
             if not n:
                 break
             total += n
+            if marks is not None:
+                marks.add(n)
     return total
 
 
@@ -122,15 +175,15 @@ def sequential_rate(session: Session, files: FileSet, share_s: float, cold: bool
         else:
             for p in chosen:  # make sure they are cached
                 read_sequential(p, LARGE_REQUEST, buf=buf)
-        t0 = time.perf_counter()
-        n = sum(read_sequential(p, LARGE_REQUEST, buf=buf) for p in chosen)
-        dt = time.perf_counter() - t0
+        marks = Marks()
+        n = sum(read_sequential(p, LARGE_REQUEST, buf=buf, marks=marks) for p in chosen)
         session.bytes_read += n
         last_bytes = n
-        # size the next sample to take about a fifth of the share
-        rate = n / dt if dt > 0 else 1e9
-        target = int(min(MAX_SAMPLE_BYTES, max(MiB, rate * share_s / 5)))
-        return mb_per_s(n, dt)
+        # size the next samples to take about a third of the share each: long enough that a
+        # throttled device is measured at its sustained rate, and three fit
+        rate = n / marks.seconds if marks.seconds > 0 else 1e9
+        target = int(min(MAX_SAMPLE_BYTES, max(MiB, rate * share_s / 3.5)))
+        return marks.rate()
 
     label = "cold" if cold else "warm"
     samples = session.repeat(sample, share_s, test, f"{label} sequential reads")
@@ -152,11 +205,10 @@ def sequential_rate(session: Session, files: FileSet, share_s: float, cold: bool
 
 
 def _sweep_point(files: FileSet, request: int, pattern: Pattern, max_s: float,
-                 max_bytes: int, rng: random.Random) -> tuple[float, int, int, list[Eviction]]:
-    """Seconds, bytes and requests of one cold sweep point."""
-    candidates = [(p, s) for p, s in zip(files.paths, files.sizes, strict=True) if s >= request]
-    if not candidates:
-        candidates = [(files.paths[0], files.sizes[0])]
+                 max_bytes: int, rng: random.Random) -> tuple[Marks, list[Eviction]]:
+    """The reads of one cold sweep point.  A file smaller than the request is read whole in
+    one request (what a reader asking for that much gets from it)."""
+    candidates = list(zip(files.paths, files.sizes, strict=True))
     evictions = list(evict_all([p for p, _ in candidates]))
     buf = bytearray(request)
     view = memoryview(buf)
@@ -167,37 +219,32 @@ def _sweep_point(files: FileSet, request: int, pattern: Pattern, max_s: float,
             fds.append(fd)
             advice = os.POSIX_FADV_RANDOM if pattern == "random" else os.POSIX_FADV_NORMAL
             os.posix_fadvise(fd, 0, 0, advice)
-        n_bytes = n_req = 0
-        t0 = time.perf_counter()
-        deadline = t0 + max_s
+        marks = Marks()
+        deadline = marks.t0 + max_s
         if pattern == "sequential":
             for fd, (_, size) in zip(fds, candidates, strict=True):
                 off = 0
-                while off < size and n_bytes < max_bytes and time.perf_counter() < deadline:
+                while off < size and marks.bytes < max_bytes and time.perf_counter() < deadline:
                     n = os.preadv(fd, [view], off)
                     if n <= 0:
                         break
                     off += n
-                    n_bytes += n
-                    n_req += 1
-                if n_bytes >= max_bytes or time.perf_counter() >= deadline:
+                    marks.add(n)
+                if marks.bytes >= max_bytes or time.perf_counter() >= deadline:
                     break
         else:
             # distinct aligned offsets, so no request hits a page an earlier one cached
             slots = [(i, k) for i, (_, size) in enumerate(candidates)
-                     for k in range(max(1, size // request))]
+                     for k in range(max(1, -(-size // request)))]
             rng.shuffle(slots)
             for i, k in slots:
-                if n_bytes >= max_bytes or time.perf_counter() >= deadline:
+                if marks.bytes >= max_bytes or time.perf_counter() >= deadline:
                     break
-                n = os.preadv(fds[i], [view], k * request)
-                n_bytes += n
-                n_req += 1
-        dt = time.perf_counter() - t0
+                marks.add(os.preadv(fds[i], [view], k * request))
     finally:
         for fd in fds:
             os.close(fd)
-    return dt, n_bytes, n_req, evictions
+    return marks, evictions
 
 
 def request_sweep(session: Session, files: FileSet, share_s: float,
@@ -206,23 +253,30 @@ def request_sweep(session: Session, files: FileSet, share_s: float,
     rng = random.Random(seed)
     patterns: tuple[Pattern, ...] = ("sequential", "random")
     points = [(s, pat) for s in sizes for pat in patterns]
-    per_point = share_s / len(points)
     out: list[RequestPoint] = []
     for i, (size, pattern) in enumerate(points):
         session.check()
+        # the smallest random reads give the IOPS figure: a quarter of the sweep's time, so
+        # that a block-throttled (or busy) device is timed over seconds, not a burst
+        if size == min(sizes) and pattern == "random" and len(points) > 1:
+            per_point = share_s * IOPS_SHARE
+        else:
+            per_point = share_s * (1 - IOPS_SHARE) / max(1, len(points) - 1)
         samples: list[float] = []
         evictions: list[Eviction] = []
         n_bytes = 0
         t_start = time.perf_counter()
-        # repeat the point while there is time for it (at most 3 samples)
-        while len(samples) < 3:
-            dt, n_bytes, n_req, ev = _sweep_point(files, size, pattern, per_point / 3,
-                                                  MAX_SAMPLE_BYTES // 4, rng)
+        # repeat the point while there is time for it (at most 2 samples, each as long as
+        # possible: short samples of a throttled or queued device read faster than it sustains)
+        while len(samples) < 2:
+            marks, ev = _sweep_point(files, size, pattern, per_point / 2,
+                                     MAX_SAMPLE_BYTES // 4, rng)
             evictions.extend(ev)
+            n_bytes = marks.bytes
             session.bytes_read += n_bytes
-            if n_req:
-                samples.append(mb_per_s(n_bytes, dt))
-            if time.perf_counter() - t_start > per_point * 2 / 3 or not n_req:
+            if marks.requests:
+                samples.append(marks.rate())
+            if time.perf_counter() - t_start > per_point / 2 or not marks.requests:
                 break
         m = measurement(samples, "MB/s", Conditions(
             cache=cache_state(evictions), request_bytes=size, pattern=pattern,
@@ -242,25 +296,35 @@ class AccessFit:
     iops_4k: float | None
 
 
-def fit_access(points: Sequence[RequestPoint]) -> AccessFit:
-    """Fit time per random request = access time + size / bandwidth over the random points."""
-    rnd = [(p.request_bytes, p.mb_per_s) for p in points
-           if p.pattern == "random" and p.mb_per_s and p.mb_per_s > 0]
+def fit_access(points: Sequence[RequestPoint],
+               streaming_mb_per_s: float | None = None) -> AccessFit:
+    """Access time and bandwidth of the storage: time per request = access + size / bandwidth.
+
+    The bandwidth is the streaming rate (the cold sequential rate, when given), else the slope
+    through the smallest and the largest random-offset request; the access time is what the
+    smallest random request takes beyond its transfer.  Right for a disk (seek and rotation,
+    then streaming) and for a device whose small reads are limited by IOPS and large ones by
+    bandwidth (a block throttle, a network link)."""
+    rnd = sorted((p.request_bytes, p.mb_per_s) for p in points
+                 if p.pattern == "random" and p.mb_per_s and p.mb_per_s > 0)
     iops = None
     for size, rate in rnd:
         if size == 4 * KiB:
             iops = rate * 1e6 / size
-    if len(rnd) < 2:
+    if not rnd:
+        return AccessFit(None, streaming_mb_per_s, iops)
+    s1, r1 = rnd[0]
+    t1 = s1 / (r1 * 1e6)  # seconds per request
+    bandwidth = streaming_mb_per_s
+    if bandwidth is None and len(rnd) >= 2:
+        s2, r2 = rnd[-1]
+        t2 = s2 / (r2 * 1e6)
+        if t2 > t1:
+            bandwidth = (s2 - s1) / (t2 - t1) / 1e6
+    if not bandwidth:
         return AccessFit(None, None, iops)
-    s = np.array([r[0] for r in rnd], dtype=float)
-    t = np.array([r[0] / (r[1] * 1e6) for r in rnd], dtype=float)  # seconds per request
-    # weighted so that the small (access-dominated) and large points count alike
-    w = 1.0 / t
-    a_mat = np.vstack([np.ones_like(s), s]).T * w[:, None]
-    (a, b), *_ = np.linalg.lstsq(a_mat, t * w, rcond=None)
-    access = float(a) * 1e3 if a > 0 else 0.0
-    bandwidth = 1.0 / float(b) / 1e6 if b > 0 else None
-    return AccessFit(access, bandwidth, iops)
+    access = max(0.0, t1 - s1 / (bandwidth * 1e6))
+    return AccessFit(access * 1e3, bandwidth, iops)
 
 
 # ---------------------------------------------------------------------------------------------
