@@ -39,7 +39,7 @@ def calibration_view(cal: Calibration) -> RenderableType:
     g.add_column(overflow="fold")
     raw = cal.raw_read
     if raw is not None:
-        g.add_row("storage (cold)", _m(raw.cold, 0, unit=" MB/s") + "  sequential, 8 MiB reads")
+        g.add_row("storage (cold)", _m(raw.cold, 0, unit=" MB/s") + "  sequential, 1 MiB reads")
         g.add_row("page cache", _m(raw.warm, 0, unit=" MB/s"))
         g.add_row("small reads", f"{fmt.num(raw.iops_4k)} IOPS (4 KiB random) · access "
                   f"{fmt.num(raw.access_time_ms, 2)} ms · bandwidth "

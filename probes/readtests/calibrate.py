@@ -19,6 +19,7 @@ from typing import Any
 import psutil
 
 from ..results import DatasetProfile
+from ..rootfile import one_line
 from .opencost import open_overhead
 from .raw import FileSet, concurrency_sweep, fit_access, request_sweep, sequential_rate
 from .results import (
@@ -91,7 +92,7 @@ def calibrate(
             session.cancel()
             return None
         except Exception as exc:  # one test failing never stops the others
-            skipped.append(Skipped(test, _one_line(exc)))
+            skipped.append(Skipped(test, f"{type(exc).__name__}: {one_line(exc)}"))
             return None
 
     cold = run("raw_read", lambda s: sequential_rate(session, fileset, s, True, "raw_read"))
@@ -134,11 +135,6 @@ def calibrate(
     cal = _result(session, engine, partial, raw, sweep, conc, opened, decomp, loop, dataset,
                   skipped, files)
     return replace(cal, root_cache_on=root_perf[0], root_cache_off=root_perf[1])
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
 def _decompression(session: Session, dataset: DatasetProfile, files: list[str],

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..results import DatasetProfile
+from ..rootfile import one_line
 from .results import Conditions, DecompressionPoint
 from .runner import Session, measurement
 
@@ -284,7 +285,7 @@ def collect_baskets(
         try:
             locations = _basket_locations(path, tree_names)
         except Exception as exc:  # a bad file is skipped, never a crash
-            skipped.append(f"{path}: {_one_line(exc)}")
+            skipped.append(f"{path}: {one_line(exc)}")
             continue
         files_read += 1
         idle = 0
@@ -305,7 +306,7 @@ def collect_baskets(
                         idle += 1
                         wasted += len(raw)
         except (OSError, ValueError) as exc:
-            skipped.append(f"{path}: {_one_line(exc)}")
+            skipped.append(f"{path}: {one_line(exc)}")
     return BasketSample(pools=pools, uncompressed_baskets=uncompressed,
                         skipped=tuple(skipped), files_read=files_read, bytes_read=read)
 
@@ -328,12 +329,6 @@ def _add_basket(raw: bytes, pools: dict[str, Pool], sample_bytes: int) -> bool |
     uncompressed = sum(b.uncompressed_bytes for b in blocks)
     pool.add(blocks, len(payload), uncompressed)
     return True
-
-
-def _one_line(exc: BaseException) -> str:
-    from ..rootfile import one_line
-
-    return one_line(exc)
 
 
 # -- timing ----------------------------------------------------------------------------------

@@ -404,13 +404,5 @@ def measure_event_loop(
     per_event_u = plan.uncompressed_bytes / n if n else 0.0
     session.report(TEST, 1.0, "event loop done",
                    figure=f"{rate:.0f} events/s" if rate is not None else None)
-    return EventLoop(
-        engine="uproot",
-        branches=len(plan.branches),
-        events_per_s=rate,
-        compressed_mb_per_s=None if rate is None else rate * per_event_c / 1e6,
-        uncompressed_mb_per_s=None if rate is None else rate * per_event_u / 1e6,
-        cold=cold_m,
-        warm=warm_m,
-        analysis=analysis_name,
-    )
+    return EventLoop.from_rate("uproot", len(plan.branches), rate, per_event_c, per_event_u,
+                               cold_m, warm_m, analysis_name)

@@ -25,7 +25,9 @@ from .runner import Session, measurement
 
 MiB = 1 << 20
 KiB = 1 << 10
-LARGE_REQUEST = 8 * MiB
+#: Request size of the sequential and concurrent reads (as fio --bs=1M; read-ahead makes the
+#: device requests larger where it is set so).
+LARGE_REQUEST = 1 * MiB
 REQUEST_SIZES = (4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, 1 * MiB, 4 * MiB, 8 * MiB)
 #: Seconds at the start of a long sample that the steady-state rate leaves out (see Marks).
 WARMUP_S = 0.15

@@ -104,6 +104,20 @@ class EventLoop:
     warm: Measurement | None
     analysis: str | None = None
 
+    @classmethod
+    def from_rate(cls, engine: str, branches: int, events_per_s: float | None,
+                  compressed_bytes_per_event: float, uncompressed_bytes_per_event: float,
+                  cold: Measurement | None, warm: Measurement | None,
+                  analysis: str | None = None) -> EventLoop:
+        """The figures of an event rate, with the bytes one event carries."""
+        def mb(per_event: float) -> float | None:
+            return None if events_per_s is None else events_per_s * per_event / 1e6
+
+        return cls(engine=engine, branches=branches, events_per_s=events_per_s,
+                   compressed_mb_per_s=mb(compressed_bytes_per_event),
+                   uncompressed_mb_per_s=mb(uncompressed_bytes_per_event), cold=cold,
+                   warm=warm, analysis=analysis)
+
 
 @dataclass(frozen=True)
 class RootPerfStats:

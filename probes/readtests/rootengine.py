@@ -425,15 +425,7 @@ def measure_root_event_loop(
     session.report(TEST, 1.0, "ROOT event loop done",
                    figure=f"{rate:.0f} events/s" if rate is not None else None)
     return RootEventLoop(
-        event_loop=EventLoop(
-            engine="root",
-            branches=nbranches,
-            events_per_s=rate,
-            compressed_mb_per_s=None if rate is None else rate * per_c / 1e6,
-            uncompressed_mb_per_s=None if rate is None else rate * per_u / 1e6,
-            cold=cold_m,
-            warm=warm_m,
-        ),
+        event_loop=EventLoop.from_rate("root", nbranches, rate, per_c, per_u, cold_m, warm_m),
         cache_on=on_stats,
         cache_off=off.stats(False, off_state),
     )
