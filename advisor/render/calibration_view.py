@@ -42,8 +42,8 @@ def calibration_view(cal: Calibration) -> RenderableType:
         g.add_row("storage (cold)", _m(raw.cold, 0, unit=" MB/s") + "  sequential, 1 MiB reads")
         g.add_row("page cache", _m(raw.warm, 0, unit=" MB/s"))
         g.add_row("small reads", f"{fmt.num(raw.iops_4k)} IOPS (4 KiB random) · access "
-                  f"{fmt.num(raw.access_time_ms, 2)} ms · bandwidth "
-                  f"{fmt.num(raw.bandwidth_mb_per_s)} MB/s (fitted)")
+                  f"{fmt.num(raw.access_time_ms, 2)} ms · read-ahead makes 4 KiB reads in file "
+                  f"order {fmt.ratio(raw.readahead_gain_4k)} faster")
     if cal.open_overhead_s is not None:
         o = cal.open_overhead_s
         g.add_row("open + metadata", f"{_m(o.cold_measurement, 1, 1e3, ' ms')} cold, "
@@ -61,6 +61,12 @@ def calibration_view(cal: Calibration) -> RenderableType:
                   f"{fmt.num(e.uncompressed_mb_per_s, 1)} MB/s uncompressed "
                   f"[dim]({e.engine}, {what}; cold {_m(e.cold, 0)}, warm {_m(e.warm, 0)} "
                   "events/s)[/]")
+    for label, st in (("TTreeCache on", cal.root_cache_on), ("TTreeCache off", cal.root_cache_off)):
+        if st is not None:
+            g.add_row(label, f"{st.read_calls:,} read calls of {fmt.kb(st.mean_read_bytes)}, "
+                      f"{fmt.mb(st.bytes_read)} read; disk {st.disk_time_s:.3f} s, unzip "
+                      f"{st.unzip_time_s:.3f} s, real {st.real_time_s:.3f} s "
+                      f"[dim](TTreePerfStats, {st.entries:,} entries, {st.cache} cache)[/]")
     if cal.memory is not None:
         m = cal.memory
         g.add_row("fits in RAM", f"{fmt.yes_no(m.fits_in_ram)} ({fmt.mb(m.dataset_bytes)} data, "

@@ -131,10 +131,18 @@ def calibrate(
             bandwidth_mb_per_s=fit.bandwidth_mb_per_s,
             cold=cold,
             warm=warm,
+            readahead_gain_4k=_readahead_gain(sweep),
         )
     cal = _result(session, engine, partial, raw, sweep, conc, opened, decomp, loop, dataset,
                   skipped, files)
     return replace(cal, root_cache_on=root_perf[0], root_cache_off=root_perf[1])
+
+
+def _readahead_gain(sweep: Sequence[RequestPoint]) -> float | None:
+    small = min((p.request_bytes for p in sweep), default=None)
+    rates = {p.pattern: p.mb_per_s for p in sweep if p.request_bytes == small}
+    seq, rnd = rates.get("sequential"), rates.get("random")
+    return seq / rnd if seq and rnd else None
 
 
 def _decompression(session: Session, dataset: DatasetProfile, files: list[str],

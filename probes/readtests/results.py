@@ -51,6 +51,9 @@ class RawRead:
     bandwidth_mb_per_s: float | None
     cold: Measurement | None
     warm: Measurement | None
+    #: sequential / random MB/s of 4 KiB reads, cold: what the device's read-ahead (and the
+    #: file system's) does for small reads in file order; about 1 means it does nothing
+    readahead_gain_4k: float | None = None
 
 
 @dataclass(frozen=True)
