@@ -1,7 +1,9 @@
-"""Fit and predict: the throughput model and what-if scenarios (issue 4).
+"""Fit and predict: the throughput model and what-if scenarios.
 
-May import ``probes``' result types; never ``advisor``, Rich or Textual.  Nothing is exported
-yet: the throughput model lands with issue 4.
+May import ``probes``' result types; never ``advisor``, Rich or Textual.
 """
 
-__all__: list[str] = []
+from .physics import FEATURES, PARAMS, Cores, Params, config_matrix, rates
+from .throughput import ThroughputModel
+
+__all__ = ["FEATURES", "PARAMS", "Cores", "Params", "ThroughputModel", "config_matrix", "rates"]

@@ -1,0 +1,144 @@
+"""The rate equations (Ganis' model, extended), as plain vectorised functions.
+
+One worker reads compressed data at rate R (MB/s, MB = 10^6 bytes):
+
+    1/R = 1/R_io(request) + 1/R_dec + 1/R_proc
+    R_io(request) = request / (access + request / B)        one stream on one device
+    R_1 = file_MB / (t_open + file_MB / R)                   the per-file cost, paid serially
+
+N workers on N_io independent devices, each delivering R_io:
+
+    R_total(N) = N_e R_1 / (1 + (N_e - 1) R_1 / (N_io R_io))
+
+where N_e counts the workers the cores can run: each core counts 1, each extra hyper-thread
+``ht_weight``, and workers beyond the logical cores add nothing.  Data in the page cache reads
+at the cache rate with no device contention; remote data crosses a link of a given rate and
+per-request latency, whose capacity caps the total (a smooth minimum keeps the model
+differentiable for the fit).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+#: Columns of a configuration matrix X, in order.
+FEATURES = (
+    "workers",        # worker processes (or threads) reading in parallel
+    "request_bytes",  # mean size of one read request reaching the storage
+    "file_mb",        # compressed MB read per file (after branch selection)
+    "io",             # 1: the data comes from storage (or cache/network); 0: from memory
+    "cached",         # 1: the data is in the page cache
+    "remote",         # 1: the data crosses the network link
+    "decompress",     # 1: the job decompresses what it reads
+    "process",        # 1: the job runs the analysis (processing) on what it reads
+    "opens",          # 1: the job opens each file (ROOT metadata) before reading it
+)
+N_FEATURES = len(FEATURES)
+
+#: Fitted parameters, in order, with their units.
+PARAMS = (
+    "storage_mb_per_s",     # B: streaming rate of one device
+    "access_ms",            # access time per read request on the device
+    "devices",              # N_io: independent devices the data sits on
+    "decompress_mb_per_s",  # per core, compressed MB/s
+    "process_mb_per_s",     # per core, compressed MB/s
+    "open_s",               # per file
+    "cache_mb_per_s",       # page-cache rate of one stream
+    "network_mb_per_s",     # the link's capacity (remote data only)
+    "latency_ms",           # per request over the link (remote data only)
+)
+N_PARAMS = len(PARAMS)
+
+#: A smooth minimum's sharpness (p-norm exponent): within 1% of min() past a 2x ratio.
+SOFTMIN_P = 8.0
+
+
+@dataclass(frozen=True)
+class Params:
+    """The physical parameters of one site and workload (see ``PARAMS``)."""
+
+    storage_mb_per_s: float
+    access_ms: float
+    devices: float
+    decompress_mb_per_s: float
+    process_mb_per_s: float
+    open_s: float
+    cache_mb_per_s: float
+    network_mb_per_s: float = 1e6
+    latency_ms: float = 0.0
+
+    def vector(self) -> np.ndarray:
+        return np.array([getattr(self, f.name) for f in fields(self)], dtype=float)
+
+    @classmethod
+    def from_vector(cls, v: np.ndarray) -> Params:
+        return cls(*(float(x) for x in v))
+
+
+@dataclass(frozen=True)
+class Cores:
+    """The CPU: physical cores, hardware threads per core, and what an extra thread is worth."""
+
+    cores: int
+    threads_per_core: int = 1
+    ht_weight: float = 0.3
+
+    def effective(self, workers: np.ndarray) -> np.ndarray:
+        """Workers the cores can run at full speed (extra hyper-threads count ``ht_weight``)."""
+        n = np.asarray(workers, dtype=float)
+        on_cores = np.minimum(n, self.cores)
+        extra_threads = self.cores * max(self.threads_per_core - 1, 0)
+        on_threads = np.clip(n - self.cores, 0.0, extra_threads)
+        return on_cores + self.ht_weight * on_threads
+
+
+def softmin(a: np.ndarray, b: np.ndarray, p: float = SOFTMIN_P) -> np.ndarray:
+    return (np.power(a, -p) + np.power(b, -p)) ** (-1.0 / p)
+
+
+def stream_io_rate(p: Params, request_bytes: np.ndarray, cached: np.ndarray,
+                   remote: np.ndarray) -> np.ndarray:
+    """MB/s of one stream issuing requests of ``request_bytes``."""
+    req_mb = np.asarray(request_bytes, dtype=float) / 1e6
+    disk = req_mb / (p.access_ms / 1e3 + req_mb / p.storage_mb_per_s)
+    net = req_mb / (p.latency_ms / 1e3 + req_mb / p.network_mb_per_s)
+    rate = np.where(remote > 0.5, net, disk)
+    return np.where(cached > 0.5, p.cache_mb_per_s, rate)
+
+
+def rates(p: Params, X: np.ndarray, cores: Cores) -> np.ndarray:
+    """Aggregate compressed MB/s for each configuration row of ``X`` (see ``FEATURES``)."""
+    X = np.atleast_2d(np.asarray(X, dtype=float))
+    workers, request, file_mb, io, cached, remote, dec, proc, opens = X.T
+    r_io = stream_io_rate(p, request, cached, remote)
+    inv = (io > 0.5) / r_io + (dec > 0.5) / p.decompress_mb_per_s
+    inv = inv + (proc > 0.5) / p.process_mb_per_s
+    inv = np.where(inv > 0, inv, 1e-12)
+    single = 1.0 / inv
+    # the per-file cost, paid serially by each worker
+    file_mb = np.maximum(file_mb, 1e-9)
+    r1 = file_mb / ((opens > 0.5) * p.open_s + file_mb / single)
+    n_eff = cores.effective(workers)
+    # contention on the devices: none for cached or in-memory data (each worker its own stream)
+    contended = (io > 0.5) & (cached < 0.5)
+    n_io = np.where(contended, p.devices, np.maximum(n_eff, 1.0))
+    cap = n_io * np.where(contended, r_io, np.inf)
+    total = np.where(
+        contended,
+        n_eff * r1 / (1.0 + (n_eff - 1.0) * r1 / np.where(np.isfinite(cap), cap, 1.0)),
+        n_eff * r1,
+    )
+    link_capped = softmin(total, np.full_like(total, p.network_mb_per_s))
+    return np.where((remote > 0.5) & (cached < 0.5), link_capped, total)
+
+
+def config_matrix(rows: list[dict[str, float]]) -> np.ndarray:
+    """Build X from dicts keyed by ``FEATURES`` (missing keys: workers 1, request 1 MiB,
+    file 1e6 MB, io 1, the others 0)."""
+    defaults = {"workers": 1.0, "request_bytes": float(1 << 20), "file_mb": 1e6, "io": 1.0}
+    unknown = {k for r in rows for k in r} - set(FEATURES)
+    if unknown:
+        raise ValueError(f"unknown configuration keys: {', '.join(sorted(unknown))}")
+    return np.array([[float(r.get(f, defaults.get(f, 0.0))) for f in FEATURES] for r in rows])
