@@ -212,7 +212,7 @@ class ThroughputModel(RegressorMixin, BaseEstimator):
         spread = np.exp(z * np.sqrt(var))
         return pred, pred / spread, pred * spread
 
-    def __sklearn_tags__(self):  # noqa: ANN204 (sklearn.utils.Tags)
+    def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         tags.target_tags.positive_only = True
