@@ -1,0 +1,185 @@
+"""From a calibration to a fitted ``ThroughputModel``.
+
+The read tests become configuration points (rows of ``X``, measured rates ``y``) and priors:
+
+========================  =====================================================================
+read test                 becomes
+========================  =====================================================================
+cold sequential, and the  raw reads (no decompression, no processing) by k workers: storage
+concurrency sweep         rate B and the number of independent devices N_io
+random-request sweep      one worker's raw reads of each request size: access time and B
+page cache                a cached raw read: the page-cache rate
+decompression             an in-memory row (no I/O): the decompression rate per core
+event loop, cold/warm     the whole pipeline (I/O, decompression, processing) on the data's
+                          files: the processing rate
+open cost                 a prior on ``open_s`` (median, with its spread)
+========================  =====================================================================
+
+Each point's weight comes from the standard error of its median (from its spread, (p75 - p25)
+/ median, and its number of samples), no smaller than the model's ``noise``.  The baseline
+configuration is the analysis as the calibration saw it: one worker reading the largest tree's
+files from storage, decompressing and processing them, opening each file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from probes.readtests.results import Calibration, Measurement
+from probes.results import DatasetProfile, SiteProfile
+
+from .physics import FEATURES, config_matrix
+from .throughput import Prior, ThroughputModel
+
+#: IQR / 1.349 is a normal distribution's standard deviation.
+IQR_TO_SIGMA = 1.349
+#: Request size assumed for uproot's event loop when the device's read-ahead is unknown.
+DEFAULT_READAHEAD_BYTES = 128 * 1024
+
+
+@dataclass(frozen=True)
+class FitInputs:
+    """The points, their weights, the priors and the baseline that a calibration yields."""
+
+    X: np.ndarray
+    y: np.ndarray
+    weight: np.ndarray
+    labels: tuple[str, ...]
+    priors: dict[str, Prior]
+    baseline: dict[str, float]
+    cores: int
+    threads_per_core: int
+
+
+def _sigma(m: Measurement | None, floor: float) -> float:
+    """Relative standard error of a measurement's median (1.253 sigma / sqrt(n)), no smaller
+    than ``floor`` (what the model itself is trusted to)."""
+    if m is None or m.spread is None or len(m.samples) < 3:
+        return floor
+    return max(floor, 1.2533 * m.spread / IQR_TO_SIGMA / np.sqrt(len(m.samples)))
+
+
+def fit_inputs(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
+               noise: float = 0.05) -> FitInputs:
+    """Turn a calibration into configuration points, priors and the baseline."""
+    rows: list[dict[str, float]] = []
+    y: list[float] = []
+    sig: list[float] = []
+    labels: list[str] = []
+
+    def add(label: str, row: dict[str, float], rate: float | None,
+            m: Measurement | None) -> None:
+        if rate is None or not np.isfinite(rate) or rate <= 0:
+            return
+        rows.append(row)
+        y.append(float(rate))
+        sig.append(_sigma(m, noise))
+        labels.append(label)
+
+    raw = cal.raw_read
+    big = 1e6  # MB per "file" for raw reads: no per-file cost
+    if raw is not None and raw.cold is not None:
+        req = raw.cold.conditions.request_bytes or (1 << 20)
+        add("cold sequential", {"workers": 1, "request_bytes": req, "file_mb": big},
+            raw.cold_mb_per_s, raw.cold)
+    for c in cal.concurrency:
+        req = c.measurement.conditions.request_bytes or (1 << 20)
+        add(f"concurrency {c.workers}", {"workers": c.workers, "request_bytes": req,
+                                         "file_mb": big}, c.aggregate_mb_per_s, c.measurement)
+    for p in cal.request_sweep:
+        if p.pattern == "random":
+            add(f"random {p.request_bytes} B", {"workers": 1, "request_bytes": p.request_bytes,
+                                               "file_mb": big}, p.mb_per_s, p.measurement)
+    if raw is not None and raw.warm is not None:
+        add("page cache", {"workers": 1, "cached": 1, "file_mb": big}, raw.warm_mb_per_s,
+            raw.warm)
+    tree = max(dataset.trees, key=lambda t: t.compressed_bytes) if dataset.trees else None
+    main_alg = tree.compression.algorithm if tree is not None else None
+    for d in cal.decompression:
+        if d.algorithm == main_alg:
+            add(f"decompression {d.algorithm}", {"io": 0, "decompress": 1, "file_mb": big},
+                d.compressed_mb_per_s, d.measurement)
+
+    readahead = _readahead_bytes(site)
+    file_mb = (tree.compressed_bytes / max(tree.files, 1) / 1e6) if tree is not None else 1.0
+    basket = (tree.baskets.mean_compressed_bytes or readahead) if tree is not None else readahead
+    loop_request = max(basket, readahead)
+    decompress = 0 if main_alg in (None, "none") else 1
+    loop = cal.event_loop
+    if loop is not None:
+        # the event loop reads whole files but its timing leaves the opening out
+        cold_rate = _rate(loop.cold, loop)
+        warm_rate = _rate(loop.warm, loop)
+        if loop.cold is not None and loop.cold.conditions.cache == "cold":
+            add("event loop, cold", {"workers": 1, "request_bytes": loop_request,
+                                     "file_mb": file_mb, "decompress": decompress,
+                                     "process": 1}, cold_rate, loop.cold)
+        add("event loop, warm", {"workers": 1, "cached": 1, "file_mb": file_mb,
+                                 "decompress": decompress, "process": 1}, warm_rate, loop.warm)
+
+    priors: dict[str, Prior] = {}
+    o = cal.open_overhead_s
+    if o is not None and o.cold is not None and o.cold > 0:
+        priors["open_s"] = (o.cold, o.cold * _sigma(o.cold_measurement, noise))
+
+    physical = site.cpu.physical_cores or site.cpu.logical_cores or 1
+    logical = site.cpu.logical_cores or physical
+    baseline = {"workers": 1.0, "request_bytes": float(loop_request), "file_mb": file_mb,
+                "io": 1.0, "cached": 0.0, "remote": 0.0, "decompress": float(decompress),
+                "process": 1.0, "opens": 1.0}
+    sigma = np.asarray(sig)
+    return FitInputs(
+        X=config_matrix(rows) if rows else np.zeros((0, len(FEATURES))),
+        y=np.asarray(y, dtype=float),
+        weight=(noise / sigma) ** 2 if len(sigma) else sigma,
+        labels=tuple(labels),
+        priors=priors,
+        baseline=baseline,
+        cores=int(physical),
+        threads_per_core=max(1, int(logical) // int(physical)),
+    )
+
+
+def _rate(m: Measurement | None, loop: object) -> float | None:
+    """Compressed MB/s of an event-loop measurement (its samples are events/s)."""
+    if m is None or m.median is None:
+        return None
+    per_event = _compressed_per_event(loop)
+    return m.median * per_event / 1e6 if per_event else None
+
+
+def _compressed_per_event(loop: object) -> float | None:
+    events = getattr(loop, "events_per_s", None)
+    mb = getattr(loop, "compressed_mb_per_s", None)
+    if not events or not mb:
+        return None
+    return float(mb) * 1e6 / float(events)
+
+
+def _readahead_bytes(site: SiteProfile) -> int:
+    kbs = [s.read_ahead_kb for s in site.storage if s.read_ahead_kb]
+    return int(kbs[0]) * 1024 if kbs else DEFAULT_READAHEAD_BYTES
+
+
+def model_from_calibration(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
+                           noise: float = 0.05, extra_X: np.ndarray | None = None,
+                           extra_y: Sequence[float] | None = None,
+                           ) -> tuple[ThroughputModel, dict[str, float], FitInputs]:
+    """Fit the model to a calibration (and, optionally, further measured configurations).
+
+    Returns the fitted model, the baseline configuration, and the fit's inputs."""
+    inputs = fit_inputs(cal, dataset, site, noise)
+    X, y, w = inputs.X, inputs.y, inputs.weight
+    if extra_X is not None and extra_y is not None and len(extra_y):
+        X = np.vstack([X, np.asarray(extra_X, dtype=float)])
+        y = np.concatenate([y, np.asarray(extra_y, dtype=float)])
+        w = np.concatenate([w, np.ones(len(extra_y))])
+    if len(y) == 0:
+        raise ValueError("the calibration has no measured point to fit the model to")
+    model = ThroughputModel(cores=inputs.cores, threads_per_core=inputs.threads_per_core,
+                            priors=inputs.priors, noise=noise)
+    model.fit(X, y, sample_weight=w)
+    return model, inputs.baseline, inputs
