@@ -6,7 +6,9 @@ what a PROOF-Lite job, or N uproot processes fed from one list, do:
 
 * N processes (``fork`` where available, as the concurrency sweep does) start, wait at a
   barrier, and then pull the next file from a shared counter when they are done with the
-  previous one (pull-based load balancing: a slow file does not hold back the others);
+  previous one (pull-based load balancing: a slow file does not hold back the others); with
+  ``packet_entries`` they pull packets of entries (cluster-aligned ranges of a file) instead,
+  as PROOF's packetizer does, so that one large merged file can keep N workers busy;
 * for each file a worker opens it, reads the selected branches (all, by default) into arrays in
   steps of about ``step_bytes`` uncompressed (``TTree.iterate``; memory stays bounded whatever
   the file size), calls the user's analysis on each chunk when given, and closes the file;
@@ -26,6 +28,7 @@ raising) surfaces in the parent as a one-line :class:`RuntimeError` naming the f
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing as mp
 import os
 import queue as queue_mod
@@ -53,14 +56,17 @@ POLL_S = 0.25
 
 @dataclass(frozen=True)
 class FileRun:
-    """One file as one worker processed it."""
+    """One unit of work as one worker processed it: a whole file, or a packet of its entries
+    (``entry_start`` to ``entry_stop``) when the job splits files."""
 
     path: str
     worker: int
     entries: int
-    compressed_bytes: int  # of the selected branches (fZipBytes), whole tree
+    compressed_bytes: int  # of the selected branches (fZipBytes), pro rata for a packet
     uncompressed_bytes: int  # fTotBytes
-    seconds: float  # open, read, analysis, close
+    seconds: float  # opening (when the file was not open yet), reading, analysis, closing
+    entry_start: int = 0
+    entry_stop: int = 0
 
 
 @dataclass(frozen=True)
@@ -77,9 +83,12 @@ class JobResult:
     aggregate_mb_per_s: float
     events_per_s: float
     cache: CacheState
-    per_worker: tuple[tuple[int, int, float], ...]  # (files, entries, busy_s) per worker
+    #: (units, entries, busy_s) per worker; units are files, or packets with ``packet_entries``
+    per_worker: tuple[tuple[int, int, float], ...]
     branches: int = 0  # selected branches (of the first file, when all are read)
-    per_file: tuple[FileRun, ...] = ()
+    per_file: tuple[FileRun, ...] = ()  # per unit, sorted by file and entry
+    units: int = 0  # files, or packets with ``packet_entries``
+    packet_entries: int | None = None
     library: str = "ak"
     analysis: str | None = None
     note: str | None = None
@@ -90,29 +99,57 @@ class JobResult:
 
 
 # -- the worker ----------------------------------------------------------------------------------
-def _read_file(path: str, tree_name: str, branches: Sequence[str] | None, library: str,
-               step_bytes: float, analysis: Analysis | None) -> tuple[int, int, int]:
-    """Open ``path``, read the branches into arrays chunk by chunk, run ``analysis`` on each
-    chunk; (entries, fZipBytes, fTotBytes) of the selected branches."""
-    import uproot
+def _length(arrays: Any) -> int:
+    """Entries in one chunk: an awkward record array, or numpy's dict of arrays."""
+    if isinstance(arrays, dict):
+        return len(next(iter(arrays.values()))) if arrays else 0
+    return len(arrays)
 
-    with uproot.open(path) as f:
-        if tree_name not in f:
-            raise ValueError(f"no tree {tree_name!r}")
-        tree = f[tree_name]
-        selected = list(branches) if branches is not None else _leaf_branches(tree)
-        missing = [b for b in selected if b not in tree]
-        if missing:
-            shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
-            raise ValueError(f"no branch {shown} in tree {tree_name!r}")
-        zipped = sum(int(tree[b].member("fZipBytes")) for b in selected)
-        unzipped = sum(int(tree[b].member("fTotBytes")) for b in selected)
-        n_entries = int(tree.num_entries)
-        per_entry = unzipped / n_entries if n_entries > 0 else 1.0
-        step = max(1, int(step_bytes / max(per_entry, 1.0)))
-        n = 0
-        if n_entries > 0 and selected:
-            for arrays in tree.iterate(selected, step_size=step, library=library):
+
+class _Open:
+    """The file a worker has open, with what it needs to read ranges of its tree; kept open
+    while the worker's next unit is in the same file (as a PROOF worker does)."""
+
+    def __init__(self, path: str, tree_name: str, branches: Sequence[str] | None,
+                 step_bytes: float) -> None:
+        import uproot
+
+        self.path = path
+        self.file = uproot.open(path)
+        try:
+            if tree_name not in self.file:
+                raise ValueError(f"no tree {tree_name!r}")
+            self.tree = self.file[tree_name]
+            tree = self.tree
+            self.selected = list(branches) if branches is not None else _leaf_branches(tree)
+            missing = [b for b in self.selected if b not in tree]
+            if missing:
+                shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
+                raise ValueError(f"no branch {shown} in tree {tree_name!r}")
+            self.zipped = sum(int(tree[b].member("fZipBytes")) for b in self.selected)
+            self.unzipped = sum(int(tree[b].member("fTotBytes")) for b in self.selected)
+            self.entries = max(int(tree.num_entries), 0)
+            per_entry = self.unzipped / self.entries if self.entries > 0 else 1.0
+            self.step = max(1, int(step_bytes / max(per_entry, 1.0)))
+        except BaseException:
+            self.file.close()
+            raise
+
+    def close(self) -> None:
+        self.file.close()
+
+    def read(self, start: int | None, stop: int | None, library: str,
+             analysis: Analysis | None) -> tuple[int, int, int, int, int]:
+        """Read entries [start, stop) (the whole tree for ``None``) chunk by chunk, calling
+        ``analysis`` on each chunk; (start, stop, entries, fZipBytes, fTotBytes) of the selected
+        branches, the bytes in proportion to the entries for a part of the tree."""
+        n = self.entries
+        a = 0 if start is None else min(max(start, 0), n)
+        b = n if stop is None else min(max(stop, a), n)
+        read = 0
+        if b > a and self.selected:
+            for arrays in self.tree.iterate(self.selected, step_size=self.step, entry_start=a,
+                                            entry_stop=b, library=library):
                 if analysis is not None:
                     try:
                         analysis(arrays)
@@ -122,64 +159,93 @@ def _read_file(path: str, tree_name: str, branches: Sequence[str] | None, librar
                         name = getattr(analysis, "__qualname__", None) or repr(analysis)
                         raise RuntimeError(f"the analysis {name} raised "
                                            f"{type(exc).__name__}: {one_line(exc)}") from None
-                n += len(next(iter(arrays.values()))) if isinstance(arrays, dict) \
-                    else len(arrays)
+                read += _length(arrays)
                 del arrays
         else:
-            n = max(n_entries, 0)
-    return n, zipped, unzipped
+            read = b - a
+        if n == 0:
+            return a, b, 0, self.zipped, self.unzipped
+        # the shares of consecutive ranges add up exactly to the file's bytes
+        return (a, b, read, self.zipped * b // n - self.zipped * a // n,
+                self.unzipped * b // n - self.unzipped * a // n)
 
 
-def _worker(wid: int, paths: Sequence[str], tree_name: str, branches: Sequence[str] | None,
-            library: str, step_bytes: float, analysis: Analysis | None, counter: Any,
-            barrier: Any, results: Any) -> None:
-    """Child process: after the barrier, take the next file index until none is left; report
-    ("file", ...) per file, ("error", ...) on failure, ("done", ...) at the end."""
+Unit = tuple[int, int | None, int | None]  # (file index, entry start, entry stop)
+
+
+def _worker(wid: int, paths: Sequence[str], units: Sequence[Unit], tree_name: str,
+            branches: Sequence[str] | None, library: str, step_bytes: float,
+            analysis: Analysis | None, counter: Any, barrier: Any, results: Any) -> None:
+    """Child process: after the barrier, take the next unit (a file, or a packet of entries of
+    one) until none is left; report ("unit", ...) per unit, ("error", ...) on failure,
+    ("done", ...) at the end."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends us
     barrier.wait(timeout=START_TIMEOUT_S)
     t0 = time.perf_counter()
     busy = 0.0
-    while True:
-        with counter.get_lock():
-            i = counter.value
-            counter.value = i + 1
-        if i >= len(paths):
-            break
-        s0 = time.perf_counter()
-        try:
-            entries, zipped, unzipped = _read_file(paths[i], tree_name, branches, library,
-                                                   step_bytes, analysis)
-        except BaseException as exc:
-            from ..rootfile import one_line
+    current: _Open | None = None
+    try:
+        while True:
+            with counter.get_lock():
+                k = counter.value
+                counter.value = k + 1
+            if k >= len(units):
+                break
+            i, start, stop = units[k]
+            s0 = time.perf_counter()
+            try:
+                if current is None or current.path != paths[i]:
+                    if current is not None:
+                        current.close()
+                        current = None
+                    current = _Open(paths[i], tree_name, branches, step_bytes)
+                a, b, entries, zipped, unzipped = current.read(start, stop, library, analysis)
+                if stop is None or b >= current.entries:  # the file's last unit
+                    current.close()
+                    current = None
+            except BaseException as exc:
+                from ..rootfile import one_line
 
-            msg = one_line(exc)
-            if not isinstance(exc, RuntimeError) or not msg.startswith("the analysis "):
-                msg = f"{type(exc).__name__}: {msg}"
-            results.put(("error", wid, i, msg))
-            return
-        dt = time.perf_counter() - s0
-        busy += dt
-        results.put(("file", wid, i, entries, zipped, unzipped, dt))
+                msg = one_line(exc)
+                if not isinstance(exc, RuntimeError) or not msg.startswith("the analysis "):
+                    msg = f"{type(exc).__name__}: {msg}"
+                results.put(("error", wid, i, msg))
+                return
+            dt = time.perf_counter() - s0
+            busy += dt
+            results.put(("unit", wid, i, a, b, entries, zipped, unzipped, dt))
+    finally:
+        if current is not None:
+            current.close()
     results.put(("done", wid, t0, time.perf_counter(), busy))
 
 
 # -- the parent ----------------------------------------------------------------------------------
-def _resolve_branches(path: str, tree_name: str, branches: Sequence[str] | None) -> int:
+def _prepare(path: str, tree_name: str, branches: Sequence[str] | None, library: str) -> int:
     """The number of selected branches in the first file; ``ValueError`` (one line) when the
-    tree or a requested branch is missing there."""
+    tree or a requested branch is missing there.  Reads a few entries, so that the one-time
+    costs of the readers (lazy imports, kernels) are paid here, before the workers fork,
+    as the single-process event loop's warm-up does; the files are evicted afterwards."""
     import uproot
 
     with uproot.open(path) as f:
         if tree_name not in f:
             raise ValueError(f"no tree {tree_name!r} in {path}")
         tree = f[tree_name]
-        if branches is None:
-            return len(_leaf_branches(tree))
-        missing = [b for b in branches if b not in tree]
+        selected = list(branches) if branches is not None else _leaf_branches(tree)
+        missing = [b for b in selected if b not in tree]
         if missing:
             shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
             raise ValueError(f"no branch {shown} in tree {tree_name!r} of {path}")
-        return len(branches)
+        if selected and int(tree.num_entries) > 0:
+            try:
+                tree.arrays(selected, entry_stop=min(10, int(tree.num_entries)), library=library)
+            except Exception as exc:
+                from ..rootfile import one_line
+
+                raise ValueError(f"cannot read tree {tree_name!r} of {path}: "
+                                 f"{one_line(exc)}") from None
+        return len(selected)
 
 
 def _warm_up(paths: Sequence[str]) -> tuple[CacheState, str | None]:
@@ -195,11 +261,12 @@ def _warm_up(paths: Sequence[str]) -> tuple[CacheState, str | None]:
     return "warm", None
 
 
-def _collect(procs: list[Any], results: Any, paths: Sequence[str], deadline: float
+def _collect(procs: list[Any], results: Any, paths: Sequence[str], n_units: int,
+             deadline: float
              ) -> tuple[list[tuple[Any, ...]], dict[int, tuple[float, float, float]]]:
     """The children's reports, until every child said it is done.  Raises ``RuntimeError``
     (one line) for an error in a child, a child that died, or the deadline."""
-    files: list[tuple[Any, ...]] = []
+    units: list[tuple[Any, ...]] = []
     done: dict[int, tuple[float, float, float]] = {}
     suspect: dict[int, int] = {}  # child that exited without "done": polls since
     while len(done) < len(procs):
@@ -208,7 +275,7 @@ def _collect(procs: list[Any], results: Any, paths: Sequence[str], deadline: flo
         except queue_mod.Empty:
             if time.perf_counter() > deadline:
                 raise TimeoutError(f"the parallel job did not finish within its time limit "
-                                   f"({len(files)} of {len(paths)} files done)") from None
+                                   f"({len(units)} of {n_units} units done)") from None
             for wid, p in enumerate(procs):
                 if wid in done or p.exitcode is None:
                     continue
@@ -219,14 +286,47 @@ def _collect(procs: list[Any], results: Any, paths: Sequence[str], deadline: flo
                                        "finishing its files") from None
             continue
         kind = msg[0]
-        if kind == "file":
-            files.append(msg)
+        if kind == "unit":
+            units.append(msg)
         elif kind == "done":
             done[msg[1]] = (msg[2], msg[3], msg[4])
         else:  # "error"
             _, _, i, text = msg
             raise RuntimeError(f"{paths[i]}: {text}")
-    return files, done
+    return units, done
+
+
+def _units(paths: Sequence[str], tree_name: str, packet_entries: int | None) -> list[Unit]:
+    """The job's units of work: whole files, or packets of about ``packet_entries`` entries
+    whose boundaries fall on cluster (common basket) boundaries where the tree has them, so
+    that no basket is read by two workers.  A file that cannot be opened here stays one unit
+    (its worker then reports the failure)."""
+    if packet_entries is None:
+        return [(i, None, None) for i in range(len(paths))]
+    import uproot
+
+    out: list[Unit] = []
+    for i, path in enumerate(paths):
+        try:
+            with uproot.open(path) as f:
+                tree = f[tree_name]
+                n = int(tree.num_entries)
+                try:
+                    offsets = [int(x) for x in tree.common_entry_offsets()]
+                except Exception:
+                    offsets = [*range(0, n, packet_entries), n]
+        except Exception:
+            out.append((i, None, None))
+            continue
+        bounds = [0]
+        for off in offsets:
+            if off - bounds[-1] >= packet_entries and off < n:
+                bounds.append(off)
+        bounds.append(n)
+        out.extend((i, a, b) for a, b in itertools.pairwise(bounds) if b > a)
+        if n <= 0:
+            out.append((i, None, None))
+    return out
 
 
 def run_job(
@@ -240,6 +340,7 @@ def run_job(
     timeout_s: float = 600,
     library: str = "ak",
     step_bytes: float = DEFAULT_STEP_BYTES,
+    packet_entries: int | None = None,
 ) -> JobResult:
     """Run the job once on ``workers`` processes over ``files`` (the first ``max_files``).
 
@@ -247,13 +348,19 @@ def run_job(
     ``analysis``: a callable ``f(arrays)`` called on every chunk, or ``"module:function"``, or
     ``"path/to/file.py:function"``; ``library``: uproot's array library (``"ak"`` as the
     single-process event loop uses, or ``"np"``).  ``cold`` evicts every file first, otherwise
-    every file is read once beforehand.  Raises ``ValueError`` (one line) for bad arguments, a
-    missing tree or branch in the first file, or an analysis that cannot be resolved;
-    ``RuntimeError`` (one line, naming the file) when a worker fails; ``TimeoutError`` after
-    ``timeout_s``.
+    every file is read once beforehand.  The workers pull whole files; with ``packet_entries``
+    they pull packets of about that many entries (on cluster boundaries) instead, as PROOF's
+    packetizer hands out parts of files, so that a few large files keep N workers busy (a
+    worker keeps its file open while its next packet is in the same file).
+
+    Raises ``ValueError`` (one line) for bad arguments, a missing tree or branch in (or an
+    unreadable) first file, or an analysis that cannot be resolved; ``RuntimeError`` (one line,
+    naming the file) when a worker fails; ``TimeoutError`` after ``timeout_s``.
     """
     if workers < 1:
         raise ValueError(f"workers must be at least 1, not {workers}")
+    if packet_entries is not None and packet_entries < 1:
+        raise ValueError(f"packet_entries must be at least 1, not {packet_entries}")
     if library not in ("ak", "np"):
         raise ValueError(f"library must be 'ak' or 'np', not {library!r}")
     paths = [os.fspath(p) for p in files]
@@ -263,7 +370,8 @@ def run_job(
         raise ValueError("no files to process")
     func, analysis_name = resolve_analysis(analysis)
     selected = tuple(branches) if branches else None
-    n_branches = _resolve_branches(paths[0], tree_name, selected)
+    n_branches = _prepare(paths[0], tree_name, selected, library)
+    units = _units(paths, tree_name, packet_entries)
 
     evictions: tuple[Eviction, ...] = ()
     if cold:
@@ -278,8 +386,8 @@ def run_job(
     barrier = ctx.Barrier(workers + 1)
     results = ctx.Queue()
     procs = [ctx.Process(target=_worker,
-                         args=(w, paths, tree_name, selected, library, step_bytes, func, counter,
-                               barrier, results),
+                         args=(w, paths, units, tree_name, selected, library, step_bytes, func,
+                               counter, barrier, results),
                          daemon=True, name=f"hep-advisor-job-{w}")
              for w in range(workers)]
     try:
@@ -289,7 +397,8 @@ def run_job(
             barrier.wait(timeout=START_TIMEOUT_S)
         except Exception:
             raise RuntimeError("the workers of the parallel job did not start") from None
-        file_msgs, done = _collect(procs, results, paths, time.perf_counter() + timeout_s)
+        unit_msgs, done = _collect(procs, results, paths, len(units),
+                                   time.perf_counter() + timeout_s)
         for p in procs:
             p.join(timeout=10)
     finally:
@@ -307,8 +416,9 @@ def run_job(
     end = max(t1 for _, t1, _ in done.values())
     wall = max(end - start, 1e-9)
     runs = sorted((FileRun(path=paths[i], worker=w, entries=n, compressed_bytes=z,
-                           uncompressed_bytes=u, seconds=dt)
-                   for _, w, i, n, z, u, dt in file_msgs), key=lambda r: r.path)
+                           uncompressed_bytes=u, seconds=dt, entry_start=a, entry_stop=b)
+                   for _, w, i, a, b, n, z, u, dt in unit_msgs),
+                  key=lambda r: (r.path, r.entry_start))
     per_worker = tuple(
         (sum(1 for r in runs if r.worker == w), sum(r.entries for r in runs if r.worker == w),
          done[w][2])
@@ -316,11 +426,12 @@ def run_job(
     entries = sum(r.entries for r in runs)
     zipped = sum(r.compressed_bytes for r in runs)
     return JobResult(
-        workers=workers, files=len(runs), entries=entries, compressed_bytes=zipped,
+        workers=workers, files=len({r.path for r in runs}), entries=entries,
+        compressed_bytes=zipped,
         uncompressed_bytes=sum(r.uncompressed_bytes for r in runs), wall_s=wall,
         aggregate_mb_per_s=zipped / wall / 1e6, events_per_s=entries / wall, cache=state,
         per_worker=per_worker, branches=n_branches, per_file=tuple(runs), library=library,
-        analysis=analysis_name, note=note)
+        analysis=analysis_name, note=note, units=len(runs), packet_entries=packet_entries)
 
 
 def _combined_cache(states: Sequence[CacheState]) -> CacheState:

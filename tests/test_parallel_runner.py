@@ -1,0 +1,200 @@
+"""The parallel job (probes.readtests.parallel): N uproot worker processes over the tiny demo."""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from advisor.demo import make_datasets
+from helpers import snapshot
+from probes.dataset import probe_dataset
+from probes.readtests import parallel
+from probes.readtests.pagecache import evict
+from probes.readtests.parallel import JobResult, measure_job, run_job
+from probes.results import TreeProfile
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = make_datasets(tmp_path_factory.mktemp("d") / "x", scale="tiny", jobs=1)
+    for p in sorted(d.rglob("*.root")):  # flushed, so that eviction can work
+        with open(p, "rb") as fh:
+            os.fsync(fh.fileno())
+    return d
+
+
+@pytest.fixture(scope="module")
+def small(data: Path) -> list[str]:
+    files = sorted(str(p) for p in (data / "small_files").glob("*.root"))
+    assert len(files) == 6
+    return files
+
+
+@pytest.fixture(scope="module")
+def evictable(small: list[str]) -> bool:
+    """Whether this file system lets files be evicted (tmpfs, for one, does not)."""
+    return all(evict(p).cold for p in small)
+
+
+@pytest.fixture(scope="module")
+def esd_profile(small: list[str]) -> TreeProfile:
+    profile = probe_dataset(small, sample=None)
+    (tree,) = [t for t in profile.trees if t.name == "esdTree"]
+    return tree
+
+
+@pytest.fixture(autouse=True)
+def untouched(data: Path) -> Iterator[None]:
+    """Every test leaves the data as it was and no child process behind."""
+    me = psutil.Process()
+    before_children = {c.pid for c in me.children(recursive=True)}
+    before = snapshot(data)
+    yield
+    assert snapshot(data) == before
+    left = [c.pid for c in me.children(recursive=True) if c.pid not in before_children]
+    assert left == []  # not even a zombie: every child was joined
+
+
+def check_consistent(r: JobResult) -> None:
+    assert r.units == len(r.per_file) >= r.files == len({u.path for u in r.per_file})
+    assert sum(w[0] for w in r.per_worker) == r.units
+    assert sum(w[1] for w in r.per_worker) == r.entries
+    assert len(r.per_worker) == r.workers
+    assert r.wall_s > 0
+    assert all(0 <= w[2] <= r.wall_s * 1.05 + 0.01 for w in r.per_worker)
+    assert r.aggregate_mb_per_s == pytest.approx(r.compressed_bytes / r.wall_s / 1e6)
+    assert r.events_per_s == pytest.approx(r.entries / r.wall_s)
+    assert r.uncompressed_bytes >= r.compressed_bytes > 0
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_every_file_is_processed_exactly_once(
+    small: list[str], esd_profile: TreeProfile, evictable: bool, workers: int
+) -> None:
+    r = run_job(small, "esdTree", workers)
+    check_consistent(r)
+    assert r.workers == workers
+    assert sorted(f.path for f in r.per_file) == small  # each file once
+    assert {f.worker for f in r.per_file} <= set(range(workers))
+    assert r.entries == esd_profile.entries
+    # all branches: the bytes from the metadata are the tree's
+    assert r.compressed_bytes == esd_profile.compressed_bytes
+    assert r.uncompressed_bytes == esd_profile.uncompressed_bytes
+    assert r.branches == esd_profile.branches
+    assert r.cache == ("cold" if evictable else r.cache)
+    if not evictable:
+        assert r.cache in ("mixed", "unknown") and r.note
+    if workers == 2:
+        assert all(w[0] >= 1 for w in r.per_worker)  # pull-based: both took files
+
+
+def test_selected_branches_read_fewer_bytes(small: list[str], esd_profile: TreeProfile) -> None:
+    chosen = [b.name for b in esd_profile.branch_profiles[-3:]]
+    r = run_job(small, "esdTree", 2, branches=chosen, cold=False, library="np")
+    check_consistent(r)
+    assert r.cache == "warm" and r.branches == 3 and r.library == "np"
+    assert r.entries == esd_profile.entries
+    want = sum(b.compressed_bytes for b in esd_profile.branch_profiles if b.name in chosen)
+    assert r.compressed_bytes == want < esd_profile.compressed_bytes
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(),
+                    reason="the shared counter reaches the workers by fork")
+def test_flat_tree_with_an_analysis_and_max_files(data: Path) -> None:
+    flat = sorted(str(p) for p in (data / "flat").glob("*.root"))
+    seen = multiprocessing.get_context("fork").Value("l", 0)  # shared with the workers
+
+    def count(arrays: Any) -> None:
+        with seen.get_lock():
+            seen.value += len(arrays)
+
+    r = run_job(flat, "pythia", 2, analysis=count, max_files=2, cold=False)
+    check_consistent(r)
+    assert r.files == 2 and [f.path for f in r.per_file] == flat[:2]
+    assert r.analysis is not None and r.analysis.endswith("count")
+    assert seen.value == r.entries > 0  # called on every chunk, in the workers
+
+
+def test_packets_split_one_merged_file_between_workers(data: Path) -> None:
+    merged = str(data / "merged" / "esd_merged.root")
+    (tree,) = [t for t in probe_dataset([merged]).trees if t.name == "esdTree"]
+    r = run_job([merged], "esdTree", 2, packet_entries=tree.entries // 4, cold=False)
+    check_consistent(r)
+    assert r.files == 1 and r.units == len(r.per_file) >= 3 and r.packet_entries
+    ranges = [(u.entry_start, u.entry_stop) for u in r.per_file]
+    assert ranges[0][0] == 0 and ranges[-1][1] == tree.entries
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(ranges))  # contiguous, no overlap
+    assert [u.entries for u in r.per_file] == [b - a for a, b in ranges]
+    assert r.entries == tree.entries
+    assert r.compressed_bytes == tree.compressed_bytes  # the shares add up exactly
+    assert r.uncompressed_bytes == tree.uncompressed_bytes
+    with pytest.raises(ValueError, match="packet_entries"):
+        run_job([merged], "esdTree", 1, packet_entries=0)
+
+
+def test_measure_job_returns_the_median_run(small: list[str]) -> None:
+    run, m = measure_job(small, "esdTree", 2, repeats=3, max_files=4, cold=False)
+    assert m.unit == "MB/s" and len(m.samples) == 3
+    assert run.aggregate_mb_per_s == m.median
+    assert m.conditions.workers == 2 and m.conditions.cache == "warm"
+    assert m.conditions.bytes_per_sample == run.compressed_bytes
+    assert run.files == 4
+
+
+def _boom(arrays: object) -> None:
+    raise ValueError("boom\nand a second line")
+
+
+def test_a_failing_analysis_is_one_line_naming_the_file(small: list[str]) -> None:
+    with pytest.raises(RuntimeError) as info:
+        run_job(small, "esdTree", 2, analysis=_boom, cold=False)
+    msg = str(info.value)
+    assert "\n" not in msg
+    assert any(p in msg for p in small)
+    assert "_boom" in msg and "ValueError: boom" in msg
+
+
+def test_a_damaged_file_is_named(small: list[str], tmp_path: Path) -> None:
+    bad = tmp_path / "bad.root"
+    bad.write_bytes(b"root" + b"\0" * 300)
+    with pytest.raises(RuntimeError, match=r"bad\.root") as info:
+        run_job([*small[:2], str(bad)], "esdTree", 2, cold=False)
+    assert "\n" not in str(info.value)
+
+
+def test_interrupt_and_timeout_leave_no_child(
+    small: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def slow(arrays: object) -> None:
+        time.sleep(5)
+
+    with pytest.raises(TimeoutError):
+        run_job(small, "esdTree", 2, analysis=slow, cold=False, timeout_s=0.3)
+
+    def interrupted(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(parallel, "_collect", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_job(small, "esdTree", 2, cold=False)
+
+
+def test_bad_arguments(small: list[str]) -> None:
+    with pytest.raises(ValueError, match="workers"):
+        run_job(small, "esdTree", 0)
+    with pytest.raises(ValueError, match="no branch nope"):
+        run_job(small, "esdTree", 1, branches=["nope"])
+    with pytest.raises(ValueError, match="no tree"):
+        run_job(small, "nosuchtree", 1)
+    with pytest.raises(ValueError, match="no files"):
+        run_job([], "esdTree", 1)
+    with pytest.raises(ValueError, match="analysis"):
+        run_job(small, "esdTree", 1, analysis="no_such_module_xyz:f")
