@@ -20,7 +20,12 @@ import numpy as np
 from scipy.optimize import least_squares
 from scipy.stats import norm
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_is_fitted,
+    check_non_negative,
+    validate_data,
+)
 
 from .physics import FEATURES, N_FEATURES, PARAMS, Cores, Params, rates
 
@@ -36,6 +41,8 @@ DEFAULTS = Params(
     network_mb_per_s=1e6,
     latency_ms=0.0,
 )
+#: Where the link's parameters start when remote points are fitted (a 1 Gb/s link, 1 ms).
+REMOTE_START = {"network_mb_per_s": 110.0, "latency_ms": 1.0}
 #: Bounds of each parameter (the fit works on their logarithms).
 BOUNDS = {
     "storage_mb_per_s": (0.1, 1e6),
@@ -48,6 +55,8 @@ BOUNDS = {
     "network_mb_per_s": (0.01, 1e7),
     "latency_ms": (1e-4, 1e4),
 }
+#: A parameter known to no better than a factor e**MAX_LOG_STD (one sigma) is unconstrained.
+MAX_LOG_STD = 5.0
 Prior = tuple[float, float]  # (value, standard deviation), in the parameter's unit
 
 
@@ -91,6 +100,7 @@ class ThroughputModel(RegressorMixin, BaseEstimator):
     def fit(self, X: np.ndarray, y: np.ndarray,
             sample_weight: np.ndarray | None = None) -> ThroughputModel:
         X, y = validate_data(self, X, y, y_numeric=True, ensure_min_samples=1)
+        check_non_negative(X, f"{type(self).__name__} (X)")
         if X.shape[1] != N_FEATURES:
             raise ValueError(f"X must have the {N_FEATURES} columns {', '.join(FEATURES)}; "
                              f"got {X.shape[1]}")
@@ -102,7 +112,10 @@ class ThroughputModel(RegressorMixin, BaseEstimator):
         unknown = (set(priors) | set(fixed)) - set(PARAMS)
         if unknown:
             raise ValueError(f"unknown parameters: {', '.join(sorted(unknown))}")
-        w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, float)
+        bad = [n for n, (v, s) in priors.items() if not (v > 0 and s > 0)]
+        if bad:
+            raise ValueError(f"priors need a positive value and std: {', '.join(sorted(bad))}")
+        w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         sigma = self.noise / np.sqrt(np.maximum(w, 1e-12))
         cpu = self._cpu()
 
@@ -111,8 +124,15 @@ class ThroughputModel(RegressorMixin, BaseEstimator):
             base[PARAMS.index(name)] = value
         for name, value in fixed.items():
             base[PARAMS.index(name)] = value
+        remote = bool(np.any((X[:, FEATURES.index("remote")] > 0.5)
+                             & (X[:, FEATURES.index("cached")] < 0.5)))
+        if remote:  # the link's defaults (unlimited, no latency) are where no gradient is
+            for name, start_value in REMOTE_START.items():
+                if name not in priors and name not in fixed:
+                    base[PARAMS.index(name)] = start_value
         free = [i for i, name in enumerate(PARAMS)
-                if name not in fixed and (name in priors or _sensitive(base, i, X, cpu))]
+                if name not in fixed and (name in priors or _sensitive(base, i, X, cpu)
+                                          or (remote and name in REMOTE_START))]
         lo = np.log([BOUNDS[PARAMS[i]][0] for i in free])
         hi = np.log([BOUNDS[PARAMS[i]][1] for i in free])
         start = np.clip(np.log(np.maximum(base[free], 1e-12)), lo + 1e-9, hi - 1e-9)
@@ -138,10 +158,7 @@ class ThroughputModel(RegressorMixin, BaseEstimator):
             dof = max(len(result.fun) - len(free), 1)
             chi2 = float(result.fun @ result.fun)
             scale = max(1.0, chi2 / dof)
-            try:
-                cov = np.linalg.pinv(jac.T @ jac) * scale
-            except np.linalg.LinAlgError:  # pragma: no cover - pinv rarely fails
-                cov = np.full((len(free), len(free)), np.nan)
+            cov = _log_covariance(jac) * scale
             self.success_ = bool(result.success)
             self.message_ = str(result.message)
             self.cost_ = float(result.cost)
@@ -154,12 +171,16 @@ class ThroughputModel(RegressorMixin, BaseEstimator):
         vec = full(theta)
         self.params_ = dict(zip(PARAMS, (float(x) for x in vec), strict=True))
         # a parameter whose column of the Jacobian vanishes at the solution (the points do not
-        # depend on it there, e.g. a processing rate far above an I/O-bound rate) is not
-        # constrained: it keeps its value, with no uncertainty, and is listed as such
+        # depend on it there, e.g. a processing rate far above an I/O-bound rate), or that only
+        # enters in a combination with others (one file size cannot tell the open cost from the
+        # processing time), is not constrained: it keeps its value, with no uncertainty, and is
+        # listed as such
         weak = set()
         if free:
             col = np.linalg.norm(jac, axis=0)
-            weak = {free[k] for k in range(len(free)) if col[k] < 1e-3 * max(col.max(), 1e-12)}
+            log_std = np.sqrt(np.maximum(np.diag(cov), 0.0))
+            weak = {free[k] for k in range(len(free))
+                    if col[k] < 1e-3 * max(col.max(), 1e-12) or log_std[k] > MAX_LOG_STD}
         std: dict[str, float | None] = {name: None for name in PARAMS}
         for k, i in enumerate(free):
             if i not in weak:
@@ -177,6 +198,7 @@ class ThroughputModel(RegressorMixin, BaseEstimator):
     def _check_X(self, X: np.ndarray) -> np.ndarray:
         check_is_fitted(self, "params_")
         X = validate_data(self, X, reset=False)
+        check_non_negative(X, f"{type(self).__name__} (X)")
         return np.asarray(X, dtype=float)
 
     @property
@@ -215,8 +237,18 @@ class ThroughputModel(RegressorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
+        tags.input_tags.positive_only = True  # counts, sizes and flags
         tags.target_tags.positive_only = True
         return tags
+
+
+def _log_covariance(jac: np.ndarray) -> np.ndarray:
+    """(J^T J)^-1 of the log parameters, from the singular values of J.  A direction the
+    points do not constrain (a vanishing singular value) gets a huge variance rather than the
+    none that a pseudo-inverse would give it, so that its parameters show as unconstrained."""
+    _, s, vt = np.linalg.svd(jac, full_matrices=False)
+    floor = max(float(s.max(initial=0.0)) * 1e-12, 1e-100)  # variances stay finite
+    return (vt.T / np.maximum(s, floor) ** 2) @ vt
 
 
 def _sensitive(base: np.ndarray, i: int, X: np.ndarray, cpu: Cores) -> bool:

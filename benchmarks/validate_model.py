@@ -1,0 +1,203 @@
+"""Prediction against measurement: does the throughput model predict what it claims?
+
+    python benchmarks/validate_model.py [--repeats 3] [--no-emulated] [--no-unthrottled]
+
+1. The demo's small files (64 x 1 MB, 205 branches) and its merged file (the same events, one
+   56 MB file, read in packets of 800 entries, as PROOF-Lite would) are copied onto an emulated
+   70 MB/s, 120 IOPS disk.  `calibrate` runs on the small files inside the throttled cgroup.
+2. Real analysis jobs (all branches read into arrays by N worker processes, pull-based) are
+   measured at 1, 2 and 4 workers, cold and warm, for both datasets (median of --repeats).
+3. The model is fitted to the calibration plus some measured jobs and predicts the others:
+   (A) more workers: trained on 1 and 2 workers, predicts 4;
+   (B) other file sizes: trained on the small files, predicts the merged file.
+   Beside it, a generic scikit-learn regressor (gradient boosting on workers, MB per file
+   open, cache state) trained on the same measured jobs.  Both errors are reported (MAPE).
+4. The same on the unthrottled disk, where the 2 cores become the limit: calibrated, trained on
+   1 worker, predicts 2 and 4.
+
+Target (issue 4): mean absolute percentage error within 15% on the held-out points.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+TREE = "esdTree"
+PACKET_ENTRIES = 800
+WORKERS = (1, 2, 4)
+
+
+@dataclass(frozen=True)
+class Point:
+    dataset: str  # "small" | "merged"
+    workers: int
+    cached: bool
+    mb_per_s: float
+    spread: float | None
+    file_mb: float  # compressed MB per file open
+
+
+def _measure(files: list[str], workers: int, cold: bool, repeats: int,
+             packets: int | None) -> tuple[float, float | None, float]:
+    from probes.readtests.parallel import measure_job
+
+    result, m = measure_job(files, TREE, workers, repeats=repeats, cold=cold,
+                            packet_entries=packets)
+    opens = len({(r.worker, r.path) for r in result.per_file}) or result.files
+    return float(m.median or 0.0), m.spread, result.compressed_bytes / opens / 1e6
+
+
+def measure_points(small: list[str], merged: list[str], repeats: int) -> list[Point]:
+    points = []
+    for name, files, packets in (("small", small, None), ("merged", merged, PACKET_ENTRIES)):
+        for cached in (False, True):
+            for k in WORKERS:
+                rate, spread, file_mb = _measure(files, k, not cached, repeats, packets)
+                points.append(Point(name, k, cached, rate, spread, file_mb))
+                print(f"  measured {name:6s} {'warm' if cached else 'cold'} {k} workers: "
+                      f"{rate:7.1f} MB/s (spread {100 * (spread or 0):.1f}%), "
+                      f"{file_mb:.2f} MB per file open", flush=True)
+    return points
+
+
+def calibrate_files(path: str, budget: float):  # type: ignore[no-untyped-def]
+    from probes import probe_dataset, probe_site
+    from probes.readtests.calibrate import calibrate
+
+    ds = probe_dataset([path])
+    site = probe_site([path])
+    return calibrate(ds, budget_s=budget, workers=WORKERS), ds, site
+
+
+def rows(points: list[Point], baseline: dict[str, float]) -> np.ndarray:
+    from models.physics import config_matrix
+
+    return config_matrix([{**baseline, "workers": p.workers, "cached": float(p.cached),
+                           "file_mb": p.file_mb} for p in points])
+
+
+def mape(pred: np.ndarray, truth: np.ndarray) -> float:
+    return float(np.mean(np.abs(pred - truth) / truth) * 100)
+
+
+def evaluate(label: str, cal_inputs, train: list[Point], test: list[Point]) -> dict:  # type: ignore[no-untyped-def]
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    from models.calibration import model_from_calibration
+
+    cal, ds, site = cal_inputs
+    _, baseline, _ = model_from_calibration(cal, ds, site)
+    X_train, X_test = rows(train, baseline), rows(test, baseline)
+    y_train = np.array([p.mb_per_s for p in train])
+    y_test = np.array([p.mb_per_s for p in test])
+    model, _, _ = model_from_calibration(cal, ds, site, extra_X=X_train, extra_y=y_train)
+    pred, low, high = model.predict_interval(X_test, level=0.9)
+
+    def feats(ps: list[Point]) -> np.ndarray:
+        return np.array([[p.workers, p.file_mb, float(p.cached)] for p in ps])
+
+    box = GradientBoostingRegressor(random_state=0).fit(feats(train), y_train)
+    pred_box = box.predict(feats(test))
+    print(f"\n{label}: trained on {len(train)} measured jobs (+ the calibration for the "
+          f"model), {len(test)} held out")
+    print(f"  {'dataset':7s} {'cache':5s} {'workers':>7s} {'measured':>9s} {'model':>8s} "
+          f"{'90% interval':>16s} {'error':>7s} {'black box':>9s} {'error':>7s}")
+    for p, q, lo, hi, b in zip(test, pred, low, high, pred_box, strict=True):
+        print(f"  {p.dataset:7s} {'warm' if p.cached else 'cold':5s} {p.workers:7d} "
+              f"{p.mb_per_s:9.1f} {q:8.1f} {lo:7.1f}-{hi:<8.1f} "
+              f"{100 * (q / p.mb_per_s - 1):+6.1f}% {b:9.1f} {100 * (b / p.mb_per_s - 1):+6.1f}%")
+    covered = np.mean((y_test >= low) & (y_test <= high))
+    out = {"model_mape": mape(pred, y_test), "box_mape": mape(pred_box, y_test),
+           "coverage": float(covered)}
+    print(f"  MAPE: model {out['model_mape']:.1f}%, black box {out['box_mape']:.1f}%; "
+          f"90% intervals cover {100 * covered:.0f}% of the held-out points")
+    return out
+
+
+def emulated(args: argparse.Namespace, demo: Path) -> list[dict]:
+    from advisor.testbench.emulated_disk import availability, emulated_disks
+
+    ok, why = availability()
+    if not ok:
+        print(f"emulated disks unavailable: {why}")
+        return []
+    size_mb = int(2.5 * 130) + 64
+    with emulated_disks(n=1, size_mb=size_mb, read_mb_per_s=70.0, read_iops=120) as bench:
+        small_dir = bench.mount_point / "small_files"
+        shutil.copytree(demo / "small_files", small_dir)
+        merged_dir = bench.mount_point / "merged"
+        shutil.copytree(demo / "merged", merged_dir)
+        os.sync()
+        small = sorted(str(p) for p in small_dir.glob("*.root"))
+        merged = sorted(str(p) for p in merged_dir.glob("*.root"))
+        bench.drop_caches(*small, *merged)
+        print("emulated 70 MB/s, 120 IOPS disk: calibrating the small files ...", flush=True)
+        cal_inputs = bench.call(calibrate_files, str(small_dir), args.budget)
+        print(f"  calibrated: cold {cal_inputs[0].raw_read.cold_mb_per_s:.1f} MB/s, "
+              f"{cal_inputs[0].raw_read.iops_4k:.0f} IOPS", flush=True)
+        points = bench.call(measure_points, small, merged, args.repeats)
+    results = [
+        evaluate("(A) emulated disk, more workers", cal_inputs,
+                 [p for p in points if p.workers <= 2], [p for p in points if p.workers > 2]),
+        evaluate("(B) emulated disk, other file sizes", cal_inputs,
+                 [p for p in points if p.dataset == "small"],
+                 [p for p in points if p.dataset == "merged"]),
+    ]
+    return results
+
+
+def unthrottled(args: argparse.Namespace, demo: Path) -> list[dict]:
+    work = Path(tempfile.mkdtemp(prefix="hep-advisor-validate-", dir="/var/tmp"))
+    try:
+        shutil.copytree(demo / "small_files", work / "small_files")
+        os.sync()
+        small = sorted(str(p) for p in (work / "small_files").glob("*.root"))
+        print("\nunthrottled disk: calibrating the small files ...", flush=True)
+        cal_inputs = calibrate_files(str(work / "small_files"), args.budget)
+        points = []
+        for k in WORKERS:
+            rate, spread, file_mb = _measure(small, k, True, args.repeats, None)
+            points.append(Point("small", k, False, rate, spread, file_mb))
+            print(f"  measured small  cold {k} workers: {rate:7.1f} MB/s", flush=True)
+        return [evaluate("(C) unthrottled disk, the cores limit", cal_inputs,
+                         [p for p in points if p.workers == 1],
+                         [p for p in points if p.workers > 1])]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--budget", type=float, default=30.0, help="calibration budget (s)")
+    ap.add_argument("--no-emulated", action="store_true")
+    ap.add_argument("--no-unthrottled", action="store_true")
+    args = ap.parse_args()
+
+    from advisor.demo import ensure_demo
+
+    demo = ensure_demo()
+    results = []
+    if not args.no_emulated:
+        results += emulated(args, demo)
+    if not args.no_unthrottled:
+        results += unthrottled(args, demo)
+    if not results:
+        return 1
+    model = statistics.mean(r["model_mape"] for r in results)
+    box = statistics.mean(r["box_mape"] for r in results)
+    print(f"\nmean over the held-out sets: model MAPE {model:.1f}%, black box {box:.1f}% "
+          f"(target: model within 15%)")
+    return 0 if all(r["model_mape"] <= 15 for r in results) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
