@@ -105,6 +105,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="files the probe opens (as for `probe`)")
     c.add_argument("--json", action="store_true", help="print the JSON document on stdout")
 
+    from .commands.predict import add_predict_arguments
+
+    pr = sub.add_parser(
+        "predict",
+        help="predict throughput and what-ifs from a calibration or a site description",
+        description="Predict the analysis' aggregate throughput at several worker counts, with "
+        "intervals, from a saved calibration (`calibrate --json`, fitted) or from site and "
+        "workload descriptions (TOML; see examples/sites/), and what-if scenarios: merged "
+        "files, read-ahead, page cache, other devices or layouts, compression, fewer branches, "
+        "another site.",
+    )
+    add_predict_arguments(pr)
+
     d = sub.add_parser(
         "demo",
         help="write the example datasets",
@@ -135,6 +148,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .commands.calibrate import run_calibrate
 
             return run_calibrate(args)
+        if args.command == "predict":
+            from .commands.predict import run_predict
+
+            return run_predict(args)
         if args.command == "demo":
             from .commands.demo import run_demo
 

@@ -10,6 +10,7 @@ import datetime as _dt
 from dataclasses import dataclass
 from typing import Any
 
+from models.scenarios import ModelSummary
 from probes.readtests.results import Calibration
 from probes.results import DatasetProfile, SiteProfile
 
@@ -28,23 +29,26 @@ class Producer:
 
 @dataclass(frozen=True)
 class Document:
-    """A hep-advisor result: the site and dataset probes, and the read tests' calibration
-    (``null`` from ``probe``)."""
+    """A hep-advisor result: the site and dataset probes, the read tests' calibration (``null``
+    from ``probe``) and the throughput model with its predictions (``null`` from ``probe``;
+    ``predict --site/--workload`` has no probe, so ``site`` and ``dataset`` are ``null``)."""
 
     schema_version: int
     producer: Producer
     created: str
     command: str
-    site: SiteProfile
-    dataset: DatasetProfile
+    site: SiteProfile | None = None
+    dataset: DatasetProfile | None = None
     calibration: Calibration | None = None
+    model: ModelSummary | None = None
 
 
 def make_document(
     command: str,
-    site: SiteProfile,
-    dataset: DatasetProfile,
+    site: SiteProfile | None,
+    dataset: DatasetProfile | None,
     calibration: Calibration | None = None,
+    model: ModelSummary | None = None,
 ) -> Document:
     return Document(
         schema_version=SCHEMA_VERSION,
@@ -54,6 +58,7 @@ def make_document(
         site=site,
         dataset=dataset,
         calibration=calibration,
+        model=model,
     )
 
 

@@ -1,0 +1,355 @@
+"""What-if scenarios: each transform alone, their purity, and how a fitted model's uncertainty
+carries over to a scenario and its speed-up."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from models.physics import Cores, Params, config_matrix, rates
+from models.scenarios import (
+    PRESET_SD,
+    RATIO_SD,
+    Baseline,
+    Scenario,
+    branches,
+    cached,
+    calibration_baseline,
+    combine,
+    compression,
+    device_spec,
+    devices,
+    merge,
+    parse_storage,
+    predict_baseline,
+    predict_scenarios,
+    prestaged,
+    read_ahead,
+    request_size,
+    scenario_model,
+    site,
+    site_baseline,
+    site_model,
+    summarize,
+    workers,
+)
+from models.sites import KIB, SiteSpec, StorageSpec, WorkloadSpec
+from models.throughput import ThroughputModel
+
+HDD = StorageSpec("hdd", 1, "single", 70.0, 120.0, 128.0)
+TRUTH = Params(storage_mb_per_s=70.0, access_ms=8.0, devices=1.0, decompress_mb_per_s=60.0,
+               process_mb_per_s=150.0, open_s=0.05, cache_mb_per_s=3000.0)
+CORES = Cores(4, 2)
+BASE_CONFIG = {"workers": 1.0, "request_bytes": 128.0 * KIB, "file_mb": 3.0, "io": 1.0,
+               "cached": 0.0, "remote": 0.0, "decompress": 1.0, "process": 1.0, "opens": 1.0}
+
+
+def gsi_like(layout: str = "raid5", count: int = 4, ra_kb: float = 128.0) -> SiteSpec:
+    storage = StorageSpec("data", count, layout, 70.0, 120.0, ra_kb)  # type: ignore[arg-type]
+    return SiteSpec("gsi", 8, 16.0, (storage,), threads_per_core=2, network_gbps=1.0)
+
+
+def workload(**changes: object) -> WorkloadSpec:
+    w = WorkloadSpec(name="w", files=100, file_mb=3.3, events_per_file=100,
+                     compression_factor=3.5, algorithm="ZLIB", branches=406,
+                     decompress_mb_per_s=160.0, process_mb_per_s=160.0, open_s=0.056,
+                     mean_basket_kb=8.0, request_kb=512.0)
+    return dataclasses.replace(w, **changes)  # type: ignore[arg-type]
+
+
+PYTHIA = workload(branches=22, file_mb=500.0, events_per_file=50_000, compression_factor=2.5,
+                  request_kb=None, mean_basket_kb=12.5, open_s=0.01)
+
+
+@pytest.fixture(scope="module")
+def fitted() -> ThroughputModel:
+    """A model fitted to noise-free synthetic calibration points of ``TRUTH``."""
+    rows = [{"workers": w, "request_bytes": 1 << 20, "file_mb": 1e6} for w in (1, 2, 4)]
+    rows += [{"workers": 1, "request_bytes": r, "file_mb": 1e6} for r in (4096, 65536, 1 << 20)]
+    rows += [{"cached": 1, "file_mb": 1e6}, {"io": 0, "decompress": 1, "file_mb": 1e6}]
+    rows += [{"request_bytes": 128 * KIB, "file_mb": f, "decompress": 1, "process": 1,
+              "opens": 1} for f in (1.0, 3.0, 30.0)]
+    X = config_matrix(rows)
+    y = rates(TRUTH, X, CORES) * np.exp(np.random.default_rng(1).normal(0, 0.02, len(X)))
+    return ThroughputModel(cores=4, threads_per_core=2, noise=0.05).fit(X, y)
+
+
+@pytest.fixture
+def cal_base(fitted: ThroughputModel) -> Baseline:
+    return calibration_baseline(fitted, BASE_CONFIG, events_per_mb=30.0, algorithm="ZLIB",
+                                compression_factor=3.5, mean_basket_bytes=8000.0,
+                                measured_decompress={"ZLIB": 60.0, "LZ4": 900.0},
+                                files=1000, memory_gb=8.0, access="scattered")
+
+
+def mb(b: Baseline, n: int = 1) -> float:
+    return float(rates(b.params, b.X([n]), b.cores)[0])
+
+
+# ---------------------------------------------------------------------------------------------
+# Each transform
+
+
+def test_workers_pins_the_count(cal_base: Baseline, fitted: ThroughputModel) -> None:
+    (r,) = predict_scenarios(fitted, cal_base, [workers(4)], [1, 2, 8])
+    assert [p.workers for p in r.predictions] == [4]
+    p = r.predictions[0]
+    assert p.speedup == pytest.approx(p.aggregate_mb_per_s / mb(cal_base, 1))
+    with pytest.raises(ValueError):
+        workers(0)
+
+
+def test_merge_amortises_the_open_cost(cal_base: Baseline) -> None:
+    b = merge(30).apply(cal_base)
+    assert b.config["file_mb"] == pytest.approx(30.0) and b.file_size_mb == 30
+    assert b.files == 100
+    assert b.params == cal_base.params and b.events_per_mb == cal_base.events_per_mb
+    assert mb(b) > mb(cal_base)
+    assert mb(merge(3.0).apply(cal_base)) == pytest.approx(mb(cal_base))
+
+
+def test_merge_scales_what_is_read_when_only_part_is(cal_base: Baseline) -> None:
+    b = merge(30).apply(branches(0.5).apply(cal_base))
+    assert b.config["file_mb"] == pytest.approx(15.0)
+
+
+def test_request_size_without_a_layout_changes_only_the_request(cal_base: Baseline) -> None:
+    b = request_size(8 << 20).apply(cal_base)
+    assert b.config["request_bytes"] == 8 << 20 and b.params == cal_base.params
+    assert b.request_fixed and mb(b) > mb(cal_base)
+
+
+def test_request_size_stripes_over_a_raid(cal_base: Baseline) -> None:
+    base = site_baseline(gsi_like(), workload())
+    assert base.params.storage_mb_per_s == 70 and base.params.devices == 3
+    big = request_size(8 << 20).apply(base)
+    assert big.params.storage_mb_per_s == 210 and big.params.devices == 1
+
+
+def test_read_ahead_changes_sequential_reads_only(cal_base: Baseline) -> None:
+    scattered = read_ahead(8192).apply(cal_base)
+    assert scattered.config == cal_base.config
+    assert any("does not change" in n for n in scattered.notes)
+    seq = read_ahead(8192).apply(dataclasses.replace(cal_base, access="sequential"))
+    assert seq.config["request_bytes"] == 8192 * KIB
+    # on a described RAID5, sequential reads stripe once the read-ahead spans the disks
+    base = site_baseline(gsi_like(), PYTHIA)
+    lifted = read_ahead(8192).apply(base)
+    assert lifted.storage is not None and lifted.storage.read_ahead_kb == 8192
+    assert lifted.params.storage_mb_per_s == 210 and mb(lifted, 4) > 1.5 * mb(base, 4)
+
+
+def test_cached_reads_from_memory_and_says_when_the_data_do_not_fit(cal_base: Baseline) -> None:
+    b = cached().apply(cal_base)
+    assert b.config["cached"] == 1.0 and mb(b, 4) > mb(cal_base, 4)
+    assert not b.notes  # 1000 x 3 MB fit in 8 GB
+    big = cached().apply(dataclasses.replace(cal_base, files=5000))
+    assert any("do not fit" in n for n in big.notes)
+
+
+def test_devices_replace_the_storage(cal_base: Baseline) -> None:
+    spec, statement = device_spec("nvme")
+    assert "NVMe" in statement and spec.mb_per_s == 3000 and spec.access_ms == 0.02
+    b = devices(spec, PRESET_SD, (statement,)).apply(cal_base)
+    assert b.params.storage_mb_per_s == 3000 and b.params.access_ms == pytest.approx(0.02)
+    assert {"storage_mb_per_s", "access_ms", "devices"} <= b.replaced
+    assert b.assumed_sd["storage_mb_per_s"] == PRESET_SD
+    assert mb(b) > mb(cal_base)
+    pre = prestaged(spec).apply(dataclasses.replace(cal_base, config={**BASE_CONFIG,
+                                                                      "remote": 1.0}))
+    assert pre.config["remote"] == 0.0 and pre.storage == spec
+
+
+def test_separate_disks_take_more_jobs(cal_base: Baseline) -> None:
+    base = site_baseline(gsi_like("single", 1), workload())
+    spec, sd, _ = parse_storage("separate:4", base)
+    assert spec.count == 4 and spec.layout == "separate" and spec.mb_per_s == 70 and sd
+    four = devices(spec, sd).apply(base)
+    assert four.params.devices == 4
+    assert mb(four, 8) > 2 * mb(base, 8) and mb(four, 1) == pytest.approx(mb(base, 1))
+
+
+@pytest.mark.parametrize(("text", "layout", "count", "mb_per_s"), [
+    ("nvme", "single", 1, 3000), ("raid5:4:hdd", "raid5", 4, 70), ("raid0:2:ssd", "raid0", 2, 500),
+    ("raid1", "raid1", 2, None), ("separate:3", "separate", 3, None),
+])
+def test_parse_storage(cal_base: Baseline, text: str, layout: str, count: int,
+                       mb_per_s: float | None) -> None:
+    spec, sd, statement = parse_storage(text, cal_base)
+    assert (spec.layout, spec.count) == (layout, count)
+    if mb_per_s is None:  # the calibrated devices: their fitted uncertainty carries over
+        assert sd is None and spec.mb_per_s == pytest.approx(cal_base.params.storage_mb_per_s)
+        assert "calibrated" in statement
+    else:
+        assert spec.mb_per_s == mb_per_s and sd == PRESET_SD
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("raid7:4", "expected LAYOUT"), ("raid5:2", "at least 3"), ("single:2", "exactly 1"),
+    ("separate:x", "whole number"), ("separate:4:floppy", "unknown device kind"),
+])
+def test_parse_storage_errors(cal_base: Baseline, text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse_storage(text, cal_base)
+
+
+def test_compression_scales_bytes_and_takes_measured_rates(cal_base: Baseline) -> None:
+    lz4 = compression("lz4").apply(cal_base)
+    f_new = 3.5 * 0.8
+    scale = 3.5 / f_new
+    assert lz4.algorithm == "LZ4" and lz4.compression_factor == pytest.approx(f_new)
+    assert lz4.config["file_mb"] == pytest.approx(3.0 * scale)
+    assert lz4.events_per_mb == pytest.approx(30.0 / scale)
+    assert lz4.params.process_mb_per_s == pytest.approx(cal_base.params.process_mb_per_s * scale)
+    assert lz4.params.decompress_mb_per_s == 900.0  # measured by the calibration
+    assert "decompress_mb_per_s" in lz4.replaced
+    assert lz4.config["request_bytes"] == pytest.approx(cal_base.config["request_bytes"] * scale)
+    assert lz4.mb_per_work == pytest.approx(scale)
+
+
+def test_compression_assumes_relative_speeds_where_not_measured(cal_base: Baseline) -> None:
+    zstd = compression("ZSTD").apply(cal_base)
+    f_new = 3.5 * 1.1
+    # the same uncompressed output at twice ZLIB's speed, counted in compressed MB
+    expected = cal_base.params.decompress_mb_per_s * 3.5 / f_new * 2.0
+    assert zstd.params.decompress_mb_per_s == pytest.approx(expected)
+    assert zstd.assumed_sd["decompress_mb_per_s"] == RATIO_SD
+    assert "decompress_mb_per_s" not in zstd.replaced  # scaled: keeps its fitted uncertainty
+    assert any("about 2x" in n for n in zstd.notes)
+    given = compression("ZSTD", factor=5.0, decompress_mb_per_s=400).apply(cal_base)
+    assert given.compression_factor == 5.0 and given.params.decompress_mb_per_s == 400
+
+
+def test_uncompressed_reads_more_bytes_and_skips_decompression(cal_base: Baseline) -> None:
+    none = compression("none").apply(cal_base)
+    assert none.config["decompress"] == 0.0 and none.compression_factor == 1.0
+    assert none.config["file_mb"] == pytest.approx(3.0 * 3.5)
+    with pytest.raises(ValueError, match="unknown compression"):
+        compression("zip")
+    with pytest.raises(ValueError, match="compression factor is unknown"):
+        compression("LZ4").apply(dataclasses.replace(cal_base, compression_factor=None))
+
+
+def test_branches_read_part_of_the_bytes(cal_base: Baseline, fitted: ThroughputModel) -> None:
+    b = branches(0.25).apply(cal_base)
+    assert b.config["file_mb"] == pytest.approx(0.75) and b.events_per_mb == pytest.approx(120)
+    (r,) = predict_scenarios(fitted, cal_base, [branches(0.25)], [1])
+    p = r.predictions[0]
+    # the same events, a quarter of the bytes: faster, though the opens stay
+    assert p.speedup is not None and 1.5 < p.speedup < 4
+    assert p.events_per_s == pytest.approx(p.aggregate_mb_per_s * 120)
+    with pytest.raises(ValueError):
+        branches(0)
+
+
+def test_site_replaces_cpu_storage_and_network(cal_base: Baseline) -> None:
+    b = site(gsi_like("separate", 4)).apply(cal_base)
+    assert b.cores == Cores(8, 2) and b.params.devices == 4 and b.memory_gb == 16
+    assert b.params.network_mb_per_s == pytest.approx(110)
+    assert b.params.decompress_mb_per_s == cal_base.params.decompress_mb_per_s
+
+
+def test_transforms_are_pure(cal_base: Baseline) -> None:
+    before = dataclasses.replace(cal_base)
+    config = dict(cal_base.config)
+    for s in (merge(30), request_size(1 << 20), read_ahead(8192), cached(), branches(0.5),
+              compression("LZ4"), devices(device_spec("ssd")[0]), site(gsi_like()), workers(3)):
+        s.apply(cal_base)
+    assert cal_base == before and dict(cal_base.config) == config
+
+
+def test_combine_applies_in_order_and_names_the_parts(cal_base: Baseline) -> None:
+    both = combine(merge(30), cached(), workers(4))
+    assert both.name == "merge to 30 MB + page cache + 4 workers" and both.workers == 4
+    b = both.apply(cal_base)
+    assert b.config["file_mb"] == 30 and b.config["cached"] == 1 and b.workers == 4
+    assert len(both.assumptions) == len(merge(30).assumptions) + len(cached().assumptions)
+
+
+# ---------------------------------------------------------------------------------------------
+# Uncertainty
+
+
+def test_scenario_model_keeps_the_untouched_covariance(fitted: ThroughputModel,
+                                                       cal_base: Baseline) -> None:
+    spec, _ = device_spec("ssd")
+    new = devices(spec, PRESET_SD).apply(cal_base)
+    clone = scenario_model(fitted, cal_base, new)
+    kept = [n for n in fitted.free_params_ if n not in new.replaced]
+    assert kept and set(kept) <= set(clone.free_params_)
+    i = [fitted.free_params_.index(n) for n in kept]
+    j = [clone.free_params_.index(n) for n in kept]
+    np.testing.assert_allclose(clone.log_covariance_[np.ix_(j, j)],
+                               fitted.log_covariance_[np.ix_(i, i)])
+    k = clone.free_params_.index("storage_mb_per_s")
+    assert clone.log_covariance_[k, k] == pytest.approx(PRESET_SD**2)
+    assert clone.params_["storage_mb_per_s"] == 500 and clone.fixed is not None
+
+
+def test_identity_scenario_has_speedup_one_exactly(fitted: ThroughputModel,
+                                                   cal_base: Baseline) -> None:
+    same = Scenario("same", "nothing changes", lambda b: b)
+    (r,) = predict_scenarios(fitted, cal_base, [same], [1, 4])
+    base = predict_baseline(fitted, cal_base, [1, 4])
+    for p, q in zip(r.predictions, base, strict=True):
+        assert p.speedup == pytest.approx(1.0)
+        assert p.speedup_low == pytest.approx(1.0) and p.speedup_high == pytest.approx(1.0)
+        assert (p.aggregate_mb_per_s, p.low, p.high) == pytest.approx((q.aggregate_mb_per_s,
+                                                                       q.low, q.high))
+
+
+def test_shared_uncertainty_cancels_in_the_speedup() -> None:
+    model, base = site_model(gsi_like(), workload())
+    (r,) = predict_scenarios(model, base, [merge(26)], [1, 8])
+    for p in r.predictions:
+        assert p.speedup_low is not None and p.speedup_high is not None and p.speedup
+        ratio_width = p.speedup_high / p.speedup_low
+        absolute_width = p.high / p.low
+        assert ratio_width < absolute_width
+
+
+def test_fitted_baseline_predicts_the_truth(fitted: ThroughputModel, cal_base: Baseline) -> None:
+    points = predict_baseline(fitted, cal_base, [1, 2, 4])
+    truth = rates(TRUTH, cal_base.X([1, 2, 4]), CORES)
+    for p, t in zip(points, truth, strict=True):
+        assert p.low < t < p.high
+        assert p.events_per_s == pytest.approx(p.aggregate_mb_per_s * 30)
+
+
+def test_summary_sources_and_units(fitted: ThroughputModel, cal_base: Baseline) -> None:
+    s = summarize(fitted, cal_base, [1, 2], [cached()])
+    assert s.parameters["storage_mb_per_s"].source == "fitted"
+    assert s.parameters["storage_mb_per_s"].uncertainty is not None
+    assert s.parameters["open_s"].unit == "s per file"
+    assert [p.workers for p in s.predictions] == [1, 2]
+    described, base = site_model(gsi_like(), workload())
+    d = summarize(described, base, [1], source="description")
+    assert d.parameters["decompress_mb_per_s"].source == "fixed"
+    assert d.parameters["decompress_mb_per_s"].uncertainty == pytest.approx(0.2 * 160)
+    assert d.parameters["cache_mb_per_s"].source == "assumed"
+    assert d.parameters["devices"].uncertainty is None
+
+
+def test_summary_has_a_json_schema() -> None:
+    from advisor.jsonio import schema_for, to_jsonable
+    from models.scenarios import ModelSummary
+
+    jsonschema = pytest.importorskip("jsonschema")
+    model, base = site_model(gsi_like(), workload())
+    doc = to_jsonable(summarize(model, base, [1, 4], [merge(26)], source="description"))
+    jsonschema.validate(doc, schema_for(ModelSummary, "model", "urn:model"))
+    assert doc["site"]["storage"][0]["layout"] == "raid5"
+
+
+def test_models_import_neither_rich_nor_the_advisor() -> None:
+    code = ("import sys, models.scenarios, models.sites; "
+            "bad = [m for m in ('rich', 'textual', 'advisor') if m in sys.modules]; "
+            "sys.exit(1 if bad else 0)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       cwd=Path(__file__).resolve().parent.parent, timeout=60)
+    assert r.returncode == 0, r.stderr
