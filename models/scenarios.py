@@ -31,6 +31,9 @@ from typing import Literal
 import numpy as np
 from scipy.stats import norm
 
+from probes.readtests.results import Calibration
+from probes.results import DatasetProfile, SiteProfile
+
 from .physics import PARAMS, Cores, Params, config_matrix, rates
 from .sites import (
     KIB,
@@ -235,6 +238,33 @@ def calibration_baseline(model: ThroughputModel, config: Mapping[str, float], *,
                     files=files, memory_gb=memory_gb,
                     measured_decompress=dict(measured_decompress or {}),
                     sources=model_sources(model))
+
+
+def calibrated_baseline(cal: Calibration, dataset: DatasetProfile, site: SiteProfile
+                        ) -> tuple[ThroughputModel, Baseline]:
+    """Fit the model to a calibration, and the baseline the scenarios start from."""
+    from .calibration import model_from_calibration
+
+    model, config, _ = model_from_calibration(cal, dataset, site)
+    tree = max(dataset.trees, key=lambda t: t.compressed_bytes) if dataset.trees else None
+    loop = cal.event_loop
+    events_per_mb = None
+    if loop is not None and loop.events_per_s and loop.compressed_mb_per_s:
+        events_per_mb = loop.events_per_s / loop.compressed_mb_per_s
+    elif tree is not None and tree.compressed_bytes:
+        events_per_mb = tree.entries / (tree.compressed_bytes / 1e6)
+    branches = loop.branches if loop is not None else (tree.branches if tree else 0)
+    measured = {d.algorithm: d.compressed_mb_per_s for d in cal.decompression
+                if d.compressed_mb_per_s}
+    baseline = calibration_baseline(
+        model, config, events_per_mb=events_per_mb,
+        algorithm=tree.compression.algorithm if tree else None,
+        compression_factor=tree.compression_factor if tree else None,
+        mean_basket_bytes=tree.baskets.mean_compressed_bytes if tree else None,
+        measured_decompress=measured, files=tree.files if tree else None,
+        memory_gb=site.memory.total_bytes / 1e9,
+        access="scattered" if branches > 100 else "sequential")
+    return model, baseline
 
 
 def model_sources(model: ThroughputModel) -> dict[str, Source]:

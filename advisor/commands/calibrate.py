@@ -6,10 +6,16 @@ import argparse
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from ..cli import EXIT_INTERRUPTED, EXIT_NO_DATA, EXIT_OK
 from .common import demo_paths, dump_json, err_console, print_errors
 from .probe import storage_paths
+
+if TYPE_CHECKING:
+    from models.scenarios import ModelSummary
+    from probes.readtests.results import Calibration
+    from probes.results import DatasetProfile, SiteProfile
 
 TEST_LABELS = {
     "raw_read": "storage, cold",
@@ -50,6 +56,22 @@ def calibration_progress(enabled: bool) -> Iterator[object]:
         yield update
 
 
+def model_summary(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
+                  workers: tuple[int, ...]) -> ModelSummary | None:
+    """The fitted model and its predictions for 1 .. 2 x the logical cores (and the workers
+    asked for), or ``None`` with a one-line note when the calibration cannot be fitted."""
+    from models.scenarios import calibrated_baseline, summarize
+
+    try:
+        model, baseline = calibrated_baseline(cal, dataset, site)
+    except ValueError as exc:
+        err_console.print(f"hep-advisor: no model: {exc}")
+        return None
+    logical = site.cpu.logical_cores or 1
+    counts = sorted({*range(1, 2 * logical + 1), *workers})
+    return summarize(model, baseline, counts)
+
+
 def run_calibrate(args: argparse.Namespace) -> int:
     from probes import probe_dataset, probe_site
     from probes.readtests.calibrate import calibrate
@@ -69,7 +91,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
                         branches=args.branches, analysis=args.analysis,
                         progress=update,  # type: ignore[arg-type]
                         cancel=cancel)
-    doc = make_document("calibrate", site, dataset, cal)
+    summary = model_summary(cal, dataset, site, args.workers)
+    doc = make_document("calibrate", site, dataset, cal, summary)
     if args.json:
         dump_json(document_json(doc))
     else:
@@ -82,6 +105,10 @@ def run_calibrate(args: argparse.Namespace) -> int:
         console.print(site_view(site))
         console.print(dataset_view(dataset, show_errors=False))
         console.print(calibration_view(cal))
+        if summary is not None:
+            from ..render.model_view import model_view
+
+            console.print(model_view(summary))
     if cal.partial:
         err_console.print("hep-advisor: calibration cancelled; partial results kept "
                           "(marked partial)")

@@ -256,8 +256,7 @@ def build_scenarios(args: argparse.Namespace, baseline: Baseline) -> list[Scenar
 
 def model_from_document(path: str) -> tuple[ThroughputModel, Baseline, dict[str, Any]]:
     """Fit the model to a saved ``calibrate --json`` document."""
-    from models.calibration import model_from_calibration
-    from models.scenarios import calibration_baseline
+    from models.scenarios import calibrated_baseline
     from probes.readtests.results import Calibration
     from probes.results import DatasetProfile, SiteProfile
 
@@ -272,27 +271,9 @@ def model_from_document(path: str) -> tuple[ThroughputModel, Baseline, dict[str,
     dataset = from_jsonable(DatasetProfile, doc["dataset"], path, "dataset")
     cal = from_jsonable(Calibration, doc["calibration"], path, "calibration")
     try:
-        model, config, _ = model_from_calibration(cal, dataset, site)
+        model, baseline = calibrated_baseline(cal, dataset, site)
     except ValueError as e:
         raise InputError(f"{path}: calibration: {e}") from None
-    tree = max(dataset.trees, key=lambda t: t.compressed_bytes) if dataset.trees else None
-    loop = cal.event_loop
-    events_per_mb = None
-    if loop is not None and loop.events_per_s and loop.compressed_mb_per_s:
-        events_per_mb = loop.events_per_s / loop.compressed_mb_per_s
-    elif tree is not None and tree.compressed_bytes:
-        events_per_mb = tree.entries / (tree.compressed_bytes / 1e6)
-    branches = loop.branches if loop is not None else (tree.branches if tree else 0)
-    measured = {d.algorithm: d.compressed_mb_per_s for d in cal.decompression
-                if d.compressed_mb_per_s}
-    baseline = calibration_baseline(
-        model, config, events_per_mb=events_per_mb,
-        algorithm=tree.compression.algorithm if tree else None,
-        compression_factor=tree.compression_factor if tree else None,
-        mean_basket_bytes=tree.baskets.mean_compressed_bytes if tree else None,
-        measured_decompress=measured, files=tree.files if tree else None,
-        memory_gb=site.memory.total_bytes / 1e9,
-        access="scattered" if branches > 100 else "sequential")
     return model, baseline, doc
 
 
