@@ -1,10 +1,21 @@
 """hep-advisor: measure a site and its ROOT data, model the analysis' throughput, and advise.
 
 The public names of the lower layers are reachable from here too (``advisor.probe_dataset``,
-``advisor.DatasetProfile``, ...).  This module imports neither Rich nor Textual: the terminal
-and TUI skins import them when they are used.
+``advisor.calibrate``, ``advisor.ThroughputModel``, ...).  This module imports neither Rich
+nor Textual: the terminal and TUI skins import them when they are used.
 """
 
+from models import (
+    ModelSummary,
+    Scenario,
+    ThroughputModel,
+    calibrated_baseline,
+    load_site,
+    load_workload,
+    model_from_calibration,
+    predict_scenarios,
+    summarize,
+)
 from probes import (
     DEFAULT_SAMPLE,
     BasketStats,
@@ -29,6 +40,8 @@ from probes import (
     probe_storage,
     sample_indices,
 )
+from probes.readtests.calibrate import calibrate
+from probes.readtests.results import Calibration
 
 from ._version import __version__
 from .document import SCHEMA_VERSION, Document, document_json, make_document
@@ -39,6 +52,7 @@ __all__ = [
     "BasketStats",
     "BlockDevice",
     "BranchProfile",
+    "Calibration",
     "ClusterStats",
     "Compression",
     "CompressionShare",
@@ -46,19 +60,29 @@ __all__ = [
     "DatasetProfile",
     "Document",
     "MemoryInfo",
+    "ModelSummary",
     "ProbeError",
     "Sampling",
+    "Scenario",
     "SiteProfile",
     "SizeStats",
     "StorageInfo",
+    "ThroughputModel",
     "TimingStats",
     "TreeProfile",
     "__version__",
+    "calibrate",
+    "calibrated_baseline",
     "discover",
     "document_json",
+    "load_site",
+    "load_workload",
     "make_document",
+    "model_from_calibration",
+    "predict_scenarios",
     "probe_dataset",
     "probe_site",
     "probe_storage",
     "sample_indices",
+    "summarize",
 ]
