@@ -133,7 +133,7 @@ def discover(paths: Iterable[str]) -> Discovery:
         if is_remote(path):
             walker.error(path, "remote URLs are not probed yet (copy the files or mount them)")
             continue
-        if glob.has_magic(path):
+        if glob.has_magic(path) and not os.path.lexists(path):  # an existing "[x]" is a name
             matches = sorted(glob.glob(path, recursive=True))
             if not matches:
                 walker.error(path, "the pattern matches nothing")

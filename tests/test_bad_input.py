@@ -151,3 +151,14 @@ def test_cli_exit_2_when_nothing_is_usable(bad_dir: Path) -> None:
     assert "empty file" in r.stderr and "looks like text" in r.stderr
     r = run_cli("probe", str(bad_dir / "nothing-here"))
     assert r.returncode == 2 and "no such file" in r.stderr
+
+
+def test_paths_with_glob_characters_and_markup(tmp_path: Path) -> None:
+    d = tmp_path / "run [2024]"
+    d.mkdir()
+    (d / "notes.root").write_text("not a ROOT file\n")
+    write_flat(d / "good.root")
+    ds = probe_dataset([d])  # an existing path is taken literally, not as a pattern
+    assert ds.usable_files == 1 and len(ds.errors) == 1
+    r = run_cli("probe", str(d))
+    assert f"{d / 'notes.root'}: not a ROOT file" in r.stderr  # "[2024]" is not eaten as markup

@@ -18,8 +18,10 @@ err_console = Console(stderr=True, highlight=False)
 
 def print_error_line(path: str, cause: str) -> None:
     """One line per unusable input: ``hep-advisor: PATH: cause`` on stderr."""
-    err_console.print(f"[red]hep-advisor:[/] {path}: {cause}", soft_wrap=True, markup=True,
-                      emoji=False)
+    from rich.markup import escape
+
+    err_console.print(f"[red]hep-advisor:[/] {escape(path)}: {escape(cause)}", soft_wrap=True,
+                      markup=True, emoji=False)
 
 
 def print_errors(errors: tuple[ProbeError, ...]) -> None:
