@@ -1,4 +1,4 @@
-"""Dataclasses -> JSON values, and dataclass types -> JSON Schema.
+"""Dataclasses -> JSON values and back, and dataclass types -> JSON Schema.
 
 The JSON document and its schema are both derived from the result dataclasses, so the two cannot
 disagree; ``schemas/hep-advisor.schema.json`` is the checked-in copy, and a test fails when the
@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import types
-import typing
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 
@@ -107,4 +106,80 @@ def schema_for(cls: type, title: str, schema_id: str) -> dict[str, Any]:
     }
 
 
-__all__ = ["schema_for", "to_jsonable", "typing"]
+class JsonInputError(ValueError):
+    """A JSON document that does not match the types: one line naming the file and the key."""
+
+
+def from_jsonable(tp: Any, value: Any, path: str, where: str) -> Any:
+    """The dataclass (or value) of type ``tp`` from its JSON form (the inverse of
+    ``jsonio.to_jsonable``); a mismatch is a ``JsonInputError`` naming the key."""
+    origin = get_origin(tp)
+    if tp is Any:
+        return value
+    if origin in (Union, types.UnionType):
+        args = get_args(tp)
+        if value is None and type(None) in args:
+            return None
+        first: JsonInputError | None = None
+        for a in args:
+            if a is type(None):
+                continue
+            try:
+                return from_jsonable(a, value, path, where)
+            except JsonInputError as e:
+                first = first or e
+        raise first or JsonInputError(f"{path}: {where}: must not be null")
+    if origin is Literal:
+        if value in get_args(tp):
+            return value
+        raise JsonInputError(f"{path}: {where}: must be one of "
+                         f"{', '.join(map(str, get_args(tp)))}, not {value!r}")
+    if origin in (tuple, list):
+        if not isinstance(value, list):
+            raise JsonInputError(f"{path}: {where}: must be a list")
+        item = get_args(tp)[0] if get_args(tp) else Any
+        return tuple(from_jsonable(item, v, path, f"{where}[{i}]")
+                     for i, v in enumerate(value))
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise JsonInputError(f"{path}: {where}: must be an object")
+        _, item = get_args(tp)
+        return {k: from_jsonable(item, v, path, f"{where}.{k}") for k, v in value.items()}
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        if not isinstance(value, dict):
+            raise JsonInputError(f"{path}: {where}: must be an object")
+        hints = get_type_hints(tp)
+        kwargs = {}
+        for f in dataclasses.fields(tp):
+            if not f.metadata.get("json", True):
+                continue
+            if f.name not in value:
+                if (f.default is not dataclasses.MISSING
+                        or f.default_factory is not dataclasses.MISSING):
+                    continue
+                raise JsonInputError(f"{path}: {where}.{f.name}: missing")
+            kwargs[f.name] = from_jsonable(hints[f.name], value[f.name], path,
+                                           f"{where}.{f.name}")
+        return tp(**kwargs)
+    if tp is float:
+        if value is None:  # to_jsonable writes NaN and infinities as null
+            return math.nan
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise JsonInputError(f"{path}: {where}: must be a number, not {value!r}")
+        return float(value)
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise JsonInputError(f"{path}: {where}: must be a whole number, not {value!r}")
+        return value
+    if tp is bool or tp is str:
+        if not isinstance(value, tp):
+            raise JsonInputError(f"{path}: {where}: must be a {tp.__name__}, not {value!r}")
+        return value
+    if tp is type(None):
+        if value is not None:
+            raise JsonInputError(f"{path}: {where}: must be null")
+        return None
+    raise JsonInputError(f"{path}: {where}: cannot read a {tp!r}")  # pragma: no cover
+
+
+__all__ = ["JsonInputError", "from_jsonable", "schema_for", "to_jsonable"]

@@ -9,15 +9,14 @@ what-if (``--separately``: one each).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime as _dt
 import json
 import math
-import types
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..cli import EXIT_OK, EXIT_USAGE
+from ..jsonio import JsonInputError, from_jsonable
 
 if TYPE_CHECKING:
     from models.scenarios import Baseline, ModelSummary, Scenario
@@ -26,7 +25,7 @@ if TYPE_CHECKING:
 MAX_WORKERS = 4096
 
 
-class InputError(ValueError):
+class InputError(JsonInputError):
     """A bad input file or option: one line, printed as ``hep-advisor: LINE``, exit 2."""
 
 
@@ -142,7 +141,7 @@ def run_predict(args: argparse.Namespace) -> int:
 
         summary = summarize(model, baseline, workers, scenarios, level=args.level,
                             source=source)
-    except InputError as e:
+    except JsonInputError as e:
         from rich.markup import escape
 
         err_console.print(f"[red]hep-advisor:[/] {escape(str(e))}", soft_wrap=True,
@@ -296,78 +295,6 @@ def read_document(path: str) -> dict[str, Any]:
         raise InputError(f"{path}: schema_version: {doc['schema_version']!r} is not supported "
                          "(this version reads 1)")
     return doc
-
-
-def from_jsonable(tp: Any, value: Any, path: str, where: str) -> Any:
-    """The dataclass (or value) of type ``tp`` from its JSON form (the inverse of
-    ``jsonio.to_jsonable``); a mismatch is an ``InputError`` naming the key."""
-    origin = get_origin(tp)
-    if tp is Any:
-        return value
-    if origin in (Union, types.UnionType):
-        args = get_args(tp)
-        if value is None and type(None) in args:
-            return None
-        first: InputError | None = None
-        for a in args:
-            if a is type(None):
-                continue
-            try:
-                return from_jsonable(a, value, path, where)
-            except InputError as e:
-                first = first or e
-        raise first or InputError(f"{path}: {where}: must not be null")
-    if origin is Literal:
-        if value in get_args(tp):
-            return value
-        raise InputError(f"{path}: {where}: must be one of "
-                         f"{', '.join(map(str, get_args(tp)))}, not {value!r}")
-    if origin in (tuple, list):
-        if not isinstance(value, list):
-            raise InputError(f"{path}: {where}: must be a list")
-        item = get_args(tp)[0] if get_args(tp) else Any
-        return tuple(from_jsonable(item, v, path, f"{where}[{i}]")
-                     for i, v in enumerate(value))
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise InputError(f"{path}: {where}: must be an object")
-        _, item = get_args(tp)
-        return {k: from_jsonable(item, v, path, f"{where}.{k}") for k, v in value.items()}
-    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
-        if not isinstance(value, dict):
-            raise InputError(f"{path}: {where}: must be an object")
-        hints = get_type_hints(tp)
-        kwargs = {}
-        for f in dataclasses.fields(tp):
-            if not f.metadata.get("json", True):
-                continue
-            if f.name not in value:
-                if (f.default is not dataclasses.MISSING
-                        or f.default_factory is not dataclasses.MISSING):
-                    continue
-                raise InputError(f"{path}: {where}.{f.name}: missing")
-            kwargs[f.name] = from_jsonable(hints[f.name], value[f.name], path,
-                                           f"{where}.{f.name}")
-        return tp(**kwargs)
-    if tp is float:
-        if value is None:  # to_jsonable writes NaN and infinities as null
-            return math.nan
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise InputError(f"{path}: {where}: must be a number, not {value!r}")
-        return float(value)
-    if tp is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise InputError(f"{path}: {where}: must be a whole number, not {value!r}")
-        return value
-    if tp is bool or tp is str:
-        if not isinstance(value, tp):
-            raise InputError(f"{path}: {where}: must be a {tp.__name__}, not {value!r}")
-        return value
-    if tp is type(None):
-        if value is not None:
-            raise InputError(f"{path}: {where}: must be null")
-        return None
-    raise InputError(f"{path}: {where}: cannot read a {tp!r}")  # pragma: no cover
 
 
 # ---------------------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ from typing import Any
 
 from .eventloop import DEFAULT_STEP_BYTES, Analysis, _leaf_branches, resolve_analysis
 from .pagecache import Eviction, evict_all, resident_fraction
+from .procs import end_processes
 from .raw import LARGE_REQUEST, cache_state, eviction_note, read_sequential
 from .results import CacheState, Conditions, Measurement
 from .runner import measurement
@@ -402,13 +403,7 @@ def run_job(
         for p in procs:
             p.join(timeout=10)
     finally:
-        for p in procs:
-            if p.is_alive():
-                p.terminate()
-                p.join(timeout=5)
-            if p.is_alive():  # pragma: no cover - a child that ignores SIGTERM
-                p.kill()
-                p.join(timeout=5)
+        end_processes(procs)
         results.close()
         results.join_thread()
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .pagecache import Eviction, evict_all
+from .procs import end_processes
 from .results import CacheState, ConcurrencyPoint, Conditions, Measurement, Pattern, RequestPoint
 from .runner import Session, measurement
 
@@ -417,10 +418,7 @@ def concurrency_sweep(session: Session, files: FileSet, share_s: float,
                 for p in procs:
                     p.join(timeout=10)
             finally:
-                for p in procs:
-                    if p.is_alive():
-                        p.terminate()
-                        p.join(timeout=5)
+                end_processes(procs)
             start = min(r[0] for r in results)
             end = max(r[1] for r in results)
             n_total = sum(r[2] for r in results)
