@@ -57,8 +57,8 @@ def rootreadspeed_binary() -> str:
     raise SystemExit("rootreadspeed not found")
 
 
-def run_rootreadspeed(binary: str, path: str, tree: str) -> dict[str, float]:
-    cmd = [binary, "--files", path, "--trees", tree, "--all-branches", "--threads", "1"]
+def run_rootreadspeed(binary: str, path: str, tree: str, threads: int = 1) -> dict[str, float]:
+    cmd = [binary, "--files", path, "--trees", tree, "--all-branches", "--threads", str(threads)]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     parsed: dict[str, float] = {}
     for key, pattern in FIELDS.items():
