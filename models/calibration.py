@@ -13,6 +13,8 @@ decompression             an in-memory row (no I/O): the decompression rate per 
 event loop, cold/warm     the whole pipeline (I/O, decompression, processing) on the data's
                           files: the processing rate
 open cost                 a prior on ``open_s`` (median, with its spread)
+per-call cost             a prior on ``call_s``, and the warm per-MB rate beyond it
+parallel event loop       1 and k workers: the cores' parallel efficiency
 ========================  =====================================================================
 
 Each point's weight comes from the standard error of its median (from its spread, (p75 - p25)
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from probes.readtests.overhead import calls_per_file
 from probes.readtests.results import Calibration, Measurement
 from probes.results import DatasetProfile, SiteProfile
 
@@ -108,6 +111,8 @@ def fit_inputs(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
     basket = (tree.baskets.mean_compressed_bytes or readahead) if tree is not None else readahead
     loop_request = max(basket, readahead)
     decompress = 0 if main_alg in (None, "none") else 1
+    unc_per_file = (tree.uncompressed_bytes / max(tree.files, 1)) if tree is not None else 0.0
+    calls = calls_per_file(unc_per_file)
     loop = cal.event_loop
     if loop is not None:
         # the event loop reads whole files but its timing leaves the opening out
@@ -116,20 +121,36 @@ def fit_inputs(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
         if loop.cold is not None and loop.cold.conditions.cache == "cold":
             add("event loop, cold", {"workers": 1, "request_bytes": loop_request,
                                      "file_mb": file_mb, "decompress": decompress,
-                                     "process": 1}, cold_rate, loop.cold)
+                                     "process": 1, "calls": calls}, cold_rate, loop.cold)
         add("event loop, warm", {"workers": 1, "cached": 1, "file_mb": file_mb,
-                                 "decompress": decompress, "process": 1}, warm_rate, loop.warm)
+                                 "decompress": decompress, "process": 1, "calls": calls},
+            warm_rate, loop.warm)
+    cc = cal.call_cost
+    if cc is not None and cc.mb_per_s:
+        # beyond the per-call cost: the warm rate per MB of decompressing and processing
+        add("event loop per MB", {"workers": 1, "cached": 1, "file_mb": big,
+                                  "decompress": decompress, "process": 1}, cc.mb_per_s,
+            cc.measurement)
+    for pp in cal.parallel_loop:
+        add(f"parallel event loop {pp.workers}",
+            {"workers": pp.workers, "cached": 1, "file_mb": pp.file_mb,
+             "decompress": decompress, "process": 1, "opens": 1,
+             "calls": pp.calls_per_file, "units": pp.units}, pp.aggregate_mb_per_s,
+            pp.measurement)
 
     priors: dict[str, Prior] = {}
     o = cal.open_overhead_s
     if o is not None and o.cold is not None and o.cold > 0:
         priors["open_s"] = (o.cold, o.cold * _sigma(o.cold_measurement, noise))
+    if cc is not None and cc.call_s is not None and cc.call_s > 0:
+        priors["call_s"] = (cc.call_s, cc.call_s * _sigma(cc.measurement, noise))
 
     physical = site.cpu.physical_cores or site.cpu.logical_cores or 1
     logical = site.cpu.logical_cores or physical
+    units = max(tree.files, tree.clusters.count if tree.clusters else 0) if tree else 0
     baseline = {"workers": 1.0, "request_bytes": float(loop_request), "file_mb": file_mb,
                 "io": 1.0, "cached": 0.0, "remote": 0.0, "decompress": float(decompress),
-                "process": 1.0, "opens": 1.0}
+                "process": 1.0, "opens": 1.0, "calls": calls, "units": float(units)}
     sigma = np.asarray(sig)
     return FitInputs(
         X=config_matrix(rows) if rows else np.zeros((0, len(FEATURES))),

@@ -4,17 +4,19 @@ One worker reads compressed data at rate R (MB/s, MB = 10^6 bytes):
 
     1/R = 1/R_io(request) + 1/R_dec + 1/R_proc
     R_io(request) = request / (access + request / B)        one stream on one device
-    R_1 = file_MB / (t_open + file_MB / R)                   the per-file cost, paid serially
+    R_1 = file_MB / (t_open + calls t_call + file_MB / R)    the per-file costs, paid serially
 
 N workers on N_io independent devices, each delivering R_io:
 
     R_total(N) = N_e R_1 / (1 + (N_e - 1) R_1 / (N_io R_io))
 
 where N_e counts the workers the cores can run: each core counts 1, each extra hyper-thread
-``ht_weight``, and workers beyond the logical cores add nothing.  Data in the page cache reads
-at the cache rate with no device contention; remote data crosses a link of a given rate and
-per-request latency, whose capacity caps the total (a smooth minimum keeps the model
-differentiable for the fit).
+``ht_weight``, and workers beyond the logical cores add nothing; no more workers than units of
+work (files, clusters, packets) are busy; and for the analysis' CPU work each core beyond the
+first adds ``parallel_efficiency`` (shared caches, memory bandwidth, other users).  Data in
+the page cache reads at the cache rate with no device contention; remote data crosses a link
+of a given rate and per-request latency, whose capacity caps the total (a smooth minimum
+keeps the model differentiable for the fit).
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ FEATURES = (
     "decompress",     # 1: the job decompresses what it reads
     "process",        # 1: the job runs the analysis (processing) on what it reads
     "opens",          # 1: the job opens each file (ROOT metadata) before reading it
+    "calls",          # read calls per file (each pays a fixed cost: finding baskets, arrays)
+    "units",          # units of parallel work (files, clusters, packets); 0: unlimited
 )
 N_FEATURES = len(FEATURES)
 
@@ -48,6 +52,8 @@ PARAMS = (
     "cache_mb_per_s",       # page-cache rate of one stream
     "network_mb_per_s",     # the link's capacity (remote data only)
     "latency_ms",           # per request over the link (remote data only)
+    "call_s",               # fixed cost of one read call, per call
+    "parallel_efficiency",  # what each core beyond the first adds to the analysis' CPU work
 )
 N_PARAMS = len(PARAMS)
 
@@ -68,6 +74,8 @@ class Params:
     cache_mb_per_s: float
     network_mb_per_s: float = 1e6
     latency_ms: float = 0.0
+    call_s: float = 0.0
+    parallel_efficiency: float = 1.0
 
     def vector(self) -> np.ndarray:
         return np.array([getattr(self, f.name) for f in fields(self)], dtype=float)
@@ -111,16 +119,21 @@ def stream_io_rate(p: Params, request_bytes: np.ndarray, cached: np.ndarray,
 def rates(p: Params, X: np.ndarray, cores: Cores) -> np.ndarray:
     """Aggregate compressed MB/s for each configuration row of ``X`` (see ``FEATURES``)."""
     X = np.atleast_2d(np.asarray(X, dtype=float))
-    workers, request, file_mb, io, cached, remote, dec, proc, opens = X.T
+    workers, request, file_mb, io, cached, remote, dec, proc, opens, calls, units = X.T
     r_io = stream_io_rate(p, request, cached, remote)
     inv = (io > 0.5) / r_io + (dec > 0.5) / p.decompress_mb_per_s
     inv = inv + (proc > 0.5) / p.process_mb_per_s
     inv = np.where(inv > 0, inv, 1e-12)
     single = 1.0 / inv
-    # the per-file cost, paid serially by each worker
+    # the per-file costs (opening, and a fixed cost per read call), paid serially by a worker
     file_mb = np.maximum(file_mb, 1e-9)
-    r1 = file_mb / ((opens > 0.5) * p.open_s + file_mb / single)
-    n_eff = cores.effective(workers)
+    per_file_s = (opens > 0.5) * p.open_s + np.maximum(calls, 0.0) * p.call_s
+    r1 = file_mb / (per_file_s + file_mb / single)
+    # no more workers than units of work (files, clusters, packets) can be busy
+    busy = np.where(units > 0.5, np.minimum(workers, np.maximum(units, 1.0)), workers)
+    n_cores = cores.effective(busy)
+    cpu_work = (dec > 0.5) | (proc > 0.5) | (opens > 0.5) | (calls > 0)
+    n_eff = np.where(cpu_work, 1.0 + p.parallel_efficiency * (n_cores - 1.0), n_cores)
     # contention on the devices: none for cached or in-memory data (each worker its own stream)
     contended = (io > 0.5) & (cached < 0.5)
     n_io = np.where(contended, p.devices, np.maximum(n_eff, 1.0))

@@ -61,6 +61,8 @@ UNITS = {
     "cache_mb_per_s": "MB/s per stream",
     "network_mb_per_s": "MB/s (link)",
     "latency_ms": "ms per request",
+    "call_s": "s per read call",
+    "parallel_efficiency": "of a core, per core beyond the first",
 }
 
 #: Relative uncertainty (one sigma, log-normal) of a value taken from a site or workload file.

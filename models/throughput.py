@@ -40,6 +40,8 @@ DEFAULTS = Params(
     cache_mb_per_s=5000.0,
     network_mb_per_s=1e6,
     latency_ms=0.0,
+    call_s=0.001,
+    parallel_efficiency=1.0,
 )
 #: Where the link's parameters start when remote points are fitted (a 1 Gb/s link, 1 ms).
 REMOTE_START = {"network_mb_per_s": 110.0, "latency_ms": 1.0}
@@ -54,6 +56,8 @@ BOUNDS = {
     "cache_mb_per_s": (1.0, 1e7),
     "network_mb_per_s": (0.01, 1e7),
     "latency_ms": (1e-4, 1e4),
+    "call_s": (1e-6, 1e2),
+    "parallel_efficiency": (0.2, 1.0),
 }
 #: A parameter known to no better than a factor e**MAX_LOG_STD (one sigma) is unconstrained.
 MAX_LOG_STD = 5.0

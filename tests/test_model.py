@@ -23,9 +23,9 @@ CORES = 4
 
 # -- sklearn conformance ---------------------------------------------------------------------
 
-_COLUMNS = "random X with {} columns; the model needs the 9 FEATURES columns"
+_COLUMNS = "random X with {} columns; the model needs the 11 FEATURES columns"
 #: The generic checks that cannot apply to a physical model: each feeds X with a column count
-#: other than the 9 configuration columns, so fit rejects it before the behaviour under test.
+#: other than the 11 configuration columns, so fit rejects it before the behaviour under test.
 #: What they would check is checked below on valid configurations (``test_conventions_*``).
 NOT_APPLICABLE = {
     "check_fit_score_takes_y": _COLUMNS.format(3),
@@ -54,7 +54,7 @@ NOT_APPLICABLE = {
     "check_methods_sample_order_invariance": _COLUMNS.format(3),
     "check_methods_subset_invariance": _COLUMNS.format(3),
     "check_fit2d_1sample": _COLUMNS.format(10) + " (checked before the sample count)",
-    "check_fit2d_1feature": "one column: refused, naming the 9 columns, not in sklearn's words",
+    "check_fit2d_1feature": "one column: refused, naming the 11 columns, not in sklearn's words",
     "check_dict_unchanged": _COLUMNS.format(3),
     "check_fit_idempotent": _COLUMNS.format(2),
     "check_fit_check_is_fitted": _COLUMNS.format(2),
@@ -112,6 +112,9 @@ CACHED = Params(storage_mb_per_s=120.0, access_ms=8.0, devices=2.0, decompress_m
                 process_mb_per_s=100.0, open_s=0.03, cache_mb_per_s=3000.0)
 LOCAL = {"storage_mb_per_s", "access_ms", "devices", "decompress_mb_per_s", "process_mb_per_s",
          "open_s", "cache_mb_per_s"}
+#: multi-worker event-loop points also constrain the cores' parallel efficiency (truth 1.0, at
+#: its upper bound, so loosely)
+FITTABLE = LOCAL | {"parallel_efficiency"}
 #: (truth, event loop in the page cache, parameters expected within a few percent)
 REGIMES = {
     # I/O-bound: 256 KiB reads give 25 MB/s, behind which the processing rate (400 MB/s) is
@@ -141,7 +144,9 @@ def assert_recovered(model: ThroughputModel, truth: Params, sharp: set[str]) -> 
             assert value == pytest.approx(true[name], rel=0.15), name
     for name in sharp:
         std = model.params_std_[name]
-        assert std is not None and 0.001 < std / model.params_[name] < 0.06, (name, std)
+        # 8%: the cores' parallel efficiency, free too, correlates with the device count and
+        # the open cost through the multi-worker points
+        assert std is not None and 0.001 < std / model.params_[name] < 0.08, (name, std)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -150,7 +155,7 @@ def test_parameter_recovery(regime: str, seed: int) -> None:
     truth, loop_cached, sharp = REGIMES[regime]
     X = calibration_design(loop_cached=loop_cached)
     model = fitted(X, measure(truth, X, seed))
-    assert sharp <= set(model.free_params_) <= LOCAL
+    assert sharp <= set(model.free_params_) <= FITTABLE
     # local data: nothing says anything about a network link
     assert set(model.unconstrained_) == set(PARAMS) - set(model.free_params_)
     assert {"network_mb_per_s", "latency_ms"} <= set(model.unconstrained_)
@@ -319,7 +324,7 @@ def test_conventions_inputs(data: tuple) -> None:
     np.testing.assert_allclose(model.predict(X[:3]), expected[:3])
     with pytest.raises(ValueError, match="Expected 2D array"):
         model.predict(X[0])
-    with pytest.raises(ValueError, match="9 features"):
+    with pytest.raises(ValueError, match="11 features"):
         model.predict(X[:, :5])
     with pytest.raises(ValueError, match="NaN"):
         ThroughputModel().fit(np.where(X == BIG, np.nan, X), y)

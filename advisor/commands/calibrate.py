@@ -24,6 +24,8 @@ TEST_LABELS = {
     "open_cost": "open cost",
     "decompression": "decompression",
     "event_loop": "event loop",
+    "call_cost": "per-call cost",
+    "parallel_loop": "parallel loop",
     "page_cache": "page cache",
 }
 

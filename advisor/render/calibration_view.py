@@ -61,6 +61,15 @@ def calibration_view(cal: Calibration) -> RenderableType:
                   f"{fmt.num(e.uncompressed_mb_per_s, 1)} MB/s uncompressed "
                   f"[dim]({e.engine}, {what}; cold {_m(e.cold, 0)}, warm {_m(e.warm, 0)} "
                   "events/s)[/]")
+    if cal.call_cost is not None and cal.call_cost.call_s is not None:
+        cc = cal.call_cost
+        g.add_row("per read call", f"{_m(cc.measurement, 1, 1e3, ' ms')} fixed, then "
+                  f"{fmt.num(cc.mb_per_s, 1)} MB/s [dim]({cc.branches} branches; "
+                  f"{cc.measurement.conditions.note})[/]")
+    if cal.parallel_loop:
+        g.add_row("parallel loop", " · ".join(
+            f"{p.workers} worker{'s' if p.workers > 1 else ''} {_m(p.measurement, 1, unit=' MB/s')}"
+            for p in cal.parallel_loop) + " [dim](warm, whole files)[/]")
     for label, st in (("TTreeCache on", cal.root_cache_on), ("TTreeCache off", cal.root_cache_off)):
         if st is not None:
             g.add_row(label, f"{st.read_calls:,} read calls of {fmt.kb(st.mean_read_bytes)}, "

@@ -29,6 +29,7 @@ from .results import (
     EventLoop,
     MemoryFit,
     OpenOverhead,
+    ParallelPoint,
     RawRead,
     RequestPoint,
     Skipped,
@@ -119,6 +120,16 @@ def calibrate(
                                   analysis=analysis, share_s=share)
 
     loop = run("event_loop", event_loop)
+    call_cost = None
+    parallel: tuple[ParallelPoint, ...] | None = None
+    if engine == "uproot":
+        from .overhead import measure_call_cost, measure_parallel_loop
+
+        call_cost = run("call_cost", lambda s: measure_call_cost(session, files, tree.name,
+                                                                 branches, s))
+        rate = loop.compressed_mb_per_s if loop is not None else None
+        parallel = run("parallel_loop", lambda s: measure_parallel_loop(
+            session, files, tree.name, branches, s, rate_mb_per_s=rate))
     warm = run("page_cache", lambda s: sequential_rate(session, fileset, s, False, "page_cache"))
     raw = None
     if cold is not None or warm is not None or sweep:
@@ -135,7 +146,8 @@ def calibrate(
         )
     cal = _result(session, engine, partial, raw, sweep, conc, opened, decomp, loop, dataset,
                   skipped, files)
-    return replace(cal, root_cache_on=root_perf[0], root_cache_off=root_perf[1])
+    return replace(cal, root_cache_on=root_perf[0], root_cache_off=root_perf[1],
+                   call_cost=call_cost, parallel_loop=parallel or ())
 
 
 def _readahead_gain(sweep: Sequence[RequestPoint]) -> float | None:

@@ -148,6 +148,29 @@ class RootPerfStats:
 
 
 @dataclass(frozen=True)
+class CallCost:
+    """The event loop's fixed cost per read call (``call_s``, seconds) and its rate per MB
+    beyond it (compressed MB/s), warm, over ``branches`` branches."""
+
+    call_s: float | None
+    mb_per_s: float | None
+    branches: int
+    measurement: Measurement
+
+
+@dataclass(frozen=True)
+class ParallelPoint:
+    """The event loop by ``workers`` processes (warm, pull-based over ``units`` files)."""
+
+    workers: int
+    aggregate_mb_per_s: float | None
+    file_mb: float
+    calls_per_file: float
+    units: int
+    measurement: Measurement
+
+
+@dataclass(frozen=True)
 class MemoryFit:
     dataset_bytes: int
     available_bytes: int
@@ -179,3 +202,6 @@ class Calibration:
     #: the ROOT engine's TTreePerfStats figures, TTreeCache on and off (``--engine root``)
     root_cache_on: RootPerfStats | None = None
     root_cache_off: RootPerfStats | None = None
+    #: the event loop's fixed cost per read call, and its scaling on the cores (warm)
+    call_cost: CallCost | None = None
+    parallel_loop: tuple[ParallelPoint, ...] = ()

@@ -31,12 +31,14 @@ MAX_SAMPLES = 25
 #: How the budget is shared when every test runs (renormalised over the tests that do run).
 WEIGHTS = {
     "raw_read": 0.12,
-    "request_sweep": 0.18,
-    "concurrency": 0.18,
-    "open_cost": 0.07,
-    "decompression": 0.12,
-    "event_loop": 0.28,
-    "page_cache": 0.05,
+    "request_sweep": 0.16,
+    "concurrency": 0.16,
+    "open_cost": 0.06,
+    "decompression": 0.10,
+    "event_loop": 0.22,
+    "call_cost": 0.07,
+    "parallel_loop": 0.07,
+    "page_cache": 0.04,
 }
 
 

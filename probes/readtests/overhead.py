@@ -1,0 +1,181 @@
+"""Two event-loop figures the rate model needs beyond one pass: the fixed cost of one read
+call, and how the event loop scales on the cores.
+
+*Per-call cost.*  Reading a range of entries costs a fixed time per call (for uproot, per
+branch: finding the baskets, setting up and building the arrays) plus a time per MB.  A
+file with several baskets per branch is read twice, warm, with uproot's array cache off: the
+entries of its first basket range, then all of it; the two times give the cost per call and
+the rate per MB.  A file with one basket per branch (small files) cannot be split without
+decompressing its baskets again, so then a few of the files are merged into a temporary file
+(one basket per input, as a plain merge leaves them) in the system's temporary directory,
+measured, and removed: the data itself is never written.
+
+*Parallel event loop.*  The same files read warm by 1 and by k worker processes (k = the
+logical cores, at least 2, at most 4), pull-based over the files: how the analysis' CPU work
+scales here (shared caches, memory bandwidth, other users).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .eventloop import plan_reads
+from .results import CallCost, Conditions, ParallelPoint
+from .runner import Session, measurement
+
+#: Files merged into the temporary file when the data's files hold one basket per branch.
+MERGE_INPUTS = 2
+#: Compressed bytes the parallel test reads per pass at most.
+PARALLEL_BYTES = 8e6
+#: Bytes (uncompressed) one read call of the event loop covers (eventloop's default step).
+STEP_BYTES = 50e6
+
+
+def calls_per_file(uncompressed_bytes_per_file: float, step_bytes: float = STEP_BYTES) -> float:
+    """Read calls the event loop makes per file (one per ``step_bytes`` of arrays)."""
+    return float(max(1, math.ceil(uncompressed_bytes_per_file / step_bytes)))
+
+
+def _basket_entries(tree: Any, branches: Sequence[str]) -> int:
+    """Entries of the first range where every selected branch starts a new basket."""
+    firsts = []
+    for b in branches:
+        n = int(tree[b].member("fWriteBasket"))
+        entry = np.asarray(tree[b].member("fBasketEntry"))[: n + 1]
+        if n < 2:
+            return 0
+        firsts.append(entry[1:n])
+    common = set(int(x) for x in firsts[0])
+    for f in firsts[1:]:
+        common &= set(int(x) for x in f)
+    return min(common) if common else 0
+
+
+def _timed_reads(path: str, tree_name: str, branches: Sequence[str], first: int,
+                 session: Session, deadline: float) -> tuple[list[float], float, float]:
+    """Per-call seconds (samples), the per-MB rate, and the compressed MB of the first range."""
+    import uproot
+
+    with uproot.open(path, array_cache=None) as f:
+        tree = f[tree_name]
+        n = int(tree.num_entries)
+        zipped = sum(int(tree[b].member("fZipBytes")) for b in branches) / 1e6
+        mb_first, mb_all = zipped * first / n, zipped
+        tree.arrays(list(branches), entry_stop=first, library="ak")  # warm up
+        costs: list[float] = []
+        rates: list[float] = []
+        for _ in range(8):
+            session.check()
+            t0 = time.perf_counter()
+            tree.arrays(list(branches), entry_stop=first, library="ak")
+            t1 = time.perf_counter()
+            tree.arrays(list(branches), library="ak")
+            t2 = time.perf_counter()
+            a, b = t1 - t0, t2 - t1
+            if b > a and mb_all > mb_first:
+                per_mb = (b - a) / (mb_all - mb_first)
+                costs.append(max(a - mb_first * per_mb, 0.0))
+                rates.append(1.0 / per_mb)
+            # another pair only while it fits the share (at most five)
+            if len(costs) >= 5 or (costs and time.perf_counter() + (t2 - t0) > deadline):
+                break
+    return costs, float(np.median(rates)) if rates else math.nan, mb_first
+
+
+def _merged_copy(files: Sequence[str], tree_name: str, branches: Sequence[str],
+                 directory: str) -> tuple[str, int]:
+    """A temporary plain merge of the first files (one extend per input); its path and the
+    entries of the first input."""
+    import awkward as ak
+    import uproot
+
+    out = os.path.join(directory, "merged.root")
+    first = 0
+    with uproot.recreate(out) as w:
+        for i, path in enumerate(files):
+            with uproot.open(path) as f:
+                arrays = f[tree_name].arrays(list(branches), library="ak")
+            data = {b: arrays[b] for b in branches}
+            if i == 0:
+                first = len(arrays)
+                w.mktree(tree_name, {b: ak.type(data[b]).content for b in branches})
+            w[tree_name].extend(data)
+    return out, first
+
+
+def measure_call_cost(session: Session, files: Sequence[str], tree_name: str,
+                      branches: Sequence[str] | None, share_s: float) -> CallCost:
+    import uproot
+
+    test = "call_cost"
+    session.report(test, 0.0, "finding a file with several baskets per branch")
+    plan = plan_reads(files, tree_name, branches, max_bytes=1e12)
+    selected = list(plan.branches)
+    best = None
+    for part in sorted(plan.parts, key=lambda p: -p.compressed_bytes)[:8]:
+        with uproot.open(part.path) as f:
+            first = _basket_entries(f[tree_name], selected)
+        if first:
+            best = (part.path, first)
+            break
+    deadline = time.perf_counter() + share_s
+    with tempfile.TemporaryDirectory(prefix="hep-advisor-calls-") as tmp:
+        if best is None:
+            inputs = [p.path for p in plan.parts[:MERGE_INPUTS]]
+            if len(inputs) < 2:
+                raise ValueError("one file with one basket per branch: no per-call cost")
+            session.report(test, 0.2, f"merging {len(inputs)} files into a temporary file")
+            path, first = _merged_copy(inputs, tree_name, selected, tmp)
+            source = f"a temporary merge of {len(inputs)} files (removed)"
+        else:
+            path, first = best
+            source = os.path.basename(path)
+        costs, rate, _ = _timed_reads(path, tree_name, selected, first, session, deadline)
+    m = measurement(costs, "s", Conditions(cache="warm", note=f"on {source}, "
+                                           "array cache off"))
+    call_s = m.median
+    session.report(test, 1.0, "per read call",
+                   f"{1e3 * call_s:.1f} ms per call" if call_s is not None else None)
+    return CallCost(call_s=call_s, mb_per_s=rate if math.isfinite(rate) else None,
+                    branches=len(selected), measurement=m)
+
+
+def measure_parallel_loop(session: Session, files: Sequence[str], tree_name: str,
+                          branches: Sequence[str] | None, share_s: float,
+                          workers: int | None = None,
+                          rate_mb_per_s: float | None = None) -> tuple[ParallelPoint, ...]:
+    """The event loop (files opened and read whole, warm) by 1 and by k worker processes.
+
+    ``rate_mb_per_s`` (the single event loop's rate, when known) sizes the data so that the
+    runs fit ``share_s``: about three single-worker passes' worth of time."""
+    from .parallel import measure_job
+
+    test = "parallel_loop"
+    budget_bytes = PARALLEL_BYTES
+    if rate_mb_per_s:
+        budget_bytes = min(PARALLEL_BYTES, max(1e6, rate_mb_per_s * 1e6 * share_s / 4))
+    plan = plan_reads(files, tree_name, branches, max_bytes=budget_bytes)
+    paths = [p.path for p in plan.parts if p.entries == p.tree_entries] or [plan.parts[0].path]
+    k = workers or max(2, min(os.cpu_count() or 2, 4))
+    out: list[ParallelPoint] = []
+    for i, n in enumerate((1, k)):
+        session.check()
+        result, m = measure_job(paths, tree_name, n, repeats=1 if share_s < 4 else 2,
+                                cold=False,
+                                branches=list(branches) if branches else None)
+        opens = len({(r.worker, r.path) for r in result.per_file}) or max(result.files, 1)
+        unc_per_file = result.uncompressed_bytes / opens
+        out.append(ParallelPoint(workers=n, aggregate_mb_per_s=m.median,
+                                 file_mb=result.compressed_bytes / opens / 1e6,
+                                 calls_per_file=calls_per_file(unc_per_file),
+                                 units=len(paths), measurement=m))
+        session.report(test, (i + 1) / 2, f"{n} workers",
+                       f"{m.median:,.1f} MB/s" if m.median is not None else None)
+    return tuple(out)

@@ -1,0 +1,44 @@
+"""The per-call cost and the parallel event loop, on tiny data."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from helpers import snapshot
+from probes import probe_dataset
+from probes.readtests.overhead import calls_per_file, measure_call_cost, measure_parallel_loop
+from probes.readtests.runner import Session
+
+
+def test_calls_per_file() -> None:
+    assert calls_per_file(1e6) == 1
+    assert calls_per_file(120e6) == 3
+
+
+@pytest.mark.parametrize("dataset", ["small_files", "merged"])
+def test_call_cost_is_measured_and_leaves_nothing(tiny_demo: Path, dataset: str) -> None:
+    before = snapshot(tiny_demo)
+    tmp_before = set(os.listdir(tempfile.gettempdir()))
+    ds = probe_dataset([tiny_demo / dataset])
+    cost = measure_call_cost(Session(10.0), list(ds.file_paths), "esdTree", None, 2.0)
+    assert cost.call_s is not None and cost.call_s > 0
+    assert cost.mb_per_s is not None and cost.mb_per_s > 0
+    assert cost.branches == ds.trees[0].branches
+    note = cost.measurement.conditions.note or ""
+    # single-basket small files need a temporary merge; the merged file has several baskets
+    assert ("temporary merge" in note) == (dataset == "small_files")
+    assert snapshot(tiny_demo) == before
+    assert set(os.listdir(tempfile.gettempdir())) <= tmp_before
+
+
+def test_parallel_loop(tiny_demo: Path) -> None:
+    ds = probe_dataset([tiny_demo / "small_files"])
+    points = measure_parallel_loop(Session(10.0), list(ds.file_paths), "esdTree", None, 2.0,
+                                   workers=2)
+    assert [p.workers for p in points] == [1, 2]
+    assert all(p.aggregate_mb_per_s and p.aggregate_mb_per_s > 0 for p in points)
+    assert all(p.units == 6 and p.calls_per_file == 1 for p in points)
