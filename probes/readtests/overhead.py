@@ -32,6 +32,8 @@ from .runner import Session, measurement
 
 #: Files merged into the temporary file when the data's files hold one basket per branch.
 MERGE_INPUTS = 2
+#: Compressed bytes the per-call test reads in its long read at most.
+SPLIT_BYTES = 16e6
 #: Compressed bytes the parallel test reads per pass at most.
 PARALLEL_BYTES = 8e6
 #: Bytes (uncompressed) one read call of the event loop covers (eventloop's default step).
@@ -43,31 +45,32 @@ def calls_per_file(uncompressed_bytes_per_file: float, step_bytes: float = STEP_
     return float(max(1, math.ceil(uncompressed_bytes_per_file / step_bytes)))
 
 
-def _basket_entries(tree: Any, branches: Sequence[str]) -> int:
-    """Entries of the first range where every selected branch starts a new basket."""
-    firsts = []
+def _boundaries(tree: Any, branches: Sequence[str]) -> list[int]:
+    """Entries (sorted, the end included) where every selected branch starts a new basket."""
+    common: set[int] | None = None
     for b in branches:
         n = int(tree[b].member("fWriteBasket"))
-        entry = np.asarray(tree[b].member("fBasketEntry"))[: n + 1]
-        if n < 2:
-            return 0
-        firsts.append(entry[1:n])
-    common = set(int(x) for x in firsts[0])
-    for f in firsts[1:]:
-        common &= set(int(x) for x in f)
-    return min(common) if common else 0
+        entry = {int(x) for x in np.asarray(tree[b].member("fBasketEntry"))[1:n]}
+        common = entry if common is None else common & entry
+    return [*sorted(common or set()), int(tree.num_entries)]
 
 
 def _timed_reads(path: str, tree_name: str, branches: Sequence[str], first: int,
                  session: Session, deadline: float) -> tuple[list[float], float, float]:
-    """Per-call seconds (samples), the per-MB rate, and the compressed MB of the first range."""
+    """Per-call seconds (samples), the per-MB rate, and the compressed MB of the first range.
+
+    The long read stops at the last common basket boundary within ``SPLIT_BYTES``, so memory
+    stays bounded whatever the file's size."""
     import uproot
 
     with uproot.open(path, array_cache=None) as f:
         tree = f[tree_name]
         n = int(tree.num_entries)
         zipped = sum(int(tree[b].member("fZipBytes")) for b in branches) / 1e6
-        mb_first, mb_all = zipped * first / n, zipped
+        stops = [e for e in _boundaries(tree, branches) if e > first]
+        within = [e for e in stops if zipped * e / n <= SPLIT_BYTES / 1e6]
+        stop = within[-1] if within else stops[0]
+        mb_first, mb_all = zipped * first / n, zipped * stop / n
         tree.arrays(list(branches), entry_stop=first, library="ak")  # warm up
         costs: list[float] = []
         rates: list[float] = []
@@ -76,7 +79,7 @@ def _timed_reads(path: str, tree_name: str, branches: Sequence[str], first: int,
             t0 = time.perf_counter()
             tree.arrays(list(branches), entry_stop=first, library="ak")
             t1 = time.perf_counter()
-            tree.arrays(list(branches), library="ak")
+            tree.arrays(list(branches), entry_stop=stop, library="ak")
             t2 = time.perf_counter()
             a, b = t1 - t0, t2 - t1
             if b > a and mb_all > mb_first:
@@ -121,9 +124,9 @@ def measure_call_cost(session: Session, files: Sequence[str], tree_name: str,
     best = None
     for part in sorted(plan.parts, key=lambda p: -p.compressed_bytes)[:8]:
         with uproot.open(part.path) as f:
-            first = _basket_entries(f[tree_name], selected)
-        if first:
-            best = (part.path, first)
+            bounds = _boundaries(f[tree_name], selected)
+        if len(bounds) >= 2:
+            best = (part.path, bounds[0])
             break
     deadline = time.perf_counter() + share_s
     with tempfile.TemporaryDirectory(prefix="hep-advisor-calls-") as tmp:
