@@ -40,7 +40,8 @@ def test_every_figure_is_measured_within_the_budget(small_dataset: DatasetProfil
     cal = calibrate(small_dataset, budget_s=10.0, workers=(1, 2), progress=events.append)
     assert not cal.partial and cal.skipped == ()
     assert cal.elapsed_s < 10.0 * 1.5
-    assert cal.call_cost is not None and cal.call_cost.call_s
+    # on tiny files the per-call cost may be lost in the noise: then it is None, never 0
+    assert cal.call_cost is not None and cal.call_cost.call_s != 0
     assert cal.parallel_loop and cal.parallel_loop[0].workers == 1
     raw = cal.raw_read
     assert raw is not None and raw.cold_mb_per_s and raw.warm_mb_per_s and raw.iops_4k

@@ -86,8 +86,10 @@ def _timed_reads(path: str, tree_name: str, branches: Sequence[str], first: int,
                 per_mb = (b - a) / (mb_all - mb_first)
                 costs.append(max(a - mb_first * per_mb, 0.0))
                 rates.append(1.0 / per_mb)
-            # another pair only while it fits the share (at most five)
-            if len(costs) >= 5 or (costs and time.perf_counter() + (t2 - t0) > deadline):
+            # at least three pairs (the difference of two reads is noisy), at most five, and
+            # more than three only while they fit the share
+            if len(costs) >= 5 or (len(costs) >= 3
+                                   and time.perf_counter() + (t2 - t0) > deadline):
                 break
     return costs, float(np.median(rates)) if rates else math.nan, mb_first
 
@@ -143,10 +145,11 @@ def measure_call_cost(session: Session, files: Sequence[str], tree_name: str,
         costs, rate, _ = _timed_reads(path, tree_name, selected, first, session, deadline)
     m = measurement(costs, "s", Conditions(cache="warm", note=f"on {source}, "
                                            "array cache off"))
-    call_s = m.median
+    call_s = m.median if m.median is not None and m.median > 0 else None  # noise: unmeasured
     session.report(test, 1.0, "per read call",
                    f"{1e3 * call_s:.1f} ms per call" if call_s is not None else None)
-    return CallCost(call_s=call_s, mb_per_s=rate if math.isfinite(rate) else None,
+    return CallCost(call_s=call_s,
+                    mb_per_s=rate if call_s is not None and math.isfinite(rate) else None,
                     branches=len(selected), measurement=m)
 
 
