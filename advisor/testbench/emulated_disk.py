@@ -109,6 +109,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
+from probes.readtests.pagecache import resident_fraction
+
 __all__ = [
     "CGROUP_ROOT",
     "DEFAULT_READ_AHEAD_KB",
@@ -899,38 +901,6 @@ def emulated_disks(
 
 # --------------------------------------------------------------------------------------------
 # reference readers (run them through EmulatedDisks.call to read inside the cgroup)
-
-
-def resident_fraction(path: str | os.PathLike[str]) -> float | None:
-    """Fraction of the file's pages in the page cache (``mincore``); ``None`` if unknown."""
-    import ctypes
-    import mmap
-
-    size = os.path.getsize(path)
-    if size == 0:
-        return 0.0
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.mmap.restype = ctypes.c_void_p
-    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
-                          ctypes.c_int, ctypes.c_long]
-    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
-    page = mmap.PAGESIZE
-    pages = (size + page - 1) // page
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        addr = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
-        if addr is None or addr == ctypes.c_void_p(-1).value:
-            return None
-        try:
-            vec = (ctypes.c_ubyte * pages)()
-            if libc.mincore(ctypes.c_void_p(addr), size, vec) != 0:
-                return None
-            return sum(b & 1 for b in vec) / pages
-        finally:
-            libc.munmap(ctypes.c_void_p(addr), size)
-    finally:
-        os.close(fd)
 
 
 def sequential_read(
