@@ -1,50 +1,72 @@
 """hep-advisor: measure a site and its ROOT data, model the analysis' throughput, and advise.
 
 The public names of the lower layers are reachable from here too (``advisor.probe_dataset``,
-``advisor.calibrate``, ``advisor.ThroughputModel``, ...).  This module imports neither Rich
-nor Textual: the terminal and TUI skins import them when they are used.
+``advisor.calibrate``, ``advisor.ThroughputModel``, ...).  They are imported on first use, so
+that ``import advisor`` (and the CLI's ``--help``) stays fast: uproot, scikit-learn and the
+rest load when a name that needs them is used.  Nothing here imports Rich or Textual.
 """
 
-from models import (
-    ModelSummary,
-    Scenario,
-    ThroughputModel,
-    calibrated_baseline,
-    load_site,
-    load_workload,
-    model_from_calibration,
-    predict_scenarios,
-    summarize,
-)
-from probes import (
-    DEFAULT_SAMPLE,
-    BasketStats,
-    BlockDevice,
-    BranchProfile,
-    ClusterStats,
-    Compression,
-    CompressionShare,
-    CpuInfo,
-    DatasetProfile,
-    MemoryInfo,
-    ProbeError,
-    Sampling,
-    SiteProfile,
-    SizeStats,
-    StorageInfo,
-    TimingStats,
-    TreeProfile,
-    discover,
-    probe_dataset,
-    probe_site,
-    probe_storage,
-    sample_indices,
-)
-from probes.readtests.calibrate import calibrate
-from probes.readtests.results import Calibration
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from ._version import __version__
-from .document import SCHEMA_VERSION, Document, document_json, make_document
+
+#: public name -> the module it comes from
+_LAZY = {
+    "DEFAULT_SAMPLE": "probes",
+    "SCHEMA_VERSION": "advisor.document",
+    "BasketStats": "probes",
+    "BlockDevice": "probes",
+    "BranchProfile": "probes",
+    "Calibration": "probes.readtests.results",
+    "ClusterStats": "probes",
+    "Compression": "probes",
+    "CompressionShare": "probes",
+    "CpuInfo": "probes",
+    "DatasetProfile": "probes",
+    "Document": "advisor.document",
+    "MemoryInfo": "probes",
+    "ModelSummary": "models",
+    "ProbeError": "probes",
+    "Sampling": "probes",
+    "Scenario": "models",
+    "SiteProfile": "probes",
+    "SizeStats": "probes",
+    "StorageInfo": "probes",
+    "ThroughputModel": "models",
+    "TimingStats": "probes",
+    "TreeProfile": "probes",
+    "calibrate": "probes.readtests.calibrate",
+    "calibrated_baseline": "models",
+    "discover": "probes",
+    "document_json": "advisor.document",
+    "load_site": "models",
+    "load_workload": "models",
+    "make_document": "advisor.document",
+    "model_from_calibration": "models",
+    "predict_scenarios": "models",
+    "probe_dataset": "probes",
+    "probe_site": "probes",
+    "probe_storage": "probes",
+    "sample_indices": "probes",
+    "summarize": "models",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'advisor' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
 
 __all__ = [
     "DEFAULT_SAMPLE",
