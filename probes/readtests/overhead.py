@@ -30,6 +30,8 @@ from .eventloop import plan_reads
 from .results import CallCost, Conditions, ParallelPoint
 from .runner import Session, measurement
 
+#: The largest files searched for one with several baskets per branch.
+CANDIDATES = 8
 #: Files merged into the temporary file when the data's files hold one basket per branch.
 MERGE_INPUTS = 2
 #: Compressed bytes the per-call test reads in its long read at most.
@@ -121,10 +123,12 @@ def measure_call_cost(session: Session, files: Sequence[str], tree_name: str,
 
     test = "call_cost"
     session.report(test, 0.0, "finding a file with several baskets per branch")
-    plan = plan_reads(files, tree_name, branches, max_bytes=1e12)
+    # only the largest files are candidates: planning opens each file it looks at
+    largest = sorted(files, key=os.path.getsize, reverse=True)[:CANDIDATES]
+    plan = plan_reads(largest, tree_name, branches, max_bytes=1e12)
     selected = list(plan.branches)
     best = None
-    for part in sorted(plan.parts, key=lambda p: -p.compressed_bytes)[:8]:
+    for part in plan.parts:
         with uproot.open(part.path) as f:
             bounds = _boundaries(f[tree_name], selected)
         if len(bounds) >= 2:
