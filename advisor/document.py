@@ -7,7 +7,7 @@ version.  Blocks that later commands add (calibration, model, recommendations) a
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from models.scenarios import ModelSummary
@@ -15,6 +15,7 @@ from probes.readtests.results import Calibration
 from probes.results import DatasetProfile, SiteProfile
 
 from ._version import __version__
+from .advice import DatasetAdvice, Recommendation, Report
 from .jsonio import to_jsonable
 
 SCHEMA_VERSION = 1
@@ -31,7 +32,9 @@ class Producer:
 class Document:
     """A hep-advisor result: the site and dataset probes, the read tests' calibration (``null``
     from ``probe``) and the throughput model with its predictions (``null`` from ``probe``;
-    ``predict --site/--workload`` has no probe, so ``site`` and ``dataset`` are ``null``)."""
+    ``predict --site/--workload`` has no probe, so ``site`` and ``dataset`` are ``null``).
+    ``report`` fills ``datasets`` (one block per dataset, each with its own probe,
+    calibration, model and verdict) and ``recommendations`` instead."""
 
     schema_version: int
     producer: Producer
@@ -41,6 +44,8 @@ class Document:
     dataset: DatasetProfile | None = None
     calibration: Calibration | None = None
     model: ModelSummary | None = None
+    datasets: tuple[DatasetAdvice, ...] | None = None
+    recommendations: tuple[Recommendation, ...] | None = None
 
 
 def make_document(
@@ -60,6 +65,13 @@ def make_document(
         calibration=calibration,
         model=model,
     )
+
+
+def make_report_document(report: Report) -> Document:
+    """``hep-advisor report``'s document: the site, one block per dataset, and every
+    recommendation ranked by predicted speed-up (each naming its dataset)."""
+    return replace(make_document("report", report.site, None), datasets=tuple(
+        a.block() for a in report.advice), recommendations=report.recommendations)
 
 
 def document_json(doc: Document) -> dict[str, Any]:

@@ -1,0 +1,250 @@
+"""What the advisor concludes: a verdict, ranked recommendations, and the ``Advice`` object.
+
+These are plain frozen dataclasses (they become the report's JSON through ``jsonio``), with no
+UI code: the terminal, Markdown and HTML views live in ``advisor.render`` and are imported only
+when an ``Advice`` is displayed.  ``Advice`` keeps the fitted model and its baseline (not part
+of the JSON) so that a notebook can ask it further what-ifs (:meth:`Advice.predict`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from models.scenarios import ModelSummary, PredictionPoint
+from probes.readtests.results import Calibration
+from probes.results import DatasetProfile, SiteProfile
+
+if TYPE_CHECKING:
+    from models.scenarios import Baseline
+    from models.throughput import ThroughputModel
+
+Severity = Literal["critical", "warning", "info"]
+Audience = Literal["analyst", "site admin"]
+Limit = Literal["storage", "decompression", "processing", "per-file overhead", "network"]
+EvidenceSource = Literal["measured", "probed", "derived", "fitted", "assumed", "threshold"]
+
+#: Severity from the predicted speed-up (thresholds, stated in every report's legend).
+CRITICAL_SPEEDUP = 2.0
+WARNING_SPEEDUP = 1.25
+#: A recommendation whose predicted speed-up is below this is not shown (it does not apply).
+MIN_SPEEDUP = 1.05
+
+
+def severity_for(speedup: float) -> Severity:
+    if speedup >= CRITICAL_SPEEDUP:
+        return "critical"
+    if speedup >= WARNING_SPEEDUP:
+        return "warning"
+    return "info"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One figure behind a recommendation: a measured or probed value, one derived from them,
+    a fitted model parameter, an assumption, or the threshold the rule compared it with."""
+
+    name: str
+    value: float | str
+    unit: str = ""
+    source: EvidenceSource = "measured"
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Action:
+    """Something to do, with the command line (or code) that does it, where there is one."""
+
+    description: str
+    command: str | None = None
+
+
+@dataclass(frozen=True)
+class Option:
+    """One of several ways to act (the ``layout`` recommendation's device layouts), each with
+    its own predicted speed-up and caveat."""
+
+    name: str
+    predicted_speedup: float
+    speedup_low: float
+    speedup_high: float
+    caveat: str | None = None
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """One ranked recommendation.  ``predicted_speedup`` (with its interval at the model's
+    level) is the model's prediction for ``scenario`` at ``workers`` against the analysis as
+    it runs now (``Verdict.workers``): how much sooner the same events are read."""
+
+    code: str
+    kind: str
+    title: str
+    severity: Severity
+    audience: Audience
+    predicted_speedup: float
+    speedup_low: float
+    speedup_high: float
+    workers: int
+    scenario: str
+    summary: str
+    evidence: tuple[Evidence, ...] = ()
+    actions: tuple[Action, ...] = ()
+    assumptions: tuple[str, ...] = ()
+    options: tuple[Option, ...] = ()
+    dataset: str = ""
+
+
+@dataclass(frozen=True)
+class Share:
+    """The share of the analysis' time one limit takes (from the fitted model)."""
+
+    limit: Limit
+    share: float
+    detail: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What limits the analysis now: each limit's share of the time at ``workers`` jobs, the
+    largest first, and the predicted rate there."""
+
+    limit: Limit
+    headline: str
+    workers: int
+    mb_per_s: float
+    events_per_s: float | None
+    shares: tuple[Share, ...]
+
+
+@dataclass(frozen=True)
+class DatasetAdvice:
+    """One dataset's block of a report: its probe, calibration, model and verdict (the
+    recommendations are listed once, at the top of the report, each naming its dataset)."""
+
+    label: str
+    inputs: tuple[str, ...]
+    dataset: DatasetProfile
+    calibration: Calibration | None
+    model: ModelSummary | None
+    verdict: Verdict | None
+    calibration_created: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Advice:
+    """The advisor's result for one dataset: ``advisor.advise(...)`` returns it.
+
+    Its parts are objects (``site``, ``dataset``, ``calibration``, ``model`` (the fitted
+    model's summary), ``verdict``, ``recommendations``); it renders itself in a terminal
+    (Rich) and in Jupyter; :meth:`predict` answers further what-ifs, :meth:`to_json` gives the
+    report's JSON document and :meth:`plot` draws the scaling curve (matplotlib, optional).
+    """
+
+    label: str
+    site: SiteProfile
+    dataset: DatasetProfile
+    calibration: Calibration | None
+    model: ModelSummary | None
+    verdict: Verdict | None
+    recommendations: tuple[Recommendation, ...]
+    inputs: tuple[str, ...] = ()
+    calibration_created: str | None = None
+    notes: tuple[str, ...] = ()
+    fitted: ThroughputModel | None = field(default=None, repr=False, compare=False)
+    baseline: Baseline | None = field(default=None, repr=False, compare=False)
+
+    # -- parts ---------------------------------------------------------------------------------
+    def block(self) -> DatasetAdvice:
+        return DatasetAdvice(self.label, self.inputs, self.dataset, self.calibration,
+                             self.model, self.verdict, self.calibration_created, self.notes)
+
+    def counts(self) -> dict[str, int]:
+        """Recommendations by severity (``critical``, ``warning``, ``info``)."""
+        out = {"critical": 0, "warning": 0, "info": 0}
+        for r in self.recommendations:
+            out[r.severity] += 1
+        return out
+
+    def recommendation(self, kind_or_code: str) -> Recommendation | None:
+        """The recommendation of that kind (``"merge"``) or code (``"M001"``), or ``None``."""
+        for r in self.recommendations:
+            if kind_or_code in (r.kind, r.code):
+                return r
+        return None
+
+    # -- what-ifs ------------------------------------------------------------------------------
+    def predict(self, workers: int | list[int] | None = None, **scenario: Any
+                ) -> list[PredictionPoint]:
+        """The model's prediction with a what-if applied, e.g. ``predict(workers=4,
+        merge_mb=500, cached=True)``: aggregate MB/s with its interval and the speed-up over
+        the analysis as it runs now.  Keywords: ``merge_mb``, ``read_ahead_kb``,
+        ``request_bytes``, ``cached``, ``storage`` (``"nvme"``, ``"separate:4"``, ...),
+        ``compression`` (``"ZSTD"``, ...), ``branches`` (fraction of the bytes read)."""
+        from .whatif import predict
+
+        if self.fitted is None or self.baseline is None:
+            raise ValueError(f"{self.label}: no fitted model (the calibration could not be "
+                             "fitted): nothing to predict from")
+        return predict(self.fitted, self.baseline, workers, **scenario)
+
+    # -- output --------------------------------------------------------------------------------
+    def report(self) -> Report:
+        return Report(site=self.site, advice=(self,))
+
+    def to_json(self) -> dict[str, Any]:
+        """The report's JSON document (the same as ``hep-advisor report --format json``)."""
+        return self.report().to_json()
+
+    def plot(self, ax: Any = None) -> Any:
+        """The scaling plot (matplotlib): predicted aggregate MB/s with its interval against
+        workers, the measured points, ideal linear scaling and the hardware limit."""
+        from .render.plot import plot_scaling
+
+        return plot_scaling(self, ax=ax)
+
+    def __rich__(self) -> Any:
+        from .render.advice_view import advice_view
+
+        return advice_view(self.report())
+
+    def _repr_html_(self) -> str:
+        from .render.html import report_html
+
+        return report_html(self.report(), standalone=False)
+
+
+@dataclass(frozen=True)
+class Report:
+    """One or more datasets' advice on one site (``hep-advisor report``); the recommendations
+    of all of them ranked together by predicted speed-up."""
+
+    site: SiteProfile
+    advice: tuple[Advice, ...]
+
+    @property
+    def recommendations(self) -> tuple[Recommendation, ...]:
+        recs = [r for a in self.advice for r in a.recommendations]
+        return tuple(sorted(recs, key=lambda r: -r.predicted_speedup))
+
+    def counts(self) -> dict[str, int]:
+        out = {"critical": 0, "warning": 0, "info": 0}
+        for r in self.recommendations:
+            out[r.severity] += 1
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        from .document import document_json, make_report_document
+
+        return document_json(make_report_document(self))
+
+    def __rich__(self) -> Any:
+        from .render.advice_view import advice_view
+
+        return advice_view(self)
+
+    def _repr_html_(self) -> str:
+        from .render.html import report_html
+
+        return report_html(self, standalone=False)

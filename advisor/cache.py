@@ -1,0 +1,127 @@
+"""The calibration cache: a dataset's probe and calibration, reused while its files are unchanged.
+
+Calibrating takes a minute; reporting on a calibrated dataset must not.  An entry is keyed by
+the host, the engine, the branches and analysis, and every input file's path, size and
+modification time, so a changed, added or removed file (or another host) misses the cache.
+Entries live in the cache directory (``$HEP_ADVISOR_CACHE`` or ``~/.cache/hep-advisor``,
+``calibrations/``), never beside the user's data; they are written to a temporary file and
+renamed into place, so an interrupted write leaves no half entry.  An unreadable or outdated
+entry is a miss (and is replaced by the next calibration).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import socket
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from probes.files import discover
+from probes.readtests.results import Calibration
+from probes.results import DatasetProfile
+
+from ._version import __version__
+from .jsonio import JsonInputError, from_jsonable, to_jsonable
+
+#: Bumped when what an entry holds changes meaning (old entries become misses).
+CACHE_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class CachedCalibration:
+    dataset: DatasetProfile
+    calibration: Calibration
+    created: str
+    path: Path
+
+    @property
+    def age_s(self) -> float:
+        return age_seconds(self.created)
+
+
+def cache_dir() -> Path:
+    from .demo.datasets import cache_root
+
+    return cache_root() / "calibrations"
+
+
+def age_seconds(created: str) -> float:
+    then = _dt.datetime.fromisoformat(created)
+    return max(0.0, (_dt.datetime.now(_dt.timezone.utc) - then).total_seconds())
+
+
+def describe_age(seconds: float) -> str:
+    """``"just now"``, ``"5 min ago"``, ``"3 h ago"``, ``"2 days ago"``."""
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min ago"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.0f} h ago"
+    return f"{seconds / 86400:.0f} days ago"
+
+
+def cache_key(paths: Sequence[str], engine: str, branches: Sequence[str] | None,
+              analysis: str | None) -> str | None:
+    """The entry's key, or ``None`` when the inputs name no file (nothing to cache)."""
+    found = discover(paths)
+    if not found.files:
+        return None
+    h = hashlib.sha256()
+    ident = {"format": CACHE_FORMAT, "version": __version__, "host": socket.gethostname(),
+             "engine": engine, "branches": list(branches or []), "analysis": analysis}
+    h.update(json.dumps(ident, sort_keys=True).encode())
+    for f in found.files:
+        try:
+            st = os.stat(f.path)
+        except OSError:
+            continue
+        h.update(f"{os.path.abspath(f.path)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()[:32]
+
+
+def load(key: str | None) -> CachedCalibration | None:
+    if key is None:
+        return None
+    path = cache_dir() / f"{key}.json"
+    try:
+        doc = json.loads(path.read_text())
+        if doc.get("format") != CACHE_FORMAT:
+            return None
+        dataset = from_jsonable(DatasetProfile, doc["dataset"], str(path), "dataset")
+        cal = from_jsonable(Calibration, doc["calibration"], str(path), "calibration")
+        created = str(doc["created"])
+        age_seconds(created)
+    except (OSError, ValueError, KeyError, TypeError, JsonInputError):
+        return None
+    return CachedCalibration(dataset, cal, created, path)
+
+
+def store(key: str | None, dataset: DatasetProfile, calibration: Calibration) -> str:
+    """Write an entry (a partial calibration is not stored); returns its creation time."""
+    created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    if key is None or calibration.partial:
+        return created
+    doc: dict[str, Any] = {"format": CACHE_FORMAT, "created": created,
+                           "dataset": to_jsonable(dataset),
+                           "calibration": to_jsonable(calibration)}
+    target = cache_dir()
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=target)
+        try:
+            with os.fdopen(fd, "w") as fh:
+                json.dump(doc, fh)
+            os.replace(tmp, target / f"{key}.json")
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError:
+        pass  # a read-only cache only costs the next report a calibration
+    return created

@@ -1,0 +1,224 @@
+"""Storage rules: read-ahead (A001), TTreeCache (T001), caching or pre-staging (P001), and
+the disk layout (L001)."""
+
+from __future__ import annotations
+
+import shlex
+
+from models import scenarios as sc
+
+from ..advice import Action, Evidence, Option, Recommendation
+from .context import Context
+
+#: Read-ahead: a size is worth it when raw reads of that size are this much faster.
+READAHEAD_MIN_GAIN = 1.10
+#: ... and the sweep's best size is reached within this fraction.
+READAHEAD_NEAR_BEST = 0.90
+#: TTreeCache: recommended when reads reaching the storage are smaller than this.
+SMALL_READ_BYTES = 512 * 1024
+#: TTreeCache size bounds (bytes).
+TREECACHE_MIN, TREECACHE_MAX = 10_000_000, 100_000_000
+#: Layout: considered when storage takes at least this share of the time at the worker count.
+LAYOUT_MIN_SHARE = 0.20
+#: Layouts tried: (option, caveat).
+LAYOUTS = (
+    ("separate:4", "four disks, each with its own files: no redundancy; a failed disk loses "
+     "its files only"),
+    ("raid0:4", "striped over four disks: one failed disk loses everything"),
+    ("raid5:4", "four disks with parity: survives one failed disk; slower writes"),
+    ("ssd", "one SATA SSD: capacity per cost is lower than a disk's"),
+    ("nvme", "one NVMe SSD: capacity per cost is lowest"),
+)
+
+
+def _device(ctx: Context) -> str:
+    for s in ctx.site.storage:
+        if s.device:
+            return s.device if s.device.startswith("/dev/") else f"/dev/{s.device}"
+    return "/dev/DEVICE"
+
+
+def _readahead_kb(ctx: Context) -> float | None:
+    kbs = [s.read_ahead_kb for s in ctx.site.storage if s.read_ahead_kb]
+    return float(kbs[0]) if kbs else None
+
+
+def readahead_rule(ctx: Context) -> Recommendation | None:
+    cal = ctx.calibration
+    if cal is None or ctx.baseline.access == "scattered":
+        return None
+    now_kb = _readahead_kb(ctx)
+    seq = sorted((p.request_bytes, p.mb_per_s) for p in cal.request_sweep
+                 if p.pattern == "sequential" and p.mb_per_s)
+    if not seq or now_kb is None:
+        return None
+    best = max(r for _, r in seq)
+    at_now = [r for b, r in seq if b <= now_kb * 1024]
+    if not at_now:
+        return None
+    rate_now = at_now[-1]
+    size = next(b for b, r in seq if r >= READAHEAD_NEAR_BEST * best)
+    if size <= now_kb * 1024 or best < READAHEAD_MIN_GAIN * rate_now:
+        return None
+    kb = size / 1024
+    scen = sc.read_ahead(kb)
+    point = ctx.predict(scen)
+    dev = _device(ctx)
+    return ctx.make(
+        code="A001", kind="readahead", title=f"Raise the read-ahead to {kb:,.0f} KiB",
+        audience="site admin", point=point, scenario=scen,
+        summary=(f"Reads of {kb:,.0f} KiB ran at {best:,.0f} MB/s against {rate_now:,.0f} "
+                 f"MB/s at the current read-ahead of {now_kb:,.0f} KiB."),
+        evidence=[
+            Evidence("read-ahead now", now_kb, "KiB", "probed"),
+            *(Evidence(f"sequential reads of {b // 1024:,} KiB", round(r, 1), "MB/s",
+                       "measured") for b, r in seq),
+            Evidence("worth it from", round(100 * (READAHEAD_MIN_GAIN - 1)), "% faster",
+                     "threshold"),
+        ],
+        actions=[
+            Action(f"set the read-ahead of {dev} (in 512-byte sectors; until reboot)",
+                   f"blockdev --setra {int(kb * 2)} {shlex.quote(dev)}"),
+            Action("or through sysfs, and persist it with a udev rule",
+                   f"echo {int(kb)} > /sys/block/{dev.rsplit('/', 1)[-1]}/queue/read_ahead_kb"),
+        ])
+
+
+def treecache_rule(ctx: Context) -> Recommendation | None:
+    tree = ctx.tree
+    b = ctx.baseline
+    if tree is None or b.access != "scattered" or b.config["request_bytes"] >= SMALL_READ_BYTES:
+        return None
+    cluster = None
+    if tree.cluster_entries and tree.entries:
+        cluster = tree.compressed_bytes * tree.cluster_entries / tree.entries
+    size = min(max(cluster or TREECACHE_MIN, TREECACHE_MIN), TREECACHE_MAX)
+    request = min(size, b.config["file_mb"] * 1e6)
+    scen = sc.request_size(request)
+    point = ctx.predict(scen)
+    ev = [
+        Evidence("read size reaching the storage", round(b.config["request_bytes"] / 1e3, 1),
+                 "kB", "derived", "the larger of the mean basket and the read-ahead"),
+        Evidence("branches read", tree.branches, "", "probed",
+                 "over 100: baskets interleave, reads scatter"),
+        Evidence("small-read threshold", SMALL_READ_BYTES / 1e3, "kB", "threshold"),
+        Evidence("cache size", round(size / 1e6, 1), "MB", "derived",
+                 "a cluster's compressed bytes, within 10-100 MB"),
+    ]
+    cal = ctx.calibration
+    if cal is not None and cal.root_cache_off is not None and cal.root_cache_on is not None:
+        ev += [Evidence("ROOT reads without TTreeCache",
+                        round((cal.root_cache_off.mean_read_bytes or 0) / 1e3, 1), "kB each",
+                        "measured", f"{cal.root_cache_off.read_calls:,} calls"),
+               Evidence("ROOT reads with TTreeCache",
+                        round((cal.root_cache_on.mean_read_bytes or 0) / 1e3, 1), "kB each",
+                        "measured", f"{cal.root_cache_on.read_calls:,} calls")]
+    mb = max(1, round(size / 1e6))
+    return ctx.make(
+        code="T001", kind="treecache", title=f"Read through a {mb} MB TTreeCache",
+        audience="analyst", point=point, scenario=scen,
+        summary=("The baskets of the branches read are small and interleaved, so reads "
+                 "reach the storage small and scattered. A TTreeCache gathers a cluster's "
+                 "baskets into a few large reads."),
+        evidence=ev,
+        actions=[
+            Action("ROOT (TTree loop)", f"tree->SetCacheSize({mb * 1_000_000}); "
+                   "tree->AddBranchToCache(\"*\", true);"),
+            Action("RDataFrame and TTree::Draw use a TTreeCache by default; keep it on",
+                   "ROOT.gEnv.SetValue('TTreeCache.Size', 1.0)  # x the cluster size"),
+            Action("uproot: read many entries per call so each branch's baskets come in one "
+                   "request", f"tree.iterate(step_size='{max(mb * 5, 100)} MB')"),
+        ])
+
+
+def cache_rule(ctx: Context) -> Recommendation | None:
+    b = ctx.baseline
+    cal = ctx.calibration
+    if b.config.get("cached", 0.0) > 0.5 or cal is None or cal.memory is None:
+        return None
+    fits = cal.memory.fits_in_ram
+    if not fits:
+        return None
+    scen = sc.cached()
+    point = ctx.predict(scen)
+    first = ctx.inputs[0] if ctx.inputs else "DIR"
+    return ctx.make(
+        code="P001", kind="cache", title="Pre-stage the data into memory (page cache)",
+        audience="analyst", point=point, scenario=scen,
+        summary=(f"The data ({cal.memory.dataset_bytes / 1e9:.2f} GB) fit in the free memory "
+                 f"({cal.memory.available_bytes / 1e9:.1f} GB): read once ahead of the "
+                 "analysis, every later pass reads at the page-cache rate."),
+        evidence=[
+            Evidence("dataset size", round(cal.memory.dataset_bytes / 1e9, 3), "GB", "probed"),
+            Evidence("available memory", round(cal.memory.available_bytes / 1e9, 2), "GB",
+                     "probed"),
+            ctx.param_evidence("cache_mb_per_s", "page-cache rate", 1.0, "MB/s per stream"),
+            ctx.param_evidence("storage_mb_per_s", "storage rate", 1.0, "MB/s per stream"),
+        ],
+        actions=[
+            Action("read the files once before the analysis (they stay cached while memory "
+                   "allows)", f"find {shlex.quote(first)} -name '*.root' -exec cat {{}} + "
+                   "> /dev/null"),
+            Action("or, for streams of files, copy the next file to local disk or memory "
+                   "while the current one is processed (a file stager; xrdcp for remote data)"),
+            Action("keep it cached: vmtouch locks files in memory",
+                   f"vmtouch -t {shlex.quote(first)}"),
+        ],
+        extra_assumptions=("the time of the pre-read is not counted: it overlaps other work "
+                           "or is paid once for several passes",))
+
+
+def layout_rule(ctx: Context) -> Recommendation | None:
+    b = ctx.baseline
+    if b.config.get("cached", 0.0) > 0.5 or b.config.get("remote", 0.0) > 0.5:
+        return None
+    from ..verdict import verdict
+
+    n = max(ctx.cores, 1)
+    v = verdict(b, n)
+    share = next((s.share for s in v.shares if s.limit == "storage"), 0.0)
+    if share < LAYOUT_MIN_SHARE:
+        return None
+    options = []
+    best = None
+    for text, caveat in LAYOUTS:
+        spec, sd, statement = sc.parse_storage(text, b)
+        scen = sc.combine(sc.devices(spec, sd, (statement,)), sc.workers(n),
+                          name=f"{text} at {n} workers")
+        point = ctx.predict(scen)
+        base_n = ctx.predict(sc.workers(n))
+        if point.speedup is None or base_n.speedup is None:
+            continue
+        s, lo, hi = (point.speedup / base_n.speedup, (point.speedup_low or 0) / base_n.speedup,
+                     (point.speedup_high or 0) / base_n.speedup)
+        options.append(Option(text, round(s, 3), round(lo, 3), round(hi, 3), caveat))
+        if best is None or s > best[0]:
+            best = (s, text, scen, point, base_n)
+    if best is None:
+        return None
+    s, text, scen, point, base_n = best
+    # the speed-up over the same worker count on the current storage
+    from models.scenarios import PredictionPoint
+
+    rel = PredictionPoint(n, point.aggregate_mb_per_s, point.low, point.high,
+                          point.events_per_s, s,
+                          (point.speedup_low or s) / (base_n.speedup or 1.0),
+                          (point.speedup_high or s) / (base_n.speedup or 1.0))
+    return ctx.make(
+        code="L001", kind="layout", title=f"Spread the data over faster storage ({text})",
+        audience="site admin", point=rel, scenario=scen,
+        summary=(f"At {n} workers, storage takes {100 * share:.0f}% of the time. The options "
+                 "below are predicted at the same worker count; each device kind's figures "
+                 "are assumptions (see evidence)."),
+        evidence=[
+            Evidence("storage's share at this worker count", round(100 * share, 1), "%",
+                     "derived", f"{n} workers"),
+            Evidence("threshold", 100 * LAYOUT_MIN_SHARE, "%", "threshold"),
+            ctx.param_evidence("storage_mb_per_s", "storage rate", 1.0, "MB/s per stream"),
+            ctx.param_evidence("access_ms", "access time", 1.0, "ms"),
+        ],
+        actions=[Action(f"{o.name}: {o.predicted_speedup:.2f}x ({o.caveat})") for o in
+                 sorted(options, key=lambda o: -o.predicted_speedup)],
+        options=sorted(options, key=lambda o: -o.predicted_speedup),
+        extra_assumptions=("separate disks: the files spread evenly, each job reading one "
+                           "disk at a time; RAID: striped reads",))

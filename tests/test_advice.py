@@ -1,0 +1,292 @@
+"""The advisor core: advise() end to end on tiny data, the verdict, and each recommendation's
+trigger and absence (rules are pure functions of the context, so each is driven across its
+threshold by changing the one measured figure it keys on)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from advisor.advice import MIN_SPEEDUP, Advice, severity_for
+from advisor.core import NoUsableData, advise, advise_from
+from advisor.recommend import Context, recommend
+from advisor.recommend.data import branches_rule, compression_rule
+from advisor.recommend.files import merge_rule, nice_size, per_file_overhead, rewrite_rule
+from advisor.recommend.parallel import knee, workers_rule
+from advisor.recommend.storage import (
+    cache_rule,
+    layout_rule,
+    readahead_rule,
+    treecache_rule,
+)
+from advisor.verdict import verdict
+from models.physics import PARAMS
+from probes.readtests.results import RequestPoint
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture(scope="module")
+def small(tiny_demo: Path, cache_dir: Path) -> Advice:
+    mp = pytest.MonkeyPatch()
+    mp.setenv("HEP_ADVISOR_CACHE", str(cache_dir))
+    try:
+        return advise([str(tiny_demo / "small_files")], budget_s=4, label="small")
+    finally:
+        mp.undo()
+
+
+def context(a: Advice, **params: float) -> Context:
+    """The advice's context with some model parameters replaced."""
+    assert a.fitted is not None and a.baseline is not None and a.model is not None
+    b = a.baseline
+    if params:
+        b = replace(b, params=replace(b.params, **params))
+    return Context(site=a.site, dataset=a.dataset, calibration=a.calibration, model=a.fitted,
+                   baseline=b, summary=a.model, verdict=verdict(b), label=a.label,
+                   inputs=a.inputs)
+
+
+def test_advise_end_to_end(small: Advice) -> None:
+    assert small.model is not None and small.verdict is not None
+    shares = [s.share for s in small.verdict.shares]
+    assert abs(sum(shares) - 1.0) < 0.02 and shares == sorted(shares, reverse=True)
+    for r in small.recommendations:
+        assert r.predicted_speedup >= MIN_SPEEDUP
+        assert r.speedup_low <= r.predicted_speedup <= r.speedup_high
+        assert r.severity == severity_for(r.predicted_speedup)
+        assert r.evidence and r.actions and r.dataset == "small"
+    speedups = [r.predicted_speedup for r in small.recommendations]
+    assert speedups == sorted(speedups, reverse=True)
+
+
+def test_cached_calibration_is_reused(small: Advice, tiny_demo: Path, cache_dir: Path,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HEP_ADVISOR_CACHE", str(cache_dir))
+    again = advise([str(tiny_demo / "small_files")], budget_s=4, label="small")
+    assert again.calibration == small.calibration
+    assert again.calibration_created == small.calibration_created
+    assert list(cache_dir.glob("calibrations/*.json")) and \
+        not list(cache_dir.glob("calibrations/.tmp-*"))
+
+
+def test_cache_misses_when_a_file_changes(tiny_demo: Path, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from advisor import cache
+
+    monkeypatch.setenv("HEP_ADVISOR_CACHE", str(tmp_path / "c"))
+    src = tiny_demo / "flat" / "pythia_zstd5.root"
+    f = tmp_path / "a.root"
+    f.write_bytes(src.read_bytes())
+    k1 = cache.cache_key([str(f)], "uproot", None, None)
+    assert cache.cache_key([str(f)], "root", None, None) != k1
+    with f.open("ab") as fh:
+        fh.write(b"\0")
+    assert cache.cache_key([str(f)], "uproot", None, None) != k1
+    assert cache.cache_key([str(tmp_path / "none")], "uproot", None, None) is None
+    (tmp_path / "c" / "calibrations").mkdir(parents=True)
+    (tmp_path / "c" / "calibrations" / f"{k1}.json").write_text("{broken")
+    assert cache.load(k1) is None
+
+
+def test_no_usable_data_is_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.root"
+    bad.write_text("not root")
+    with pytest.raises(NoUsableData) as exc:
+        advise([str(bad)], budget_s=1, cache=False)
+    assert str(bad) in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_cancelled_advice_is_marked_partial(tiny_demo: Path, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HEP_ADVISOR_CACHE", str(tmp_path))
+    cancel = threading.Event()
+    cancel.set()
+    a = advise([str(tiny_demo / "merged")], budget_s=2, cancel=cancel)
+    assert a.calibration is not None and a.calibration.partial
+    assert any("partial" in n for n in a.notes)
+    assert not list(tmp_path.glob("calibrations/*.json"))  # a partial calibration is not cached
+
+
+def test_verdict_follows_the_slow_part(small: Advice) -> None:
+    assert small.baseline is not None
+    b = small.baseline
+    slow_dec = replace(b, params=replace(b.params, decompress_mb_per_s=0.01))
+    assert verdict(slow_dec).limit == "decompression"
+    slow_open = replace(b, params=replace(b.params, open_s=100.0))
+    assert verdict(slow_open).limit == "per-file overhead"
+    assert verdict(slow_open).shares[0].share > 0.9
+
+
+def test_merge_trigger_and_absence(small: Advice) -> None:
+    on = merge_rule(context(small, open_s=0.5))
+    assert on is not None and on.kind == "merge" and on.code == "M001"
+    assert on.predicted_speedup > 1.5
+    assert any("hadd" in (a.command or "") for a in on.actions)
+    target = next(e for e in on.evidence if e.name == "target size")
+    assert target.source == "derived" and float(target.value) > 0
+    off = merge_rule(context(small, open_s=1e-7, call_s=1e-7))
+    assert off is None
+    t_file, rate, share = per_file_overhead(context(small, open_s=0.5))
+    assert t_file >= 0.5 and rate > 0 and 0 < share < 1
+
+
+def test_rewrite_trigger_and_absence(tiny_demo: Path, small: Advice) -> None:
+    ctx = context(small, basket_s=1e-3) if "basket_s" in PARAMS else context(small)
+    tree = ctx.tree
+    assert tree is not None
+    tiny = replace(tree, baskets=replace(tree.baskets, mean_compressed_bytes=500.0))
+    ds = replace(small.dataset, trees=(tiny,))
+    b = ctx.baseline
+    ctx = replace(ctx, baseline=replace(b, mean_basket_bytes=500.0, config={
+        **b.config, "baskets": b.config["file_mb"] * 1e6 / 500.0}))
+    r = rewrite_rule(replace(ctx, dataset=ds), merge_applies=False)
+    if "basket_s" in PARAMS:
+        assert r is not None and r.kind == "rewrite" and r.predicted_speedup > 1
+        assert any("hadd -O" in (a.command or "") for a in r.actions)
+    assert rewrite_rule(replace(ctx, dataset=ds), merge_applies=True) is None
+    big = replace(tree, baskets=replace(tree.baskets, mean_compressed_bytes=1e6),
+                  cluster_entries=float(tree.entries), clusters=None)
+    assert rewrite_rule(replace(ctx, dataset=replace(ds, trees=(big,))), False) is None
+
+
+def test_compression_trigger_and_absence(small: Advice) -> None:
+    slow = context(small, decompress_mb_per_s=0.5)
+    tree = slow.tree
+    assert tree is not None
+    zlib = replace(tree, compression=replace(tree.compression, algorithm="ZLIB"))
+    slow = replace(slow, dataset=replace(slow.dataset, trees=(zlib,)))
+    r = compression_rule(slow)
+    assert r is not None and r.kind == "compression" and r.predicted_speedup > 1.2
+    assert "LZ4" in r.title or "ZSTD" in r.title
+    assert any(e.name == "size change" for e in r.evidence)
+    fast = context(small, decompress_mb_per_s=1e5)
+    assert compression_rule(replace(fast, dataset=replace(fast.dataset, trees=(zlib,)))) is None
+
+
+def test_branches_trigger_and_absence(small: Advice) -> None:
+    ctx = context(small)
+    tree = ctx.tree
+    assert tree is not None and tree.branch_profiles
+    ranked = sorted(tree.branch_profiles, key=lambda b: b.compressed_bytes)
+    few = replace(ctx, branches=tuple(b.name for b in ranked[:2]))
+    r = branches_rule(few)
+    assert r is not None and r.kind == "branches" and r.predicted_speedup > 1
+    assert branches_rule(replace(ctx, branches=tuple(b.name for b in ranked))) is None
+    assert branches_rule(ctx) is None  # no selection known
+
+
+def test_readahead_trigger_and_absence(small: Advice) -> None:
+    ctx = context(small, access_ms=20.0, storage_mb_per_s=100.0)
+    b = ctx.baseline
+    ctx = replace(ctx, baseline=replace(b, access="sequential", config={
+        **b.config, "request_bytes": 128 * 1024.0, "file_mb": 500.0}), site=replace(
+        ctx.site, storage=tuple(replace(s, read_ahead_kb=128) for s in ctx.site.storage)))
+    assert ctx.calibration is not None
+    m = ctx.calibration.request_sweep[0].measurement if ctx.calibration.request_sweep else None
+    if m is None:
+        pytest.skip("the tiny calibration ran no request sweep")
+
+    def sweep(rates: dict[int, float]) -> Context:
+        pts = tuple(RequestPoint(b, "sequential", r, m) for b, r in rates.items())
+        return replace(ctx, calibration=replace(ctx.calibration, request_sweep=pts))
+
+    kb = [s.read_ahead_kb for s in ctx.site.storage if s.read_ahead_kb]
+    if not kb:
+        pytest.skip("no read-ahead known for this storage")
+    now = int(kb[0]) * 1024
+    r = readahead_rule(sweep({now: 30.0, 4 * now: 60.0, 16 * now: 61.0}))
+    assert r is not None and r.kind == "readahead" and r.audience == "site admin"
+    assert any("blockdev --setra" in (a.command or "") for a in r.actions)
+    assert readahead_rule(sweep({now: 60.0, 4 * now: 61.0})) is None
+    scattered = replace(ctx, baseline=replace(ctx.baseline, access="scattered"))
+    assert readahead_rule(replace(scattered, calibration=sweep(
+        {now: 30.0, 4 * now: 60.0}).calibration)) is None
+
+
+def test_treecache_trigger_and_absence(small: Advice) -> None:
+    ctx = context(small, access_ms=8.0, storage_mb_per_s=70.0)
+    scattered = replace(ctx, baseline=replace(
+        ctx.baseline, access="scattered",
+        config={**ctx.baseline.config, "request_bytes": 8192.0, "file_mb": 500.0}))
+    r = treecache_rule(scattered)
+    assert r is not None and r.kind == "treecache" and r.predicted_speedup > 1.5
+    seq = replace(scattered, baseline=replace(scattered.baseline, access="sequential"))
+    assert treecache_rule(seq) is None
+
+
+def test_cache_trigger_and_absence(small: Advice) -> None:
+    slow_disk = context(small, storage_mb_per_s=5.0, access_ms=10.0)
+    r = cache_rule(slow_disk)
+    assert r is not None and r.kind == "cache" and r.predicted_speedup > 1.2
+    assert slow_disk.calibration is not None and slow_disk.calibration.memory is not None
+    no_room = replace(slow_disk.calibration.memory, fits_in_ram=False)
+    assert cache_rule(replace(slow_disk, calibration=replace(slow_disk.calibration,
+                                                             memory=no_room))) is None
+    assert cache_rule(context(small, storage_mb_per_s=1e5, access_ms=1e-4)) is None
+
+
+def test_layout_trigger_and_absence(small: Advice) -> None:
+    slow = context(small, storage_mb_per_s=3.0, access_ms=10.0)
+    r = layout_rule(slow)
+    assert r is not None and r.kind == "layout" and len(r.options) >= 3
+    assert all(o.caveat for o in r.options)
+    assert [o.predicted_speedup for o in r.options] == sorted(
+        (o.predicted_speedup for o in r.options), reverse=True)
+    assert layout_rule(context(small, storage_mb_per_s=1e5, access_ms=1e-4)) is None
+
+
+def test_workers_trigger_and_absence(small: Advice) -> None:
+    assert knee([(1, 10.0), (2, 19.0), (3, 20.0), (4, 20.0)]) == 2
+    assert knee([(1, 10.0), (2, 10.0)]) == 1
+    ctx = context(small)
+    scaling = replace(ctx.summary, predictions=tuple(
+        replace(p, aggregate_mb_per_s=10.0 * p.workers) for p in ctx.summary.predictions))
+    r = workers_rule(replace(ctx, summary=scaling))
+    n = max(p.workers for p in ctx.summary.predictions)
+    if r is not None:  # the model's own speed-up at n must reach MIN_SPEEDUP
+        assert r.kind == "workers" and r.workers == n
+        assert any("TProof::Open" in (a.command or "") for a in r.actions)
+        assert any("EnableImplicitMT" in (a.command or "") for a in r.actions)
+    flat = replace(ctx.summary, predictions=tuple(
+        replace(p, aggregate_mb_per_s=10.0) for p in ctx.summary.predictions))
+    assert workers_rule(replace(ctx, summary=flat)) is None
+
+
+def test_recommendations_are_ranked_and_json_round_trips(small: Advice) -> None:
+    recs = recommend(context(small, open_s=0.5, storage_mb_per_s=5.0, access_ms=10.0))
+    assert [r.predicted_speedup for r in recs] == sorted((r.predicted_speedup for r in recs),
+                                                         reverse=True)
+    assert len({r.code for r in recs}) == len(recs)
+    doc = small.to_json()
+    json.dumps(doc)
+    assert doc["command"] == "report" and doc["datasets"][0]["label"] == "small"
+    for r in doc["recommendations"]:
+        assert {"code", "kind", "title", "severity", "audience", "predicted_speedup",
+                "speedup_low", "speedup_high", "evidence", "actions"} <= set(r)
+
+
+def test_predict_what_ifs(small: Advice) -> None:
+    now = small.predict(workers=1)[0]
+    assert now.speedup == pytest.approx(1.0, rel=1e-6)
+    cached = small.predict(workers=1, cached=True)[0]
+    assert cached.speedup is not None and cached.speedup >= 1.0
+    two = small.predict(workers=[1, 2], merge_mb=100)
+    assert [p.workers for p in two] == [1, 2]
+    with pytest.raises(ValueError, match="unknown what-if"):
+        small.predict(workers=1, disks=4)
+
+
+def test_advise_from_is_pure(small: Advice) -> None:
+    assert small.calibration is not None
+    again = advise_from(small.site, small.dataset, small.calibration, label="small",
+                        inputs=small.inputs)
+    assert again.recommendations == small.recommendations
+    assert nice_size(28) == 50 and nice_size(1.0) == 1 and nice_size(120) == 200
