@@ -1,5 +1,7 @@
 """hep-advisor: measure a site and its ROOT data, model the analysis' throughput, and advise.
 
+``advisor.advise(paths)`` is the entry point (see ``advisor.core``); it returns an ``Advice``.
+
 The public names of the lower layers are reachable from here too (``advisor.probe_dataset``,
 ``advisor.calibrate``, ``advisor.ThroughputModel``, ...).  They are imported on first use, so
 that ``import advisor`` (and the CLI's ``--help``) stays fast: uproot, scikit-learn and the
@@ -15,6 +17,14 @@ from ._version import __version__
 
 #: public name -> the module it comes from
 _LAZY = {
+    "NoUsableData": "advisor.core",
+    "demo_report": "advisor.core",
+    "advise_from": "advisor.core",
+    "advise": "advisor.core",
+    "Verdict": "advisor.advice",
+    "Report": "advisor.advice",
+    "Recommendation": "advisor.advice",
+    "Advice": "advisor.advice",
     "DEFAULT_SAMPLE": "probes",
     "SCHEMA_VERSION": "advisor.document",
     "BasketStats": "probes",
@@ -71,6 +81,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "DEFAULT_SAMPLE",
     "SCHEMA_VERSION",
+    "Advice",
     "BasketStats",
     "BlockDevice",
     "BranchProfile",
@@ -83,7 +94,10 @@ __all__ = [
     "Document",
     "MemoryInfo",
     "ModelSummary",
+    "NoUsableData",
     "ProbeError",
+    "Recommendation",
+    "Report",
     "Sampling",
     "Scenario",
     "SiteProfile",
@@ -92,9 +106,13 @@ __all__ = [
     "ThroughputModel",
     "TimingStats",
     "TreeProfile",
+    "Verdict",
     "__version__",
+    "advise",
+    "advise_from",
     "calibrate",
     "calibrated_baseline",
+    "demo_report",
     "discover",
     "document_json",
     "load_site",
