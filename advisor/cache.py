@@ -1,8 +1,9 @@
 """The calibration cache: a dataset's probe and calibration, reused while its files are unchanged.
 
 Calibrating takes a minute; reporting on a calibrated dataset must not.  An entry is keyed by
-the host, the engine, the branches and analysis, and every input file's path, size and
-modification time, so a changed, added or removed file (or another host) misses the cache.
+the host, the engine, the branches and analysis, the read tests a calibration holds, and
+every input file's path, size and modification time, so a changed, added or removed file
+(another host, or a version with new read tests) misses the cache.
 Entries live in the cache directory (``$HEP_ADVISOR_CACHE`` or ``~/.cache/hep-advisor``,
 ``calibrations/``), never beside the user's data; they are written to a temporary file and
 renamed into place, so an interrupted write leaves no half entry.  An unreadable or outdated
@@ -11,6 +12,7 @@ entry is a miss (and is replaced by the next calibration).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import hashlib
 import json
@@ -74,7 +76,10 @@ def cache_key(paths: Sequence[str], engine: str, branches: Sequence[str] | None,
     if not found.files:
         return None
     h = hashlib.sha256()
+    # a new read test (a new field of the calibration) makes older entries misses
+    tests = sorted(f.name for f in dataclasses.fields(Calibration))
     ident = {"format": CACHE_FORMAT, "version": __version__, "host": socket.gethostname(),
+             "tests": tests,
              "engine": engine, "branches": list(branches or []), "analysis": analysis}
     h.update(json.dumps(ident, sort_keys=True).encode())
     for f in found.files:

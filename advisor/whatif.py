@@ -50,7 +50,7 @@ def predict(model: ThroughputModel, baseline: Baseline,
     and the speed-up over the baseline at the baseline's own worker count."""
     counts = [workers] if isinstance(workers, int) else list(workers or [baseline.workers])
     scenario = scenario_from(baseline, **kw) or Scenario("as now", "no change", lambda b: b)
-    out = []
+    out: list[PredictionPoint] = []
     for n in counts:
         pinned = sc.combine(scenario, sc.workers(int(n)), name=scenario.name)
         out.extend(sc.predict_scenarios(model, baseline, [pinned], level=level)[0].predictions)

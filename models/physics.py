@@ -4,9 +4,12 @@ One worker reads compressed data at rate R (MB/s, MB = 10^6 bytes):
 
     1/R = 1/R_io(request) + 1/R_dec + 1/R_proc
     R_io(request) = request / (access + request / B)        one stream on one device
-    R_1 = file_MB / (t_open + calls t_call + file_MB / R)    the per-file costs, paid serially
+    R_1 = file_MB / (t_open + calls t_call + baskets t_basket + file_MB / R)
 
-N workers on N_io independent devices, each delivering R_io:
+R_1 adds the fixed costs of a file, paid serially by its worker: opening it, a fixed cost per
+read call, and a fixed cost per basket read (what an engine spends to find, fetch, unpack and
+interpret one basket whatever its size: with tiny baskets it dominates).  N workers on N_io
+independent devices, each delivering R_io:
 
     R_total(N) = N_e R_1 / (1 + (N_e - 1) R_1 / (N_io R_io))
 
@@ -17,6 +20,9 @@ first adds ``parallel_efficiency`` (shared caches, memory bandwidth, other users
 the page cache reads at the cache rate with no device contention; remote data crosses a link
 of a given rate and per-request latency, whose capacity caps the total (a smooth minimum
 keeps the model differentiable for the fit).
+
+``basket_s`` (and the ``baskets`` column) came last, with a default of 0, so that older site
+descriptions, configurations and code keep their meaning: no per-basket cost.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ FEATURES = (
     "opens",          # 1: the job opens each file (ROOT metadata) before reading it
     "calls",          # read calls per file (each pays a fixed cost: finding baskets, arrays)
     "units",          # units of parallel work (files, clusters, packets); 0: unlimited
+    "baskets",        # baskets read per file (each pays a fixed cost: find, fetch, unpack)
 )
 N_FEATURES = len(FEATURES)
 
@@ -54,6 +61,7 @@ PARAMS = (
     "latency_ms",           # per request over the link (remote data only)
     "call_s",               # fixed cost of one read call, per call
     "parallel_efficiency",  # what each core beyond the first adds to the analysis' CPU work
+    "basket_s",             # fixed cost of one basket read, per basket
 )
 N_PARAMS = len(PARAMS)
 
@@ -76,6 +84,7 @@ class Params:
     latency_ms: float = 0.0
     call_s: float = 0.0
     parallel_efficiency: float = 1.0
+    basket_s: float = 0.0
 
     def vector(self) -> np.ndarray:
         return np.array([getattr(self, f.name) for f in fields(self)], dtype=float)
@@ -119,20 +128,21 @@ def stream_io_rate(p: Params, request_bytes: np.ndarray, cached: np.ndarray,
 def rates(p: Params, X: np.ndarray, cores: Cores) -> np.ndarray:
     """Aggregate compressed MB/s for each configuration row of ``X`` (see ``FEATURES``)."""
     X = np.atleast_2d(np.asarray(X, dtype=float))
-    workers, request, file_mb, io, cached, remote, dec, proc, opens, calls, units = X.T
+    workers, request, file_mb, io, cached, remote, dec, proc, opens, calls, units, baskets = X.T
     r_io = stream_io_rate(p, request, cached, remote)
     inv = (io > 0.5) / r_io + (dec > 0.5) / p.decompress_mb_per_s
     inv = inv + (proc > 0.5) / p.process_mb_per_s
     inv = np.where(inv > 0, inv, 1e-12)
     single = 1.0 / inv
-    # the per-file costs (opening, and a fixed cost per read call), paid serially by a worker
+    # the per-file costs (opening, a fixed cost per read call and per basket), paid serially
     file_mb = np.maximum(file_mb, 1e-9)
-    per_file_s = (opens > 0.5) * p.open_s + np.maximum(calls, 0.0) * p.call_s
+    per_file_s = (opens > 0.5) * p.open_s + np.maximum(calls, 0.0) * p.call_s \
+        + np.maximum(baskets, 0.0) * p.basket_s
     r1 = file_mb / (per_file_s + file_mb / single)
     # no more workers than units of work (files, clusters, packets) can be busy
     busy = np.where(units > 0.5, np.minimum(workers, np.maximum(units, 1.0)), workers)
     n_cores = cores.effective(busy)
-    cpu_work = (dec > 0.5) | (proc > 0.5) | (opens > 0.5) | (calls > 0)
+    cpu_work = (dec > 0.5) | (proc > 0.5) | (opens > 0.5) | (calls > 0) | (baskets > 0)
     n_eff = np.where(cpu_work, 1.0 + p.parallel_efficiency * (n_cores - 1.0), n_cores)
     # contention on the devices: none for cached or in-memory data (each worker its own stream)
     contended = (io > 0.5) & (cached < 0.5)
@@ -149,7 +159,7 @@ def rates(p: Params, X: np.ndarray, cores: Cores) -> np.ndarray:
 
 def config_matrix(rows: list[dict[str, float]]) -> np.ndarray:
     """Build X from dicts keyed by ``FEATURES`` (missing keys: workers 1, request 1 MiB,
-    file 1e6 MB, io 1, the others 0)."""
+    file 1e6 MB, io 1, the others 0: no calls, no baskets)."""
     defaults = {"workers": 1.0, "request_bytes": float(1 << 20), "file_mb": 1e6, "io": 1.0}
     unknown = {k for r in rows for k in r} - set(FEATURES)
     if unknown:

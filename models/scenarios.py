@@ -26,11 +26,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
+from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
-from scipy.stats import norm
 
+from probes.readtests.overhead import calls_per_file
 from probes.readtests.results import Calibration
 from probes.results import DatasetProfile, SiteProfile
 
@@ -63,6 +64,7 @@ UNITS = {
     "latency_ms": "ms per request",
     "call_s": "s per read call",
     "parallel_efficiency": "of a core, per core beyond the first",
+    "basket_s": "s per basket read",
 }
 
 #: Relative uncertainty (one sigma, log-normal) of a value taken from a site or workload file.
@@ -129,6 +131,11 @@ class Baseline:
     files: int | None = None
     memory_gb: float | None = None
     measured_decompress: Mapping[str, float] = field(default_factory=dict)
+    #: compression factors measured on the same baskets, relative to the dataset's own
+    #: algorithm (which is 1.0 here); ``recompressed``: the algorithms measured on a
+    #: recompressed sample of the dataset's baskets, and how many baskets it held
+    measured_factor: Mapping[str, float] = field(default_factory=dict)
+    recompressed: Mapping[str, int] = field(default_factory=dict)
     mb_per_work: float = 1.0
     replaced: frozenset[str] = frozenset()
     assumed_sd: Mapping[str, float] = field(default_factory=dict)
@@ -229,7 +236,9 @@ def calibration_baseline(model: ThroughputModel, config: Mapping[str, float], *,
                          mean_basket_bytes: float | None = None,
                          measured_decompress: Mapping[str, float] | None = None,
                          files: int | None = None, memory_gb: float | None = None,
-                         access: Access = "sequential") -> Baseline:
+                         access: Access = "sequential",
+                         measured_factor: Mapping[str, float] | None = None,
+                         recompressed: Mapping[str, int] | None = None) -> Baseline:
     """The baseline of a fitted model (``config``: the configuration the calibration saw)."""
     params = model.physical_params_
     cores = Cores(int(model.cores), int(model.threads_per_core), float(model.ht_weight))
@@ -239,6 +248,8 @@ def calibration_baseline(model: ThroughputModel, config: Mapping[str, float], *,
                     mean_basket_bytes=mean_basket_bytes, file_size_mb=config.get("file_mb"),
                     files=files, memory_gb=memory_gb,
                     measured_decompress=dict(measured_decompress or {}),
+                    measured_factor=dict(measured_factor or {}),
+                    recompressed=dict(recompressed or {}),
                     sources=model_sources(model))
 
 
@@ -256,8 +267,8 @@ def calibrated_baseline(cal: Calibration, dataset: DatasetProfile, site: SitePro
     elif tree is not None and tree.compressed_bytes:
         events_per_mb = tree.entries / (tree.compressed_bytes / 1e6)
     branches = loop.branches if loop is not None else (tree.branches if tree else 0)
-    measured = {d.algorithm: d.compressed_mb_per_s for d in cal.decompression
-                if d.compressed_mb_per_s}
+    algorithm = tree.compression.algorithm if tree else None
+    measured, factors, recompressed = measured_compression(cal, algorithm)
     baseline = calibration_baseline(
         model, config, events_per_mb=events_per_mb,
         algorithm=tree.compression.algorithm if tree else None,
@@ -265,8 +276,34 @@ def calibrated_baseline(cal: Calibration, dataset: DatasetProfile, site: SitePro
         mean_basket_bytes=tree.baskets.mean_compressed_bytes if tree else None,
         measured_decompress=measured, files=tree.files if tree else None,
         memory_gb=site.memory.total_bytes / 1e9,
-        access="scattered" if branches > 100 else "sequential")
+        access="scattered" if branches > 100 else "sequential",
+        measured_factor=factors, recompressed=recompressed)
     return model, baseline
+
+
+def measured_compression(cal: Calibration, algorithm: str | None
+                         ) -> tuple[dict[str, float], dict[str, float], dict[str, int]]:
+    """What the decompression test measured for the compression what-if: each algorithm's
+    rate (compressed MB/s per core; the dataset's own baskets first, else a recompressed
+    sample of them), each algorithm's compression factor relative to ``algorithm`` (the
+    dataset's own) on the same recompressed baskets, and the algorithms measured on a
+    recompressed sample with its number of baskets."""
+    rates: dict[str, float] = {}
+    factors: dict[str, float] = {}
+    recompressed: dict[str, int] = {}
+    for d in sorted(cal.decompression, key=lambda d: d.source != "dataset"):
+        if d.source == "recompressed":
+            if d.algorithm in rates:
+                continue  # the dataset's own baskets of that algorithm come first
+            if (algorithm is not None and d.recompressed_from == algorithm
+                    and d.compression_factor and d.dataset_factor):
+                factors[d.algorithm] = d.compression_factor / d.dataset_factor
+                factors[algorithm] = 1.0
+            if d.compressed_mb_per_s:
+                recompressed[d.algorithm] = d.baskets
+        if d.compressed_mb_per_s:
+            rates[d.algorithm] = d.compressed_mb_per_s
+    return rates, factors, recompressed
 
 
 def model_sources(model: ThroughputModel) -> dict[str, Source]:
@@ -325,7 +362,10 @@ def workers(n: int) -> Scenario:
 
 
 def merge(target_mb: float) -> Scenario:
-    """Files merged (or split) to ``target_mb`` each: fewer opens per MB."""
+    """Files merged (or split) to ``target_mb`` each: fewer opens per MB.  The baskets per
+    file scale with the file (a merge keeps the inputs' baskets), and so do the read calls
+    (one per 50 MB of arrays, ``overhead.calls_per_file``) where the compression factor is
+    known."""
     if target_mb <= 0:
         raise ValueError("the merged file size must be positive")
 
@@ -333,15 +373,68 @@ def merge(target_mb: float) -> Scenario:
         old = b.file_size_mb or b.config["file_mb"]
         f = target_mb / old
         files = None if b.files is None else max(1, math.ceil(b.files / f))
-        return replace(b, config={**b.config, "file_mb": b.config["file_mb"] * f},
-                       file_size_mb=target_mb, files=files)
+        config = {**b.config, "file_mb": b.config["file_mb"] * f}
+        notes: list[str] = []
+        if config.get("baskets", 0.0) > 0:
+            config["baskets"] = b.config["baskets"] * f
+        if config.get("calls", 0.0) > 0:
+            if b.compression_factor:
+                config["calls"] = calls_per_file(config["file_mb"] * b.compression_factor * 1e6)
+            else:
+                notes.append("the compression factor is unknown: the read calls per file are "
+                             "kept as they are")
+        return replace(b, config=config, file_size_mb=target_mb, files=files).note(*notes)
 
     return Scenario(
         f"merge to {target_mb:g} MB", f"merge the files to about {target_mb:g} MB each (hadd): "
         "the per-file open cost is paid less often", transform,
         ("merged files keep the inputs' baskets (as hadd does): request sizes and bytes per "
-         "event unchanged", "opening a merged file costs as much as opening one input (its "
-         "metadata grows with the branches, not the entries)"))
+         "event unchanged, baskets per file grow with the file", "opening a merged file costs "
+         "as much as opening one input (its metadata grows with the branches, not the "
+         "entries)", "one read call per 50 MB of arrays (uproot's iterate step)"))
+
+
+def rebasket(basket_bytes: float) -> Scenario:
+    """The files rewritten with baskets of about ``basket_bytes`` compressed bytes each
+    (``hadd -O``, or a rewrite with a larger ``fAutoFlush`` and basket buffer): fewer baskets
+    per file, each paying the fixed per-basket cost once (``basket_s``).  Baskets never get
+    smaller than they are: a rewrite to smaller baskets is taken as no change.  Requests that
+    the baskets set (scattered reads, or baskets above the read-ahead) grow with them: the
+    request becomes the larger of the new basket and the current request (the calibration's
+    rule: the larger of the mean basket and the read-ahead)."""
+    if basket_bytes <= 0:
+        raise ValueError("the basket size must be positive")
+
+    def transform(b: Baseline) -> Baseline:
+        old = b.mean_basket_bytes
+        new_basket = max(float(basket_bytes), old or 0.0)
+        config = dict(b.config)
+        now = config.get("baskets", 0.0)
+        notes: list[str] = []
+        if now > 0:
+            config["baskets"] = min(now, config["file_mb"] * 1e6 / new_basket)
+        elif b.params.basket_s > 0:
+            notes.append("the baskets read per file are unknown: their cost is unchanged")
+        if old is not None and basket_bytes < old:
+            notes.append(f"the baskets ({old / 1e3:.1f} kB) are already larger than "
+                         f"{basket_bytes / 1e3:.1f} kB: kept as they are")
+        b = replace(b, config=config, mean_basket_bytes=new_basket)
+        if not b.request_fixed and b.config["request_bytes"] < new_basket:
+            b = _rederive(b, new_basket)
+        return b.note(*notes)
+
+    kb = basket_bytes / 1e3
+    return Scenario(
+        f"baskets of {kb:.3g} kB", f"rewrite the files with baskets of about {kb:.3g} kB "
+        "(hadd -O, or a larger fAutoFlush and basket buffer): fewer baskets to find, fetch "
+        "and unpack", transform,
+        ("the rewrite keeps the compression: the bytes per event are unchanged (larger "
+         "baskets often compress a little better, which this ignores)", "every basket costs "
+         "the measured fixed time whatever its size; the cost per MB (decompression, building "
+         "the arrays) does not depend on the basket size", "the number of files, their "
+         "opening and the read calls per file are unchanged", "reads set by the baskets "
+         "(scattered access) grow with them: the larger of the new basket and the current "
+         "request"))
 
 
 def request_size(nbytes: float) -> Scenario:
@@ -468,9 +561,12 @@ def parse_storage(text: str, baseline: Baseline) -> tuple[StorageSpec, float | N
 
 def compression(algorithm: str, factor: float | None = None,
                 decompress_mb_per_s: float | None = None) -> Scenario:
-    """The data recompressed with ``algorithm``: bytes scale by old / new compression factor,
+    """The data recompressed with ``algorithm``: bytes scale by old / new compression factor
+    (the given factor, else the factor ratio measured on a recompressed sample of the
+    dataset's baskets, ``Baseline.measured_factor``, else an assumed one, ``FACTOR_VS_ZLIB``);
     decompression runs at the given rate, else at the calibration's measured rate for that
-    algorithm, else at an assumed speed relative to the current one (``SPEED_VS_ZLIB``)."""
+    algorithm (on the dataset's own baskets or a recompressed sample of them), else at an
+    assumed speed relative to the current one (``SPEED_VS_ZLIB``)."""
     alg = _algorithm(algorithm)
     name = f"{alg} compression" if alg != "none" else "uncompressed"
 
@@ -489,6 +585,12 @@ def compression(algorithm: str, factor: float | None = None,
             f_new = float(factor)
         elif old_alg == "none":
             raise ValueError("from uncompressed data, give the new compression factor")
+        elif alg in b.measured_factor and old_alg in b.measured_factor:
+            ratio = b.measured_factor[alg] / b.measured_factor[old_alg]
+            f_new = f_old * ratio
+            notes.append(f"compression factor of {alg}: {f_new:.2f} (from {f_old:.2f}; "
+                         f"{alg} / {old_alg} = {ratio:.3f} measured on a recompressed sample "
+                         f"of the dataset's baskets{_baskets(b, alg)})")
         else:
             f_new = f_old * FACTOR_VS_ZLIB[alg] / FACTOR_VS_ZLIB[old_alg]
             notes.append(f"{FACTOR_SOURCE}: {alg} factor {f_new:.2f} (from {f_old:.2f})")
@@ -509,8 +611,12 @@ def compression(algorithm: str, factor: float | None = None,
                 dec = float(b.measured_decompress[alg])
                 replaced.add("decompress_mb_per_s")
                 sd.pop("decompress_mb_per_s", None)
-                notes.append(f"decompression of {alg}: {dec:.0f} MB/s per core (measured by "
-                             "the calibration, on its own data)")
+                notes.append(
+                    f"decompression of {alg}: {dec:.0f} MB/s per core (measured by the "
+                    "calibration, on a recompressed sample of the dataset's baskets"
+                    f"{_baskets(b, alg)})" if alg in b.recompressed else
+                    f"decompression of {alg}: {dec:.0f} MB/s per core (measured by the "
+                    "calibration, on its own data)")
             elif old_alg == "none":
                 raise ValueError(f"no decompression rate known for {alg}: give one")
             else:
@@ -540,7 +646,13 @@ def compression(algorithm: str, factor: float | None = None,
                     "store the data uncompressed", transform,
                     ("the analysis costs the same per event: its rate per compressed MB scales "
                      "with the bytes per event", "baskets hold the same entries: their "
-                     "compressed size scales with the bytes"))
+                     "compressed size scales with the bytes, their number per file is "
+                     "unchanged"))
+
+
+def _baskets(b: Baseline, alg: str) -> str:
+    n = b.recompressed.get(alg)
+    return f": {n} baskets" if n else ""
 
 
 def branches(fraction: float) -> Scenario:
@@ -549,7 +661,10 @@ def branches(fraction: float) -> Scenario:
         raise ValueError("the fraction of bytes read must be in (0, 1]")
 
     def transform(b: Baseline) -> Baseline:
-        return replace(b, config={**b.config, "file_mb": b.config["file_mb"] * fraction},
+        config = {**b.config, "file_mb": b.config["file_mb"] * fraction}
+        if config.get("baskets", 0.0) > 0:
+            config["baskets"] = b.config["baskets"] * fraction
+        return replace(b, config=config,
                        events_per_mb=None if b.events_per_mb is None
                        else b.events_per_mb / fraction, mb_per_work=b.mb_per_work * fraction)
 
@@ -557,7 +672,8 @@ def branches(fraction: float) -> Scenario:
                     f"read only the branches that hold {100 * fraction:g}% of the bytes", transform,
                     ("reads keep their size and pattern (reading a subset of interleaved "
                      "branches scatters them more, which this does not model)", "processing "
-                     "costs the same per MB read; opening a file costs the same"))
+                     "costs the same per MB read; opening a file costs the same", "the "
+                     "baskets read per file scale with the bytes read"))
 
 
 def site(spec: SiteSpec, storage_index: int = 0, rel_sd: float = SPEC_SD) -> Scenario:
@@ -807,7 +923,7 @@ def predict_scenarios(model: ThroughputModel, baseline: Baseline,
     the baseline's own count for a pinned scenario).  The speed-up is how much sooner the same
     events are read (the ratio of events/s, also where the bytes per event changed)."""
     counts = list(workers) if workers else [baseline.workers]
-    z = float(norm.ppf(0.5 + level / 2))
+    z = NormalDist().inv_cdf(0.5 + level / 2)
     out = []
     for sc in scenarios:
         new = sc.apply(baseline)

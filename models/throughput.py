@@ -1,7 +1,8 @@
 """``ThroughputModel``: the rate equations of ``physics`` as a scikit-learn regressor.
 
 ``X`` holds configurations (columns ``physics.FEATURES``: workers, request size, MB per file,
-and flags for storage/cache/network, decompression, processing and per-file opening), ``y`` the
+flags for storage/cache/network, decompression, processing and per-file opening, and the read
+calls, units of work and baskets per file), ``y`` the
 aggregate compressed MB/s measured in them.  ``fit`` finds the physical parameters
 (``physics.PARAMS``) by bounded least squares on log rates, so every point counts by its
 relative error; ``priors`` add direct measurements of single parameters (the read tests' open
@@ -15,10 +16,9 @@ at their defaults, with no uncertainty, and are listed in ``unconstrained_``.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from statistics import NormalDist
 
 import numpy as np
-from scipy.optimize import least_squares
-from scipy.stats import norm
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import (
     _check_sample_weight,
@@ -42,6 +42,7 @@ DEFAULTS = Params(
     latency_ms=0.0,
     call_s=0.001,
     parallel_efficiency=1.0,
+    basket_s=1e-4,  # uproot's order of magnitude (ROOT's is tens of times less)
 )
 #: Where the link's parameters start when remote points are fitted (a 1 Gb/s link, 1 ms).
 REMOTE_START = {"network_mb_per_s": 110.0, "latency_ms": 1.0}
@@ -58,6 +59,7 @@ BOUNDS = {
     "latency_ms": (1e-4, 1e4),
     "call_s": (1e-6, 1e2),
     "parallel_efficiency": (0.2, 1.0),
+    "basket_s": (1e-8, 1.0),
 }
 #: A parameter known to no better than a factor e**MAX_LOG_STD (one sigma) is unconstrained.
 MAX_LOG_STD = 5.0
@@ -155,6 +157,8 @@ class ThroughputModel(RegressorMixin, BaseEstimator):
             return np.concatenate([r, np.asarray(pr, dtype=float)])
 
         if free:
+            from scipy.optimize import least_squares  # imported on first fit: slow to import
+
             result = least_squares(residuals, start, bounds=(lo, hi), method="trf",
                                    x_scale=1.0, max_nfev=2000)
             theta = result.x
@@ -234,7 +238,7 @@ class ThroughputModel(RegressorMixin, BaseEstimator):
                 r_down = rates(Params.from_vector(np.exp(down)), X, self._cpu())
                 grads[:, k] = (np.log(r_up) - np.log(r_down)) / (2 * h)
             var = var + np.einsum("ij,jk,ik->i", grads, self.log_covariance_, grads)
-        z = float(norm.ppf(0.5 + level / 2))
+        z = NormalDist().inv_cdf(0.5 + level / 2)
         spread = np.exp(z * np.sqrt(var))
         return pred, pred / spread, pred * spread
 

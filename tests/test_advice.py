@@ -167,6 +167,23 @@ def test_compression_trigger_and_absence(small: Advice) -> None:
     assert r is not None and r.kind == "compression" and r.predicted_speedup > 1.2
     assert "LZ4" in r.title or "ZSTD" in r.title
     assert any(e.name == "size change" for e in r.evidence)
+    # the calibration recompressed a sample of the dataset's own (ZLIB) baskets: the
+    # candidate's rate and the size change are measured, not assumed
+    assert small.calibration is not None and small.baseline is not None
+    rec = {d.algorithm: d for d in small.calibration.decompression
+           if d.source == "recompressed"}
+    cand = "LZ4" if "LZ4" in r.title else "ZSTD"
+    ev = {e.name: e for e in r.evidence}
+    if cand in rec:
+        assert ev[f"{cand} decompression"].source == "measured"
+        assert f"recompressed sample of {rec[cand].baskets} baskets" in \
+            (ev[f"{cand} decompression"].note or "")
+        assert ev["size change"].source == "measured"
+        assert cand in small.baseline.measured_factor
+    else:  # out of time on a busy machine: said so, and assumed
+        assert any(s.test == f"decompression {cand} (recompressed)"
+                   for s in small.calibration.skipped)
+        assert ev["size change"].source == "assumed"
     fast = context(small, decompress_mb_per_s=1e5)
     assert compression_rule(replace(fast, dataset=replace(fast.dataset, trees=(zlib,)))) is None
 
@@ -225,7 +242,7 @@ def test_treecache_trigger_and_absence(small: Advice) -> None:
 def test_cache_trigger_and_absence(small: Advice) -> None:
     slow_disk = context(small, storage_mb_per_s=5.0, access_ms=10.0)
     r = cache_rule(slow_disk)
-    assert r is not None and r.kind == "cache" and r.predicted_speedup > 1.2
+    assert r is not None and r.kind == "cache" and r.predicted_speedup > 1.05
     assert slow_disk.calibration is not None and slow_disk.calibration.memory is not None
     no_room = replace(slow_disk.calibration.memory, fits_in_ram=False)
     assert cache_rule(replace(slow_disk, calibration=replace(slow_disk.calibration,

@@ -43,6 +43,8 @@ def test_every_figure_is_measured_within_the_budget(small_dataset: DatasetProfil
     # on tiny files the per-call cost may be lost in the noise: then it is None, never 0
     assert cal.call_cost is not None and cal.call_cost.call_s != 0
     assert cal.parallel_loop and cal.parallel_loop[0].workers == 1
+    assert cal.basket_cost is not None and cal.basket_cost.basket_s
+    assert cal.basket_cost.measurement.samples
     raw = cal.raw_read
     assert raw is not None and raw.cold_mb_per_s and raw.warm_mb_per_s and raw.iops_4k
     assert raw.cold is not None and raw.cold.samples and raw.cold.conditions.request_bytes
@@ -54,7 +56,8 @@ def test_every_figure_is_measured_within_the_budget(small_dataset: DatasetProfil
     assert cal.memory is not None and cal.memory.fits_in_ram
     assert cal.bytes_read > 0 and cal.files_used == small_dataset.files
     assert {e.test for e in events} >= {"raw_read", "request_sweep", "concurrency",
-                                        "open_cost", "decompression", "event_loop"}
+                                        "open_cost", "decompression", "event_loop",
+                                        "call_cost", "basket_cost", "parallel_loop"}
     assert any(e.figure for e in events)  # figures appear as they are measured
     assert snapshot(tiny_demo) == before  # the data is never written
     assert set(os.listdir(tempfile.gettempdir())) <= tmp_before  # no files left behind
@@ -92,7 +95,7 @@ def test_bad_files_are_skipped_with_their_error(tmp_path: Path, tiny_demo: Path)
     assert len(ds.errors) == 1 and "not a ROOT file" in ds.errors[0].error
     cal = calibrate(ds, budget_s=3.0, workers=(1,))
     assert cal.files_used == 1 and not cal.partial
-    assert [d.algorithm for d in cal.decompression] == ["ZSTD"]
+    assert [d.algorithm for d in cal.decompression if d.source == "dataset"] == ["ZSTD"]
 
 
 def test_nothing_usable_is_said_not_measured(tmp_path: Path) -> None:
@@ -143,3 +146,6 @@ def test_root_engine_calibration(tiny_demo: Path) -> None:
     assert cal.event_loop is not None and cal.event_loop.engine == "root"
     assert cal.root_cache_on is not None and cal.root_cache_off is not None
     assert cal.root_cache_on.read_calls < cal.root_cache_off.read_calls
+    assert cal.basket_cost is None
+    (why,) = [s.reason for s in cal.skipped if s.test == "basket_cost"]
+    assert "uproot only" in why

@@ -14,6 +14,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from models import FEATURES, PARAMS, Cores, Params, ThroughputModel, config_matrix, rates
+from models.throughput import DEFAULTS
 
 KiB = 1024
 MiB = 1 << 20
@@ -23,9 +24,9 @@ CORES = 4
 
 # -- sklearn conformance ---------------------------------------------------------------------
 
-_COLUMNS = "random X with {} columns; the model needs the 11 FEATURES columns"
+_COLUMNS = "random X with {} columns; the model needs the 12 FEATURES columns"
 #: The generic checks that cannot apply to a physical model: each feeds X with a column count
-#: other than the 11 configuration columns, so fit rejects it before the behaviour under test.
+#: other than the 12 configuration columns, so fit rejects it before the behaviour under test.
 #: What they would check is checked below on valid configurations (``test_conventions_*``).
 NOT_APPLICABLE = {
     "check_fit_score_takes_y": _COLUMNS.format(3),
@@ -54,7 +55,7 @@ NOT_APPLICABLE = {
     "check_methods_sample_order_invariance": _COLUMNS.format(3),
     "check_methods_subset_invariance": _COLUMNS.format(3),
     "check_fit2d_1sample": _COLUMNS.format(10) + " (checked before the sample count)",
-    "check_fit2d_1feature": "one column: refused, naming the 11 columns, not in sklearn's words",
+    "check_fit2d_1feature": "one column: refused, naming the 12 columns, not in sklearn's words",
     "check_dict_unchanged": _COLUMNS.format(3),
     "check_fit_idempotent": _COLUMNS.format(2),
     "check_fit_check_is_fitted": _COLUMNS.format(2),
@@ -184,6 +185,35 @@ def test_one_file_size_cannot_separate_open_cost_from_processing() -> None:
     assert {"open_s", "process_mb_per_s"} <= set(model.unconstrained_)
     assert model.params_std_["open_s"] is None
     assert_recovered(model, CPU_BOUND, LOCAL - {"open_s", "process_mb_per_s"})
+
+
+def test_the_basket_cost_is_told_from_the_per_mb_rates_by_two_basket_densities() -> None:
+    """Event loops over files with tiny baskets (a plain merge: 4 kB, 250 per MB) and with
+    large ones (its ``hadd -O`` rewrite: 17 kB, 57 per MB), at two file sizes: the fixed cost
+    per basket separates from the per-MB rates and from the per-file open cost."""
+    truth = with_(CPU_BOUND, basket_s=80e-6)
+    rows = [dict(zip(FEATURES, x, strict=True)) for x in calibration_design(file_sizes=())]
+    rows += [{"workers": n, "cached": 1, "file_mb": f, "decompress": 1, "process": 1,
+              "opens": 1, "baskets": density * f}
+             for n in (1, 2, 4) for f in (1.0, 30.0) for density in (250.0, 57.0)]
+    X = config_matrix(rows)
+    for seed in (11, 12, 13):
+        model = fitted(X, measure(truth, X, seed))
+        assert "basket_s" in model.free_params_ and "basket_s" not in model.unconstrained_
+        std = model.params_std_["basket_s"]
+        assert std is not None and std < 0.1 * model.params_["basket_s"]
+        assert model.params_["basket_s"] == pytest.approx(80e-6, rel=0.15)
+        assert_recovered(model, truth, {"decompress_mb_per_s", "basket_s"})
+
+
+def test_without_baskets_in_the_points_the_basket_cost_is_unconstrained() -> None:
+    X = calibration_design()
+    model = fitted(X, measure(CPU_BOUND, X, seed=14))
+    assert "basket_s" in model.unconstrained_
+    assert model.params_["basket_s"] == DEFAULTS.basket_s and model.params_std_["basket_s"] is None
+    # and a prior alone sets it
+    model = fitted(X, measure(CPU_BOUND, X, seed=14), priors={"basket_s": (7e-5, 7e-6)})
+    assert model.params_["basket_s"] == pytest.approx(7e-5, rel=1e-3)
 
 
 # -- intervals -------------------------------------------------------------------------------
@@ -324,7 +354,7 @@ def test_conventions_inputs(data: tuple) -> None:
     np.testing.assert_allclose(model.predict(X[:3]), expected[:3])
     with pytest.raises(ValueError, match="Expected 2D array"):
         model.predict(X[0])
-    with pytest.raises(ValueError, match="11 features"):
+    with pytest.raises(ValueError, match="12 features"):
         model.predict(X[:, :5])
     with pytest.raises(ValueError, match="NaN"):
         ThroughputModel().fit(np.where(X == BIG, np.nan, X), y)
@@ -467,6 +497,22 @@ def test_the_open_cost_is_amortised_over_the_file() -> None:
     # 10 MB files at 100 MB/s with 0.5 s to open each: 10 / (0.5 + 0.1)
     X = config_matrix([{"file_mb": 10.0, "opens": 1}, {"file_mb": 10.0}])
     np.testing.assert_allclose(rates(IO_ONLY, X, Cores(1)), [10.0 / 0.6, 100.0])
+
+
+def test_every_basket_read_costs_a_fixed_time() -> None:
+    # 10 MB files at 100 MB/s holding 2000 baskets of 100 us each: 10 / (0.2 + 0.1); none
+    # without baskets, and the old 11 columns' meaning is kept (no basket cost by default)
+    p = with_(IO_ONLY, basket_s=1e-4)
+    X = config_matrix([{"file_mb": 10.0, "baskets": 2000}, {"file_mb": 10.0}])
+    np.testing.assert_allclose(rates(p, X, Cores(1)), [10.0 / 0.3, 100.0])
+    np.testing.assert_allclose(rates(IO_ONLY, X, Cores(1)), [100.0, 100.0])
+    assert Params(1, 1, 1, 1, 1, 1, 1).basket_s == 0.0 and PARAMS[-1] == "basket_s"
+    assert FEATURES[-1] == "baskets"
+    # reading baskets is CPU work: the cores' parallel efficiency applies to it
+    q = with_(p, parallel_efficiency=0.5)
+    cached = config_matrix([{"workers": 3, "cached": 1, "file_mb": 10.0, "baskets": 2000}])
+    one = 10.0 / (0.2 + 10.0 / 2000.0)
+    np.testing.assert_allclose(rates(q, cached, Cores(4)), (1 + 0.5 * 2) * one)
 
 
 def test_remote_link_is_fitted_from_remote_points() -> None:

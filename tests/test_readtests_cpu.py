@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import struct
 import sys
+import time
 import zlib
 from pathlib import Path
 
@@ -15,9 +16,15 @@ import xxhash
 from helpers import snapshot
 from probes.dataset import probe_dataset
 from probes.readtests.decompress import (
+    CANDIDATES,
     ORDER,
+    Payload,
     collect_baskets,
+    decoder,
+    inflater,
     measure_decompression,
+    measure_unpacking,
+    recompress,
     split_blocks,
 )
 from probes.readtests.eventloop import (
@@ -80,9 +87,106 @@ def test_decompression_ratio_matches_the_trees_compression_factor(
 def test_decompression_from_a_profile_skips_uncompressed_baskets(flat: dict[str, str]) -> None:
     profile = probe_dataset([flat["ZLIB"], flat["none"]])
     points = measure_decompression(Session(60), profile, share_s=0.3)
-    assert [p.algorithm for p in points] == ["ZLIB"]
+    assert [p.algorithm for p in points if p.source == "dataset"] == ["ZLIB"]
     none_only = measure_decompression(Session(60), [flat["none"]], share_s=0.3)
     assert none_only == ()
+
+
+@pytest.fixture(scope="module")
+def recompressed(flat: dict[str, str]) -> tuple[tuple, list, float]:
+    """The ZLIB file's own baskets, and recompressed with every other candidate."""
+    skipped: list = []
+    t0 = time.perf_counter()
+    points = measure_decompression(Session(60), probe_dataset([flat["ZLIB"]]), share_s=1.0,
+                                   skipped=skipped)
+    return points, skipped, time.perf_counter() - t0
+
+
+def test_recompressed_points_measure_rates_and_factors(recompressed: tuple) -> None:
+    points, skipped, elapsed = recompressed
+    assert skipped == [] and elapsed < 3.0
+    own = [p for p in points if p.source == "dataset"]
+    assert [p.algorithm for p in own] == ["ZLIB"] and own[0].compression_factor > 1
+    rec = [p for p in points if p.source == "recompressed"]
+    assert [p.algorithm for p in rec] == ["LZ4", "ZSTD", "LZMA"]  # every candidate but ZLIB
+    for p in rec:
+        assert p.recompressed_from == "ZLIB" and p.level == CANDIDATES[p.algorithm]
+        assert p.baskets > 0 and p.compression_factor > 1 and p.dataset_factor > 1
+        assert p.compressed_mb_per_s and p.compressed_mb_per_s > 0
+        assert p.uncompressed_mb_per_s > p.compressed_mb_per_s
+        assert p.measurement.median == p.compressed_mb_per_s
+        assert "recompressed" in p.measurement.conditions.note
+    by = {p.algorithm: p for p in rec}
+    assert by["LZMA"].compression_factor > by["LZMA"].dataset_factor  # LZMA-7 beats ZLIB-1
+    assert by["LZ4"].compression_factor < by["LZ4"].dataset_factor  # LZ4 is larger
+
+
+def test_recompressed_factor_ratio_matches_the_files_written_so(
+    recompressed: tuple, flat: dict[str, str]
+) -> None:
+    """The size change measured on the sample is that of the demo files written with the
+    candidate (the same events, written by uproot with the same settings)."""
+    points, _, _ = recompressed
+    for p in points:
+        if p.source == "recompressed":
+            expected = tree_factor(flat[p.algorithm]) / tree_factor(flat["ZLIB"])
+            ratio = p.compression_factor / p.dataset_factor
+            assert ratio == pytest.approx(expected, rel=0.15), p.algorithm
+
+
+def test_recompress_round_trips_and_keeps_incompressible_baskets_raw() -> None:
+    import os as _os
+
+    text = b"muon pt eta phi " * 4000
+    noise = _os.urandom(20_000)
+    payloads = [Payload(text, 1000), Payload(noise, 20_100)]
+    for alg in ("ZLIB", "LZ4", "ZSTD", "LZMA"):
+        r = recompress(payloads, alg)
+        assert r.baskets == 2 and r.raw_baskets == 1 and r.raw_bytes == len(noise)
+        assert r.pool.baskets == 1 and r.uncompressed_bytes == len(text) + len(noise)
+        assert r.factor == pytest.approx(r.uncompressed_bytes / (r.pool.compressed_bytes
+                                                                 + len(noise)))
+        assert r.dataset_factor == pytest.approx(r.uncompressed_bytes / 21_100)
+        inflate = inflater(alg)
+        assert b"".join(inflate(b) for b in r.pool.blocks) == text
+        decode, _ = decoder(alg)  # the timed path, LZ4's checksum included
+        assert sum(decode(b) for b in r.pool.blocks) == len(text)
+
+
+def test_recompression_is_skipped_when_out_of_time_or_not_wanted(flat: dict[str, str]) -> None:
+    skipped: list = []
+    points = measure_decompression(Session(60), [flat["ZSTD"]], share_s=0.0, skipped=skipped)
+    assert [p.source for p in points] == ["dataset"]
+    assert {s.test for s in skipped} == {f"decompression {a} (recompressed)"
+                                         for a in ("LZ4", "ZLIB", "LZMA")}
+    assert all("no time left" in s.reason for s in skipped)
+    none = measure_decompression(Session(60), [flat["ZSTD"]], share_s=0.2, candidates=())
+    assert [p.source for p in none] == ["dataset"]
+
+
+def test_unpacking_times_uproot_on_decompressed_baskets(flat: dict[str, str],
+                                                        tiny_demo: Path) -> None:
+    before = snapshot(tiny_demo)
+    u = measure_unpacking(Session(60), [flat["LZMA"]], "pythia", share_s=0.5)
+    assert u is not None and u.branches == 20 and u.baskets >= 20
+    assert u.compressed_mb_per_s and u.total_mb_per_s
+    assert u.compressed_mb_per_s >= u.total_mb_per_s  # fixed costs taken out, if any
+    assert u.uncompressed_mb_per_s == pytest.approx(
+        u.compressed_mb_per_s * tree_factor(flat["LZMA"]), rel=0.1)
+    assert u.measurement.median == u.total_mb_per_s and "basket_array" in \
+        u.measurement.conditions.note
+    some = measure_unpacking(Session(60), [flat["LZMA"]], "pythia", ["px", "nope"], 0.2)
+    assert some is not None and some.branches == 1
+    assert measure_unpacking(Session(60), [flat["LZMA"]], "no_such_tree", share_s=0.2) is None
+    assert snapshot(tiny_demo) == before
+
+
+def test_unpacking_separates_fixed_costs_where_sizes_differ(tiny_demo: Path) -> None:
+    files = sorted(str(p) for p in (tiny_demo / "small_files").glob("*.root"))[:2]
+    u = measure_unpacking(Session(60), files, "esdTree", share_s=0.5)
+    assert u is not None and u.baskets > 100
+    assert u.branch_call_s is not None and u.branch_call_s > 0  # final_array per branch
+    assert u.compressed_mb_per_s > u.total_mb_per_s
 
 
 def test_basket_sample_is_bounded_and_files_are_untouched(flat: dict[str, str],

@@ -30,6 +30,7 @@ from models.scenarios import (
     predict_scenarios,
     prestaged,
     read_ahead,
+    rebasket,
     request_size,
     scenario_model,
     site,
@@ -116,6 +117,79 @@ def test_merge_amortises_the_open_cost(cal_base: Baseline) -> None:
 def test_merge_scales_what_is_read_when_only_part_is(cal_base: Baseline) -> None:
     b = merge(30).apply(branches(0.5).apply(cal_base))
     assert b.config["file_mb"] == pytest.approx(15.0)
+
+
+def with_baskets(b: Baseline, basket_s: float, basket_bytes: float = 4300.0,
+                 calls: float = 1.0) -> Baseline:
+    """``b`` reading its 3 MB files in baskets of ``basket_bytes``, each costing ``basket_s``."""
+    config = {**b.config, "baskets": b.config["file_mb"] * 1e6 / basket_bytes, "calls": calls}
+    return dataclasses.replace(b, params=dataclasses.replace(b.params, basket_s=basket_s,
+                                                             call_s=0.01),
+                               config=config, mean_basket_bytes=basket_bytes)
+
+
+def test_merge_scales_the_baskets_and_recomputes_the_read_calls(cal_base: Baseline) -> None:
+    base = with_baskets(cal_base, 1e-4)
+    b = merge(300).apply(base)
+    assert b.config["baskets"] == pytest.approx(base.config["baskets"] * 100)
+    # 300 MB x 3.5 = 1050 MB of arrays: one read call per 50 MB
+    assert b.config["calls"] == 21
+    assert merge(3.0).apply(base).config["calls"] == 1  # 10.5 MB: one call
+    unknown = merge(300).apply(dataclasses.replace(base, compression_factor=None))
+    assert unknown.config["calls"] == 1 and any("calls" in n for n in unknown.notes)
+    # without baskets in the configuration, none appear
+    assert "baskets" not in merge(300).apply(cal_base).config
+
+
+def test_rebasket_pays_the_basket_cost_less_often(cal_base: Baseline,
+                                                  fitted: ThroughputModel) -> None:
+    base = with_baskets(cal_base, 1e-4)
+    b = rebasket(17_600).apply(base)
+    assert b.config["baskets"] == pytest.approx(3e6 / 17_600)
+    assert b.mean_basket_bytes == 17_600 and b.config["file_mb"] == base.config["file_mb"]
+    assert b.config["calls"] == base.config["calls"] and b.params == base.params
+    (r,) = predict_scenarios(fitted, base, [rebasket(17_600)], [1, 4])
+    for p in r.predictions:
+        assert p.speedup is not None and p.speedup > 1.05
+        assert p.speedup_low is not None and p.speedup_low <= p.speedup
+    # the speed-up is the model's: the per-file time without the baskets it no longer reads
+    t_file = 3.0 / mb(base)
+    saved = (base.config["baskets"] - b.config["baskets"]) * 1e-4
+    assert r.predictions[0].speedup == pytest.approx(t_file / (t_file - saved))
+    # no per-basket cost, no gain (the scattered requests here are already larger)
+    free = with_baskets(cal_base, 0.0)
+    (r0,) = predict_scenarios(fitted, free, [rebasket(17_600)], [1, 4])
+    assert all(p.speedup == pytest.approx(1.0) for p in r0.predictions)
+
+
+def test_rebasket_never_adds_baskets_and_grows_the_requests_they_set(cal_base: Baseline) -> None:
+    base = with_baskets(cal_base, 1e-4)
+    smaller = rebasket(1000).apply(base)
+    assert smaller.config["baskets"] == base.config["baskets"]
+    assert smaller.mean_basket_bytes == 4300 and any("already larger" in n
+                                                     for n in smaller.notes)
+    # scattered reads of a described site are one basket each: larger baskets, larger reads
+    site_base = site_baseline(gsi_like("single", 1), workload(request_kb=None))
+    assert site_base.config["request_bytes"] == 8 * KIB
+    big = rebasket(64 * KIB).apply(site_base)
+    assert big.config["request_bytes"] == 64 * KIB and mb(big) > 2 * mb(site_base)
+    # sequential reads set by the read-ahead stay as they are
+    seq = site_baseline(gsi_like("single", 1), PYTHIA)
+    assert rebasket(64 * KIB).apply(seq).config["request_bytes"] == seq.config["request_bytes"]
+    # a fixed request size (a TTreeCache) is kept
+    fixed = site_baseline(gsi_like("single", 1), workload())
+    assert rebasket(1 << 20).apply(fixed).config["request_bytes"] == 512 * KIB
+    with pytest.raises(ValueError):
+        rebasket(0)
+
+
+def test_branches_and_compression_keep_the_baskets_consistent(cal_base: Baseline) -> None:
+    base = with_baskets(cal_base, 1e-4)
+    assert branches(0.25).apply(base).config["baskets"] == pytest.approx(
+        base.config["baskets"] / 4)
+    lz4 = compression("LZ4").apply(base)
+    assert lz4.config["baskets"] == base.config["baskets"]
+    assert lz4.mean_basket_bytes == pytest.approx(4300 * 3.5 / 2.8)
 
 
 def test_request_size_without_a_layout_changes_only_the_request(cal_base: Baseline) -> None:
@@ -212,6 +286,29 @@ def test_compression_scales_bytes_and_takes_measured_rates(cal_base: Baseline) -
     assert lz4.mb_per_work == pytest.approx(scale)
 
 
+def test_compression_takes_the_factor_measured_on_a_recompressed_sample(
+    cal_base: Baseline,
+) -> None:
+    base = dataclasses.replace(cal_base, measured_factor={"ZLIB": 1.0, "LZ4": 0.7,
+                                                          "ZSTD": 1.15},
+                               measured_decompress={"ZLIB": 60.0, "LZ4": 900.0, "ZSTD": 200.0},
+                               recompressed={"LZ4": 40, "ZSTD": 40})
+    lz4 = compression("LZ4").apply(base)
+    assert lz4.compression_factor == pytest.approx(3.5 * 0.7)  # not FACTOR_VS_ZLIB's 0.8
+    assert lz4.mb_per_work == pytest.approx(1 / 0.7)
+    assert lz4.params.decompress_mb_per_s == 900.0 and "decompress_mb_per_s" in lz4.replaced
+    assert any("measured on a recompressed sample of the dataset's baskets: 40 baskets" in n
+               for n in lz4.notes)
+    assert not any("typical of ROOT" in n for n in lz4.notes)
+    # chained: relative to the algorithm the data has by then
+    zstd = compression("ZSTD").apply(lz4)
+    assert zstd.compression_factor == pytest.approx(3.5 * 1.15)
+    # not measured: assumed as before
+    lzma = compression("LZMA").apply(base)
+    assert lzma.compression_factor == pytest.approx(3.5 * 1.3)
+    assert any("typical of ROOT" in n for n in lzma.notes)
+
+
 def test_compression_assumes_relative_speeds_where_not_measured(cal_base: Baseline) -> None:
     zstd = compression("ZSTD").apply(cal_base)
     f_new = 3.5 * 1.1
@@ -258,7 +355,8 @@ def test_transforms_are_pure(cal_base: Baseline) -> None:
     before = dataclasses.replace(cal_base)
     config = dict(cal_base.config)
     for s in (merge(30), request_size(1 << 20), read_ahead(8192), cached(), branches(0.5),
-              compression("LZ4"), devices(device_spec("ssd")[0]), site(gsi_like()), workers(3)):
+              compression("LZ4"), devices(device_spec("ssd")[0]), site(gsi_like()), workers(3),
+              rebasket(64_000)):
         s.apply(cal_base)
     assert cal_base == before and dict(cal_base.config) == config
 
@@ -353,3 +451,36 @@ def test_models_import_neither_rich_nor_the_advisor() -> None:
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        cwd=Path(__file__).resolve().parent.parent, timeout=60)
     assert r.returncode == 0, r.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# The unpacking test's row: processing where decompression hides it
+
+
+def test_unpacking_constrains_processing_where_decompression_dominates() -> None:
+    from test_basket_cost import _calibration, _m
+
+    from models.calibration import fit_inputs, model_from_calibration
+    from models.physics import FEATURES
+    from probes.readtests.results import DecompressionPoint, Unpacking
+
+    cal, ds, site = _calibration(1e-4)
+    # decompression (32 MB/s) takes nearly all of the loop's time (30 MB/s)
+    slow = dataclasses.replace(cal, decompression=(DecompressionPoint(
+        "ZLIB", 32.0, 112.0, "cramjam", 100, _m(32.0, unit="MB/s")),))
+    up = Unpacking(1500.0, 5250.0, 1200.0, None, None, 22, 40, _m(1200.0, unit="MB/s"))
+    label = "unpacking (uproot, in memory)"
+    inputs = fit_inputs(dataclasses.replace(slow, unpacking=up), ds, site)
+    k = inputs.labels.index(label)
+    row = dict(zip(FEATURES, inputs.X[k], strict=True))
+    assert row["process"] == 1 and row["io"] == 0 and row["decompress"] == 0
+    assert row["baskets"] == 0 and row["calls"] == 0 and inputs.y[k] == 1500.0
+    without, _, _ = model_from_calibration(slow, ds, site)
+    assert "process_mb_per_s" in without.unconstrained_
+    with_row, _, _ = model_from_calibration(dataclasses.replace(slow, unpacking=up), ds, site)
+    assert "process_mb_per_s" in with_row.free_params_
+    assert with_row.params_["process_mb_per_s"] == pytest.approx(1500.0, rel=0.5)
+    # a user's analysis does work the unpacking test does not see: no row then
+    mine = dataclasses.replace(slow, unpacking=up, event_loop=dataclasses.replace(
+        slow.event_loop, analysis="mine:analysis"))
+    assert label not in fit_inputs(mine, ds, site).labels

@@ -26,6 +26,7 @@ TEST_LABELS = {
     "event_loop": "event loop",
     "call_cost": "per-call cost",
     "parallel_loop": "parallel loop",
+    "basket_cost": "per-basket cost",
     "page_cache": "page cache",
 }
 

@@ -40,15 +40,15 @@ def compression_rule(ctx: Context) -> Recommendation | None:
             point = ctx.predict(scen)
         except ValueError:
             continue
-        if point.speedup is not None and (best is None or point.speedup > best[1].speedup):
+        if point.speedup is not None and (best is None or point.speedup > (best[1].speedup or 0)):
             best = (cand, point, scen)
     if best is None:
         return None
     cand, point, scen = best
     new = scen.apply(ctx.baseline)
     size_change = (new.mb_per_work - 1.0) * 100
-    measured = {d.algorithm: d for d in (ctx.calibration.decompression if ctx.calibration
-                                         else ())}
+    rate_ev, size_ev = _candidate_evidence(ctx, cand, alg, new.params.decompress_mb_per_s,
+                                           size_change)
     ev = [
         Evidence("algorithm now", f"{alg}-{tree.compression.level}"
                  if tree.compression.level is not None else str(alg), "", "probed"),
@@ -57,11 +57,8 @@ def compression_rule(ctx: Context) -> Recommendation | None:
         Evidence("decompression threshold", 100 * DECOMPRESSION_MIN_SHARE, "%", "threshold"),
         ctx.param_evidence("decompress_mb_per_s", f"{alg} decompression", 1.0,
                            "compressed MB/s per core"),
-        Evidence(f"{cand} decompression", round(new.params.decompress_mb_per_s, 1),
-                 "compressed MB/s per core",
-                 "measured" if cand in measured else "assumed"),
-        Evidence("size change", round(size_change, 1), "%", "assumed",
-                 "compressed bytes after recompressing; " + sc.FACTOR_SOURCE),
+        rate_ev,
+        size_ev,
     ]
     setting = CANDIDATES[cand]
     first = ctx.inputs[0] if ctx.inputs else "FILE.root"
@@ -83,6 +80,44 @@ def compression_rule(ctx: Context) -> Recommendation | None:
                    f"ROOT.RCompressionSetting.EAlgorithm.k{cand}; "
                    f"opts.fCompressionLevel = {setting % 100}"),
         ])
+
+
+def _candidate_evidence(ctx: Context, cand: str, alg: str | None, rate: float,
+                        size_change: float) -> tuple[Evidence, Evidence]:
+    """The candidate's decompression rate and the size change, each ``measured`` where the
+    calibration measured it (the dataset's own baskets of ``cand``, or a recompressed sample
+    of them), else ``assumed``."""
+    points = [d for d in (ctx.calibration.decompression if ctx.calibration else ())
+              if d.algorithm == cand and d.compressed_mb_per_s]
+    point = next((d for d in points if d.source == "dataset"), None) or \
+        next(iter(points), None)
+    base = ctx.baseline
+    if point is not None and point.source == "recompressed":
+        where = (f"recompressed sample of {point.baskets} baskets"
+                 f"{f' ({point.recompressed_from})' if point.recompressed_from else ''}")
+        lvl = f"-{point.level}" if point.level is not None else ""
+        rate_ev = Evidence(f"{cand} decompression", round(rate, 1), "compressed MB/s per core",
+                           "measured", f"{where}, {cand}{lvl}, one core")
+    elif point is not None:
+        rate_ev = Evidence(f"{cand} decompression", round(rate, 1), "compressed MB/s per core",
+                           "measured", f"the dataset's own {cand} baskets, one core")
+    else:
+        rate_ev = Evidence(f"{cand} decompression", round(rate, 1), "compressed MB/s per core",
+                           "assumed", sc.SPEED_SOURCE)
+    factor = next((d for d in (ctx.calibration.decompression if ctx.calibration else ())
+                   if d.algorithm == cand and d.source == "recompressed"
+                   and d.recompressed_from == alg and d.compression_factor
+                   and d.dataset_factor), None)
+    if factor is not None and cand in base.measured_factor and alg in base.measured_factor:
+        size_ev = Evidence(
+            "size change", round(size_change, 1), "%", "measured",
+            f"compressed bytes after recompressing: {cand} factor "
+            f"{factor.compression_factor:.2f} vs {alg} {factor.dataset_factor:.2f} on a "
+            f"recompressed sample of {factor.baskets} baskets")
+    else:
+        size_ev = Evidence("size change", round(size_change, 1), "%", "assumed",
+                           "compressed bytes after recompressing; " + sc.FACTOR_SOURCE)
+    return rate_ev, size_ev
 
 
 def branches_rule(ctx: Context) -> Recommendation | None:

@@ -1,12 +1,15 @@
 """Run the calibrated read tests on a dataset, within a time budget.
 
 Order: cold sequential reads (the storage rate), the request-size sweep, the concurrency sweep,
-the per-file open cost, decompression per algorithm, the event loop, and the page-cache (warm)
-rate.  Each test gets a share of the budget (``runner.WEIGHTS``); time a test leaves unused
-flows to the tests after it.  A test that cannot run here is listed in ``skipped`` with its
-reason; a cancelled calibration (``cancel.set()`` or Ctrl-C) returns what was measured, marked
-``partial``.  Reads never write to the data and leave no files behind; the concurrency sweep's
-child processes are ended before this returns, whatever happens.
+the per-file open cost, decompression per algorithm (with recompressed samples of the other
+algorithms and, for uproot's plain event loop, uproot's unpacking of decompressed baskets, in
+the same share), the event loop, (with uproot) the per-call cost, the per-basket cost and the
+parallel event loop, and the page-cache (warm) rate.  Each test gets a share of the budget
+(``runner.WEIGHTS``); time a test leaves unused flows to the tests after it.  A test that
+cannot run here is listed in ``skipped`` with its reason; a cancelled calibration
+(``cancel.set()`` or Ctrl-C) returns what was measured, marked ``partial``.  Reads never write
+to the data and leave no files behind; the concurrency sweep's child processes are ended
+before this returns, whatever happens.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from .results import (
     RawRead,
     RequestPoint,
     Skipped,
+    Unpacking,
 )
 from .runner import Cancelled, ProgressCallback, Session
 
@@ -41,6 +45,8 @@ DEFAULT_WORKERS = (1, 2, 4)
 ENGINES = ("uproot", "root")
 #: Files the read tests draw from at most (spread over the dataset, largest first).
 MAX_FILES = 256
+#: Fraction of the decompression test's share that goes to uproot's unpacking test.
+UNPACK_FRACTION = 0.2
 
 
 def _spread(paths: Sequence[str], k: int) -> list[str]:
@@ -104,7 +110,11 @@ def calibrate(
         opened = run("open_cost", lambda s: _root_open(session, files, names, s))
     else:
         opened = run("open_cost", lambda s: open_overhead(session, files, names, s))
-    decomp = run("decompression", lambda s: _decompression(session, dataset, files, s)) or ()
+    # uproot's unpacking per MB shares the decompression test's time (the plain loop's only)
+    unpack_tree = tree.name if engine == "uproot" and analysis is None else None
+    dec = run("decompression", lambda s: _decompression(session, dataset, files, s, skipped,
+                                                        unpack_tree, branches))
+    decomp, unpacking = dec if dec is not None else ((), None)
     root_perf: list[Any] = [None, None]
 
     def event_loop(share: float) -> EventLoop:
@@ -121,15 +131,23 @@ def calibrate(
 
     loop = run("event_loop", event_loop)
     call_cost = None
+    basket_cost = None
     parallel: tuple[ParallelPoint, ...] | None = None
     if engine == "uproot":
+        from .baskets import measure_basket_cost
         from .overhead import measure_call_cost, measure_parallel_loop
 
         call_cost = run("call_cost", lambda s: measure_call_cost(session, files, tree.name,
                                                                  branches, s))
+        basket_cost = run("basket_cost", lambda s: measure_basket_cost(
+            session, files, tree.name, branches, s))
         rate = loop.compressed_mb_per_s if loop is not None else None
         parallel = run("parallel_loop", lambda s: measure_parallel_loop(
             session, files, tree.name, branches, s, rate_mb_per_s=rate))
+    else:
+        session.begin("basket_cost")  # its share flows to the tests after it
+        skipped.append(Skipped("basket_cost", "measured for uproot only: ROOT's per-basket "
+                               "cost (C++) differs from uproot's and is not separated here"))
     warm = run("page_cache", lambda s: sequential_rate(session, fileset, s, False, "page_cache"))
     raw = None
     if cold is not None or warm is not None or sweep:
@@ -147,7 +165,8 @@ def calibrate(
     cal = _result(session, engine, partial, raw, sweep, conc, opened, decomp, loop, dataset,
                   skipped, files)
     return replace(cal, root_cache_on=root_perf[0], root_cache_off=root_perf[1],
-                   call_cost=call_cost, parallel_loop=parallel or ())
+                   call_cost=call_cost, parallel_loop=parallel or (),
+                   basket_cost=basket_cost, unpacking=unpacking)
 
 
 def _readahead_gain(sweep: Sequence[RequestPoint]) -> float | None:
@@ -158,10 +177,28 @@ def _readahead_gain(sweep: Sequence[RequestPoint]) -> float | None:
 
 
 def _decompression(session: Session, dataset: DatasetProfile, files: list[str],
-                   share_s: float) -> tuple[DecompressionPoint, ...]:
-    from .decompress import measure_decompression
+                   share_s: float, skipped: list[Skipped],
+                   unpack_tree: str | None = None, branches: Sequence[str] | None = None,
+                   ) -> tuple[tuple[DecompressionPoint, ...], Unpacking | None]:
+    """Decompression per algorithm (its own and recompressed samples), then, given a tree,
+    uproot's unpacking of decompressed baskets (``UNPACK_FRACTION`` of the share, and what the
+    decompression left)."""
+    from .decompress import measure_decompression, measure_unpacking
 
-    return measure_decompression(session, dataset, files, share_s)
+    t0 = session.clock()
+    points = measure_decompression(
+        session, dataset, files, share_s * (1 - UNPACK_FRACTION) if unpack_tree else share_s,
+        skipped=skipped)
+    unpacking = None
+    if unpack_tree is not None:
+        try:
+            unpacking = measure_unpacking(session, files, unpack_tree, branches,
+                                          max(0.0, share_s - (session.clock() - t0)))
+        except (Cancelled, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # the decompression points are kept
+            skipped.append(Skipped("unpacking", f"{type(exc).__name__}: {one_line(exc)}"))
+    return points, unpacking
 
 
 def _root_open(session: Session, files: list[str], names: list[str],

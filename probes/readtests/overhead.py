@@ -5,10 +5,12 @@ call, and how the event loop scales on the cores.
 branch: finding the baskets, setting up and building the arrays) plus a time per MB.  A
 file with several baskets per branch is read twice, warm, with uproot's array cache off: the
 entries of its first basket range, then all of it; the two times give the cost per call and
-the rate per MB.  A file with one basket per branch (small files) cannot be split without
-decompressing its baskets again, so then a few of the files are merged into a temporary file
-(one basket per input, as a plain merge leaves them) in the system's temporary directory,
-measured, and removed: the data itself is never written.
+the rate per MB (which includes the fixed cost of the baskets read beyond the first range:
+their number per MB is recorded, ``CallCost.baskets_per_mb``, so that the model can take that
+cost out; see ``readtests.baskets``).  A file with one basket per branch (small files)
+cannot be split without decompressing its baskets again, so then a few of the files are merged
+into a temporary file (one basket per input, as a plain merge leaves them) in the system's
+temporary directory, measured, and removed: the data itself is never written.
 
 *Parallel event loop.*  The same files read warm by 1 and by k worker processes (k = the
 logical cores, at least 2, at most 4), pull-based over the files: how the analysis' CPU work
@@ -57,9 +59,20 @@ def _boundaries(tree: Any, branches: Sequence[str]) -> list[int]:
     return [*sorted(common or set()), int(tree.num_entries)]
 
 
+def _baskets_before(tree: Any, branches: Sequence[str], stop: int) -> int:
+    """Baskets of ``branches`` that reading entries [0, stop) fetches."""
+    n = 0
+    for b in branches:
+        starts = np.asarray(tree[b].entry_offsets)[:-1]
+        n += int(np.searchsorted(starts, stop, side="left"))
+    return n
+
+
 def _timed_reads(path: str, tree_name: str, branches: Sequence[str], first: int,
-                 session: Session, deadline: float) -> tuple[list[float], float, float]:
-    """Per-call seconds (samples), the per-MB rate, and the compressed MB of the first range.
+                 session: Session, deadline: float
+                 ) -> tuple[list[float], float, float, float | None]:
+    """Per-call seconds (samples), the per-MB rate, the compressed MB of the first range, and
+    the baskets per MB of the part read beyond it (what the per-MB rate pays per basket).
 
     The long read stops at the last common basket boundary within ``SPLIT_BYTES``, so memory
     stays bounded whatever the file's size."""
@@ -73,6 +86,8 @@ def _timed_reads(path: str, tree_name: str, branches: Sequence[str], first: int,
         within = [e for e in stops if zipped * e / n <= SPLIT_BYTES / 1e6]
         stop = within[-1] if within else stops[0]
         mb_first, mb_all = zipped * first / n, zipped * stop / n
+        extra = _baskets_before(tree, branches, stop) - _baskets_before(tree, branches, first)
+        density = extra / (mb_all - mb_first) if mb_all > mb_first else None
         tree.arrays(list(branches), entry_stop=first, library="ak")  # warm up
         costs: list[float] = []
         rates: list[float] = []
@@ -93,7 +108,7 @@ def _timed_reads(path: str, tree_name: str, branches: Sequence[str], first: int,
             if len(costs) >= 5 or (len(costs) >= 3
                                    and time.perf_counter() + (t2 - t0) > deadline):
                 break
-    return costs, float(np.median(rates)) if rates else math.nan, mb_first
+    return costs, float(np.median(rates)) if rates else math.nan, mb_first, density
 
 
 def _merged_copy(files: Sequence[str], tree_name: str, branches: Sequence[str],
@@ -146,7 +161,8 @@ def measure_call_cost(session: Session, files: Sequence[str], tree_name: str,
         else:
             path, first = best
             source = os.path.basename(path)
-        costs, rate, _ = _timed_reads(path, tree_name, selected, first, session, deadline)
+        costs, rate, _, density = _timed_reads(path, tree_name, selected, first, session,
+                                               deadline)
     m = measurement(costs, "s", Conditions(cache="warm", note=f"on {source}, "
                                            "array cache off"))
     call_s = m.median if m.median is not None and m.median > 0 else None  # noise: unmeasured
@@ -154,7 +170,7 @@ def measure_call_cost(session: Session, files: Sequence[str], tree_name: str,
                    f"{1e3 * call_s:.1f} ms per call" if call_s is not None else None)
     return CallCost(call_s=call_s,
                     mb_per_s=rate if call_s is not None and math.isfinite(rate) else None,
-                    branches=len(selected), measurement=m)
+                    branches=len(selected), measurement=m, baskets_per_mb=density)
 
 
 def measure_parallel_loop(session: Session, files: Sequence[str], tree_name: str,

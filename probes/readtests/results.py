@@ -13,6 +13,7 @@ from typing import Literal
 
 CacheState = Literal["cold", "warm", "mixed", "unknown"]
 Pattern = Literal["sequential", "random"]
+DecompressionSource = Literal["dataset", "recompressed"]
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,40 @@ class DecompressionPoint:
     library: str
     baskets: int
     measurement: Measurement
+    #: ``dataset``: the baskets as stored in the dataset; ``recompressed``: the dataset's own
+    #: baskets (of ``recompressed_from``) decompressed and recompressed in memory with
+    #: ``algorithm`` at ``level``, then timed in the same way
+    source: DecompressionSource = "dataset"
+    #: uncompressed / compressed bytes of the sample measured (for a recompressed sample,
+    #: baskets the algorithm could not shrink count as stored uncompressed, as ROOT keeps them)
+    compression_factor: float | None = None
+    level: int | None = None
+    recompressed_from: str | None = None
+    #: the dataset's own compression factor on the same baskets (recompressed points only):
+    #: ``compression_factor / dataset_factor`` is the size change, measured
+    dataset_factor: float | None = None
+
+
+@dataclass(frozen=True)
+class Unpacking:
+    """uproot turning baskets already decompressed in memory into arrays (its
+    ``interpretation.basket_array`` and ``final_array``, library ``ak``), one core: the plain
+    event loop's processing per MB, without I/O or decompression.
+
+    ``compressed_mb_per_s`` counts the baskets as stored (keys included, as the event loop's
+    rates do), beyond the fixed costs per basket and per branch where the sample's sizes let
+    them be told apart (``basket_call_s``, ``branch_call_s``; ``None`` where they could not:
+    the rate then includes them and is a lower bound); ``total_mb_per_s`` includes them.  The
+    measurement's samples are total compressed MB/s, one per pass."""
+
+    compressed_mb_per_s: float | None
+    uncompressed_mb_per_s: float | None
+    total_mb_per_s: float | None
+    basket_call_s: float | None
+    branch_call_s: float | None
+    branches: int
+    baskets: int
+    measurement: Measurement
 
 
 @dataclass(frozen=True)
@@ -156,6 +191,21 @@ class CallCost:
     mb_per_s: float | None
     branches: int
     measurement: Measurement
+    #: baskets per compressed MB in the part read beyond the first range (what ``mb_per_s``
+    #: includes the per-basket cost of); ``None`` where not counted
+    baskets_per_mb: float | None = None
+
+
+@dataclass(frozen=True)
+class BasketCost:
+    """The fixed cost of one basket read (``basket_s``, seconds) and the compressed MB/s
+    beyond it, warm, with uproot; ``baskets`` read per repetition of the test; the samples
+    are one estimate per repetition."""
+
+    basket_s: float | None
+    mb_per_s: float | None
+    baskets: int
+    measurement: Measurement
 
 
 @dataclass(frozen=True)
@@ -205,3 +255,7 @@ class Calibration:
     #: the event loop's fixed cost per read call, and its scaling on the cores (warm)
     call_cost: CallCost | None = None
     parallel_loop: tuple[ParallelPoint, ...] = ()
+    #: the fixed cost of one basket read (uproot)
+    basket_cost: BasketCost | None = None
+    #: uproot's unpacking of decompressed baskets into arrays (processing per MB, uproot)
+    unpacking: Unpacking | None = None

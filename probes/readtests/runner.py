@@ -37,6 +37,7 @@ WEIGHTS = {
     "decompression": 0.10,
     "event_loop": 0.22,
     "call_cost": 0.07,
+    "basket_cost": 0.03,
     "parallel_loop": 0.07,
     "page_cache": 0.04,
 }

@@ -1,0 +1,200 @@
+"""The per-basket cost read test, on tiny data: a positive cost, the data never written, nothing
+left behind; and the fit that separates a basket's cost from its bytes."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from helpers import snapshot, write_flat
+from models.calibration import FitInputs, basket_density, fit_inputs
+from models.physics import FEATURES
+from models.scenarios import (
+    cached,
+    calibrated_baseline,
+    combine,
+    model_sources,
+    predict_scenarios,
+    rebasket,
+)
+from probes import probe_dataset
+from probes.readtests.baskets import _fit, _Group, measure_basket_cost
+from probes.readtests.results import (
+    BasketCost,
+    Calibration,
+    CallCost,
+    Conditions,
+    DecompressionPoint,
+    EventLoop,
+    Measurement,
+    OpenOverhead,
+    ParallelPoint,
+)
+from probes.readtests.runner import ProgressEvent, Session
+from probes.results import (
+    BasketStats,
+    Compression,
+    CpuInfo,
+    DatasetProfile,
+    MemoryInfo,
+    Sampling,
+    SiteProfile,
+    SizeStats,
+    StorageInfo,
+    TreeProfile,
+)
+
+
+def test_the_fit_separates_baskets_from_bytes() -> None:
+    # 70 us per basket and 80 MB/s: groups of tiny, middling and large baskets
+    groups = [_Group("t", ("a",), 1, 2, n, mb, 0, 0.0)
+              for n, mb in ((156, 0.03), (156, 0.3), (156, 0.9), (132, 1.9))]
+    dt = [n * 70e-6 + mb / 80 for n, mb in ((156, 0.03), (156, 0.3), (156, 0.9), (132, 1.9))]
+    t_basket, t_mb = _fit(dt, groups)
+    assert t_basket == pytest.approx(70e-6, rel=1e-6)
+    assert 1 / t_mb == pytest.approx(80, rel=1e-6)
+    # never negative: pure noise on the bytes gives 0, not less
+    t_basket, t_mb = _fit([0.01, 0.01, 0.01, 0.0085], groups)
+    assert t_basket >= 0 and t_mb >= 0
+
+
+@pytest.mark.parametrize(("dataset", "tree", "copied"), [
+    ("merged", "esdTree", False),      # several baskets per branch, of many sizes: read as is
+    ("small_files", "esdTree", True),  # one basket per branch: a temporary copy
+])
+def test_basket_cost_is_positive_and_leaves_nothing(tiny_demo: Path, dataset: str, tree: str,
+                                                    copied: bool) -> None:
+    before = snapshot(tiny_demo)
+    tmp_before = set(os.listdir(tempfile.gettempdir()))
+    ds = probe_dataset([tiny_demo / dataset])
+    events: list[ProgressEvent] = []
+    session = Session(10.0, progress=events.append)
+    t0 = time.perf_counter()
+    cost = measure_basket_cost(session, list(ds.file_paths), tree, None, 1.0)
+    elapsed = time.perf_counter() - t0
+    assert cost.basket_s is not None and 1e-7 < cost.basket_s < 1e-2
+    assert cost.measurement.unit == "s" and len(cost.measurement.samples) >= 3
+    assert cost.measurement.median == cost.basket_s
+    assert cost.measurement.conditions.cache == "warm"
+    assert cost.baskets > 0 and session.bytes_read > 0
+    note = cost.measurement.conditions.note or ""
+    assert ("temporary copy" in note) == copied
+    assert events[-1].test == "basket_cost" and events[-1].fraction == 1.0
+    assert events[-1].figure and "per basket" in events[-1].figure
+    assert elapsed < 10.0  # about a second; generous for a busy machine
+    assert snapshot(tiny_demo) == before  # the data is never written
+    # nothing left behind (other processes may use the temporary directory meanwhile)
+    left = set(os.listdir(tempfile.gettempdir())) - tmp_before
+    assert not [n for n in left if n.startswith("hep-advisor")]
+
+
+def test_a_flat_tree_of_alike_branches_is_copied(tmp_path: Path) -> None:
+    # three branches of the same type and size in four baskets each: their baskets hold the
+    # same bytes, so the file alone cannot tell a basket's cost from its bytes
+    path = write_flat(tmp_path / "flat.root", entries=4000, chunks=4)
+    before = snapshot(tmp_path)
+    cost = measure_basket_cost(Session(10.0), [str(path)], "t", None, 0.5)
+    assert cost.basket_s is not None and cost.basket_s > 0
+    assert "temporary copy" in (cost.measurement.conditions.note or "")
+    assert snapshot(tmp_path) == before
+
+
+def test_unknown_branches_are_refused(tiny_demo: Path) -> None:
+    files = sorted(str(p) for p in (tiny_demo / "merged").glob("*.root"))
+    with pytest.raises(ValueError, match="no branch"):
+        measure_basket_cost(Session(10.0), files, "esdTree", ["nope"], 0.5)
+
+
+# -- into the model ----------------------------------------------------------------------------
+
+
+def _m(median: float, cache: str = "warm", unit: str = "s") -> Measurement:
+    return Measurement(unit, (median * 0.98, median, median * 1.02), median, 0.02,
+                       Conditions(cache))  # type: ignore[arg-type]
+
+
+def _calibration(basket_s: float | None, branches: int = 22) -> tuple[Calibration,
+                                                                       DatasetProfile,
+                                                                       SiteProfile]:
+    """A warm uproot calibration of 100 files of 3 MB, 4000 baskets in all (40 per file)."""
+    site = SiteProfile("host", "Linux", CpuInfo(4, 8),
+                       MemoryInfo(16_000_000_000, 8_000_000_000),
+                       (StorageInfo("/data", "/data", "ext4", "local", "sda", True, 128, None),))
+    tree = TreeProfile(
+        name="t", files=100, sampled_files=10, entries=10_000, events_per_file=100,
+        branches=22, compressed_bytes=300_000_000, uncompressed_bytes=1_050_000_000,
+        compression_factor=3.5, compression=Compression("ZLIB", 1, 101, "basket-header"),
+        baskets=BasketStats(4000, 75_000.0), cluster_entries=100.0, clusters=None,
+        file_bytes=SizeStats(100, 300_000_000, 3_000_000, 3e6, 3_000_000), open_s=None)
+    dataset = DatasetProfile(files=100, total_bytes=300_000_000, errors=(), trees=(tree,),
+                             sampling=Sampling("sampled", 100, 10, 10.0))
+    per_event = 30_000.0 * branches / 22
+    loop = EventLoop.from_rate("uproot", branches, 1000.0, per_event, 3.5 * per_event,
+                               None, _m(1000.0, unit="events/s"))
+    cal = Calibration(
+        budget_s=60, elapsed_s=50, partial=False, engine="uproot", raw_read=None,
+        request_sweep=(), concurrency=(), open_overhead_s=OpenOverhead(
+            0.02, 0.005, _m(0.02, "cold"), _m(0.005)),
+        decompression=(DecompressionPoint("ZLIB", 60.0, 210.0, "cramjam", 100,
+                                          _m(60.0, unit="MB/s")),),
+        event_loop=loop, memory=None,
+        call_cost=CallCost(0.004, 40.0, branches, _m(0.004), baskets_per_mb=20.0),
+        parallel_loop=tuple(ParallelPoint(w, 28.0 * w, 3.0, 1.0, 8, _m(28.0 * w,
+                                                                       unit="MB/s"))
+                            for w in (1, 2)),
+        basket_cost=None if basket_s is None else BasketCost(basket_s, 80.0, 600,
+                                                             _m(basket_s)))
+    return cal, dataset, site
+
+
+def _row(inputs: FitInputs, label: str) -> dict[str, float]:
+    return dict(zip(FEATURES, inputs.X[inputs.labels.index(label)], strict=True))
+
+
+def test_the_rows_read_baskets_where_their_cost_was_measured() -> None:
+    inputs = fit_inputs(*_calibration(1e-4))
+    assert inputs.priors["basket_s"][0] == 1e-4
+    assert _row(inputs, "event loop, warm")["baskets"] == pytest.approx(40.0)
+    assert _row(inputs, "parallel event loop 2")["baskets"] == pytest.approx(40.0)
+    # the per-call test's per-MB rate paid the baskets of the part it read
+    assert _row(inputs, "event loop per MB")["baskets"] == pytest.approx(1e6 * 20.0)
+    assert inputs.baseline["baskets"] == pytest.approx(40.0)
+    assert _row(inputs, "decompression ZLIB")["baskets"] == 0
+    # not measured: no baskets anywhere, as before the test existed
+    plain = fit_inputs(*_calibration(None))
+    assert "basket_s" not in plain.priors and plain.baseline["baskets"] == 0.0
+    assert not np.any(plain.X[:, FEATURES.index("baskets")])
+
+
+def test_a_subset_of_the_branches_reads_its_own_share_of_baskets() -> None:
+    cal, dataset, _ = _calibration(1e-4, branches=11)
+    tree = dataset.trees[0]
+    # half the branches, half the bytes: the same baskets per MB
+    assert basket_density(tree, cal.event_loop) == pytest.approx(4000 / 300)
+    thin = replace(cal.event_loop, compressed_mb_per_s=cal.event_loop.compressed_mb_per_s / 5)
+    # half the branches but a tenth of the bytes: five times the baskets per MB
+    assert basket_density(tree, thin) == pytest.approx(5 * 4000 / 300)
+
+
+def _warm_gain(basket_s: float | None) -> float:
+    """How much faster the warm event loop reads after a rewrite to 300 kB baskets."""
+    model, base = calibrated_baseline(*_calibration(basket_s))
+    warm, rewritten = predict_scenarios(model, base, [cached(),
+                                                      combine(cached(), rebasket(300_000))], [1])
+    return rewritten.predictions[0].aggregate_mb_per_s / warm.predictions[0].aggregate_mb_per_s
+
+
+def test_a_calibrated_rewrite_predicts_a_speedup_from_the_measured_cost() -> None:
+    model, _ = calibrated_baseline(*_calibration(1e-3))
+    assert model.params_["basket_s"] == pytest.approx(1e-3, rel=0.2)
+    assert model_sources(model)["basket_s"] == "measured"
+    # 40 baskets of 1 ms per 3 MB file, 10 after the rewrite: 30 ms less of about 110 ms
+    assert 1.2 < _warm_gain(1e-3) < 1.6
+    # not measured: no per-basket cost known, so the rewrite gains nothing in memory
+    assert _warm_gain(None) == pytest.approx(1.0)
