@@ -1,0 +1,222 @@
+"""Rich view of a ``Report`` (and of one ``Advice``): the verdict, the ranked recommendations
+with their evidence and commands, the predicted scaling, the site and the data, and a legend.
+
+Readable at 80 columns; wider terminals give the tables room (the evidence gets its notes in
+a column of their own from 100 columns).  ``hep-advisor report`` prints it, and renders it as
+plain text, 100 columns wide, for ``-o report.txt``.
+"""
+
+from __future__ import annotations
+
+from rich import box
+from rich.columns import Columns
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.padding import Padding
+from rich.panel import Panel
+from rich.rule import Rule
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from .._version import __version__
+from ..advice import Advice, Recommendation, Report, Verdict
+from . import fmt
+from . import report_parts as parts
+
+SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
+SOURCE_STYLE = {"measured": "green", "probed": "green", "derived": "blue", "fitted": "cyan",
+                "assumed": "yellow", "threshold": "magenta"}
+BAR_WIDTH = 24
+
+
+def _grid() -> Table:
+    g = Table.grid(padding=(0, 2))
+    g.add_column(style="bold", no_wrap=True)
+    g.add_column(overflow="fold")
+    return g
+
+
+def _bar(share: float, width: int = BAR_WIDTH) -> Text:
+    eighths = round(max(0.0, min(1.0, share)) * width * 8)
+    full, rest = divmod(eighths, 8)
+    text = "█" * full + ("" if rest == 0 else " ▏▎▍▌▋▊▉"[rest])
+    return Text(text.ljust(width), style="magenta")
+
+
+def shares_chart(v: Verdict) -> Table:
+    """One bar per limit: its share of the analysis' time."""
+    t = Table.grid(padding=(0, 1))
+    t.add_column(no_wrap=True)
+    t.add_column(no_wrap=True)
+    t.add_column(justify="right", no_wrap=True)
+    for s in v.shares:
+        t.add_row(s.limit, _bar(s.share), f"{100 * s.share:.0f}%")
+    return t
+
+
+def _verdict_block(a: Advice, several: bool) -> RenderableType:
+    rows: list[RenderableType] = []
+    head = Text()
+    if several:
+        head.append(f"{a.label}: ", style="bold")
+    if a.verdict is None:
+        head.append("no verdict: the calibration could not be fitted", style="yellow")
+        rows.append(head)
+    else:
+        head.append(a.verdict.headline)
+        rows += [head, Padding(shares_chart(a.verdict), (0, 0, 0, 2))]
+    rows += [Text(f"  • {n}", style="yellow") for n in a.notes]
+    return Group(*rows)
+
+
+def header(report: Report) -> RenderableType:
+    several = len(report.advice) > 1
+    blocks: list[RenderableType] = [_verdict_block(a, several) for a in report.advice]
+    if not report.advice:
+        blocks.append(Text("no dataset was advised on (cancelled before the first)",
+                           style="yellow"))
+    c = report.counts()
+    counts = Text()
+    for i, piece in enumerate(parts.counts_line(report).split(" · ")):
+        if i:
+            counts.append(" · ")
+        style = ("bold red" if i == 0 and c["critical"] else "yellow" if i == 1 and c["warning"]
+                 else "bold")
+        counts.append(piece, style=style)
+    blocks.append(counts)
+    return Panel(Group(*blocks), title=f"[bold]hep-advisor report[/] — {report.site.hostname}",
+                 subtitle=f"hep-advisor {__version__}", title_align="left",
+                 subtitle_align="right")
+
+
+class EvidenceTable:
+    """The evidence of one recommendation: name, value, source and note in four columns where
+    there is room (100 columns or more), the note under the name where there is not."""
+
+    WIDE = 100
+
+    def __init__(self, rec: Recommendation) -> None:
+        self.rec = rec
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        wide = options.max_width >= self.WIDE
+        t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="dim")
+        t.add_column("evidence", ratio=3 if not wide else None)
+        t.add_column("value", justify="right", max_width=28)
+        t.add_column("source", no_wrap=True)
+        if wide:
+            t.add_column("note", style="dim", overflow="fold")
+        for e in self.rec.evidence:
+            source = Text(e.source, style=SOURCE_STYLE.get(e.source, ""))
+            value = parts.evidence_value(e.value, e.unit)
+            if wide:
+                t.add_row(e.name, value, source, e.note or "")
+            else:
+                name: RenderableType = Text(e.name)
+                if e.note:
+                    name = Group(name, Padding(Text(e.note, style="dim"), (0, 0, 0, 2)))
+                t.add_row(name, value, source)
+        yield t
+
+
+def options_table(rec: Recommendation) -> Table:
+    t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="dim")
+    t.add_column("option")
+    t.add_column("speed-up", justify="right", no_wrap=True)
+    t.add_column("caveat", overflow="fold")
+    for o in rec.options:
+        t.add_row(o.name, parts.speedup_text(o.predicted_speedup, o.speedup_low, o.speedup_high),
+                  Text(o.caveat or "", style="yellow"))
+    return t
+
+
+def _command(command: str) -> RenderableType:
+    return Syntax(command, parts.command_language(command), theme="ansi_dark",
+                  background_color="default", word_wrap=True, padding=(0, 0, 0, 4))
+
+
+def recommendation_view(rank: int, rec: Recommendation) -> RenderableType:
+    style = SEVERITY_STYLE[rec.severity]
+    body: list[RenderableType] = [Text(rec.title, style="bold")]
+    line = Text()
+    line.append("predicted speed-up ", style="bold")
+    line.append(parts.speedup_text(rec.predicted_speedup, rec.speedup_low, rec.speedup_high),
+                style=f"bold {style.split()[-1]}")
+    line.append("  " + parts.meta_line(rec), style="dim")
+    body += [line, Text(rec.summary)]
+    if rec.evidence:
+        body.append(EvidenceTable(rec))
+    if rec.options:
+        body.append(options_table(rec))
+    for act in rec.actions:
+        arrow = Table.grid(padding=(0, 1))
+        arrow.add_column(no_wrap=True)
+        arrow.add_column(overflow="fold")
+        arrow.add_row("→", act.description)
+        body.append(arrow)
+        if act.command:
+            body.append(_command(act.command))
+    if rec.assumptions:
+        body.append(Text("assumes: " + "; ".join(rec.assumptions), style="dim italic"))
+    title = Text()
+    title.append(f" {rank}. ", style="bold")
+    title.append(parts.SEVERITY_LABEL[rec.severity], style=style)
+    title.append(f" {rec.code} ", style="bold")
+    title.append(f"{rec.kind} ")
+    return Panel(Group(*body), title=title, title_align="left", border_style=style.split()[-1])
+
+
+def scaling_table(a: Advice, level: float) -> Table:
+    now = parts.now_workers(a)
+    t = Table(title=f"{a.label}: predicted scaling", title_justify="left",
+              caption=f"speed-up over {now} job{'s' if now != 1 else ''} (as now); "
+              f"{parts.percent(level)} intervals", caption_justify="left")
+    t.add_column("workers", justify="right")
+    t.add_column("MB/s (interval)", justify="right")
+    t.add_column("events/s", justify="right")
+    t.add_column("speed-up", justify="right")
+    for r in parts.scaling_rows(a):
+        t.add_row(f"{r.workers}{' (now)' if r.now else ''}",
+                  parts.rate_interval(r.mb_per_s, r.low, r.high), fmt.num(r.events_per_s),
+                  fmt.UNKNOWN if r.speedup is None else parts.times(r.speedup),
+                  style="bold" if r.now else None)
+    return t
+
+
+def site_summary(report: Report) -> RenderableType:
+    g = _grid()
+    for k, v in parts.site_lines(report.site):
+        g.add_row(k, v)
+    return Panel(g, title="[bold]site[/]", title_align="left")
+
+
+def dataset_summary(a: Advice) -> RenderableType:
+    g = _grid()
+    for k, v in parts.dataset_lines(a):
+        g.add_row(k, Text(v, style="yellow") if k == "note" else Text(v))
+    return Panel(g, title=f"[bold]dataset[/] {a.label}", title_align="left")
+
+
+def legend(level: float) -> RenderableType:
+    return Group(*(Text(line, style="dim") for line in parts.legend_lines(level)))
+
+
+def advice_view(report: Report) -> RenderableType:
+    level = parts.level_of(report)
+    out: list[RenderableType] = [header(report)]
+    recs = report.recommendations
+    out.append(Rule(f"recommendations, ranked by predicted speed-up ({len(recs)})",
+                    align="left"))
+    if not recs:
+        out.append(Text("Nothing to change: no recommendation is predicted to gain "
+                        f"{parts.times(parts.MIN_SPEEDUP)} or more.", style="green"))
+    out += [recommendation_view(i, r) for i, r in enumerate(recs, 1)]
+    tables = [scaling_table(a, level) for a in report.advice if a.model is not None]
+    if tables:
+        out.append(Rule("predicted scaling", align="left"))
+        out.append(Columns(tables, padding=(1, 4)))
+    out.append(Rule("site and data", align="left"))
+    out.append(site_summary(report))
+    out += [dataset_summary(a) for a in report.advice]
+    out.append(legend(level))
+    return Group(*out)

@@ -1,0 +1,126 @@
+"""The report as GitHub-flavoured Markdown: the same content as the terminal view, in tables and
+fenced code blocks (``hep-advisor report --format md``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from .._version import __version__
+from ..advice import Advice, Recommendation, Report
+from . import fmt
+from . import report_parts as parts
+
+_SPECIAL = re.compile(r"([\\`*_\[\]<>|#~&])")
+
+
+def esc(text: object) -> str:
+    """Markdown-escaped text for a paragraph or a table cell (one line)."""
+    return _SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[str]],
+          align: str | None = None) -> list[str]:
+    """A GFM table; ``align`` one character per column (``l``, ``r``); cells already escaped."""
+    align = align or "l" * len(header)
+    rule = ["---:" if a == "r" else "---" for a in align]
+    out = ["| " + " | ".join(header) + " |", "| " + " | ".join(rule) + " |"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return [*out, ""]
+
+
+def fence(code: str, language: str) -> list[str]:
+    ticks = "```"
+    while ticks in code:
+        ticks += "`"
+    return [f"{ticks}{language}", code.rstrip("\n"), ticks]
+
+
+def _bar(share: float, width: int = 20) -> str:
+    return "█" * round(max(0.0, min(1.0, share)) * width) or "▏"
+
+
+def _verdict(a: Advice) -> list[str]:
+    if a.verdict is None:
+        out = [f"**{esc(a.label)}**: no verdict: the calibration could not be fitted.", ""]
+    else:
+        out = [f"**{esc(a.label)}**: {esc(a.verdict.headline)}", ""]
+        out += table(["limit", "share of the time", ""],
+                     ([esc(s.limit), f"{100 * s.share:.0f}%", f"`{_bar(s.share)}`"]
+                      for s in a.verdict.shares), "lrl")
+    out += [f"> **Note:** {esc(n)}" for n in a.notes]
+    if a.notes:
+        out.append("")
+    return out
+
+
+def _recommendation(rank: int, rec: Recommendation) -> list[str]:
+    label = parts.SEVERITY_LABEL[rec.severity]
+    speedup = parts.speedup_text(rec.predicted_speedup, rec.speedup_low, rec.speedup_high)
+    out = [f"### {rank}. {label} `{rec.code}` {esc(rec.kind)}: {esc(rec.title)}", "",
+           f"**Predicted speed-up {esc(speedup)}** · {esc(parts.meta_line(rec))}", "",
+           esc(rec.summary), ""]
+    if rec.evidence:
+        out += table(["evidence", "value", "source", "note"],
+                     ([esc(e.name), esc(parts.evidence_value(e.value, e.unit)), esc(e.source),
+                       esc(e.note or "")] for e in rec.evidence), "lrll")
+    if rec.options:
+        out += table(["option", "speed-up", "caveat"],
+                     ([esc(o.name), esc(parts.speedup_text(o.predicted_speedup, o.speedup_low,
+                                                          o.speedup_high)),
+                       esc(o.caveat or "")] for o in rec.options), "lrl")
+    if rec.actions:
+        out += ["**Actions**", ""]
+        for i, act in enumerate(rec.actions, 1):
+            out.append(f"{i}. {esc(act.description)}")
+            if act.command:
+                out += ["", *("   " + line if line else line for line in
+                              fence(act.command, parts.command_language(act.command)))]
+            out.append("")
+    if rec.assumptions:
+        out += ["*Assumes:* " + "; ".join(esc(x) for x in rec.assumptions), ""]
+    return out
+
+
+def _scaling(a: Advice, level: float) -> list[str]:
+    now = parts.now_workers(a)
+    out = [f"### {esc(a.label)}", ""]
+    out += table(["workers", "MB/s", f"interval ({parts.percent(level)})", "events/s",
+                  f"speed-up over {now} (now)"],
+                 ([f"**{r.workers}** (now)" if r.now else str(r.workers), parts.rate(r.mb_per_s),
+                   f"{parts.rate(r.low)}–{parts.rate(r.high)}", fmt.num(r.events_per_s),
+                   fmt.UNKNOWN if r.speedup is None else parts.times(r.speedup)]
+                  for r in parts.scaling_rows(a)), "rrrrr")
+    return out
+
+
+def report_markdown(report: Report) -> str:
+    level = parts.level_of(report)
+    out = [f"# hep-advisor report: {esc(report.site.hostname)}", "",
+           f"*hep-advisor {__version__}*", "", "## Verdict", ""]
+    if not report.advice:
+        out += ["No dataset was advised on (cancelled before the first).", ""]
+    for a in report.advice:
+        out += _verdict(a)
+    out += [f"**{parts.counts_line(report)}**", ""]
+    recs = report.recommendations
+    out += ["## Recommendations", "", "Ranked by predicted speed-up.", ""]
+    if not recs:
+        out += [f"Nothing to change: no recommendation is predicted to gain "
+                f"{parts.times(parts.MIN_SPEEDUP)} or more.", ""]
+    for i, rec in enumerate(recs, 1):
+        out += _recommendation(i, rec)
+    modelled = [a for a in report.advice if a.model is not None]
+    if modelled:
+        out += ["## Predicted scaling", ""]
+        for a in modelled:
+            out += _scaling(a, level)
+    out += ["## Site", ""]
+    out += table(["", ""], ([f"**{k}**", esc(v)] for k, v in parts.site_lines(report.site)))
+    out += ["## Data", ""]
+    for a in report.advice:
+        out += [f"### {esc(a.label)}", ""]
+        out += table(["", ""], ([f"**{k}**", esc(v)] for k, v in parts.dataset_lines(a)))
+    out += ["## Legend", ""]
+    out += [f"- {esc(line)}" for line in parts.legend_lines(level)]
+    return "\n".join(out).rstrip() + "\n"
