@@ -63,6 +63,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"hep-advisor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
+    from .commands.tui import add_tui_arguments
+
+    t = sub.add_parser(
+        "tui",
+        help="the interactive advisor (the default in a terminal)",
+        description="Open the interactive advisor: the verdict, the data, the read tests "
+        "(live, or the cached calibration), predicted scaling, ranked recommendations and "
+        "what-ifs. With no PATHS, the demo's small files. `hep-advisor` with no command opens "
+        "it too when run in a terminal.",
+    )
+    add_tui_arguments(t)
+
     p = sub.add_parser(
         "probe",
         help="inspect the site and a ROOT dataset (metadata only)",
@@ -104,6 +116,19 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--sample", type=_sample, default=DEFAULT_SAMPLE, metavar="N",
                    help="files the probe opens (as for `probe`)")
     c.add_argument("--json", action="store_true", help="print the JSON document on stdout")
+
+    from .commands.report import add_report_arguments
+
+    r = sub.add_parser(
+        "report",
+        help="advise: the verdict, ranked recommendations and predicted scaling",
+        description="Probe, calibrate (or reuse a cached calibration of unchanged files), fit "
+        "the model and report what limits the analysis, what to change (ranked by predicted "
+        "speed-up, with evidence and commands) and how it scales, as text, Markdown, JSON or "
+        "a self-contained HTML page. With no PATHS, reports on the three demo datasets. "
+        "Ctrl-C stops the read tests and reports on what was measured (exit 130).",
+    )
+    add_report_arguments(r)
 
     from .commands.predict import add_predict_arguments
 
@@ -148,6 +173,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .commands.calibrate import run_calibrate
 
             return run_calibrate(args)
+        if args.command == "report":
+            from .commands.report import run_report
+
+            return run_report(args)
         if args.command == "predict":
             from .commands.predict import run_predict
 
@@ -156,6 +185,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .commands.demo import run_demo
 
             return run_demo(args)
+        if args.command == "tui" or (args.command is None and sys.stdout.isatty()
+                                     and sys.stdin.isatty()):
+            from .commands.tui import demo_tui_args, run_tui
+
+            return run_tui(args if args.command == "tui" else demo_tui_args())
         parser.print_help()
         return EXIT_OK
     except KeyboardInterrupt:

@@ -23,7 +23,10 @@ def test_version() -> None:
     assert r.returncode == 0 and r.stdout.strip() == f"hep-advisor {__version__}"
 
 
-@pytest.mark.parametrize("command", [None, "probe", "calibrate", "predict", "demo"])
+COMMANDS = ["probe", "calibrate", "predict", "demo", "report", "tui"]
+
+
+@pytest.mark.parametrize("command", [None, *COMMANDS])
 def test_help_on_every_command(command: str | None, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main([command, "--help"] if command else ["--help"])
@@ -33,7 +36,7 @@ def test_help_on_every_command(command: str | None, capsys: pytest.CaptureFixtur
 
 def test_every_command_has_help() -> None:
     sub = next(a for a in build_parser()._actions if a.dest == "command")
-    assert set(sub.choices) == {"probe", "calibrate", "predict", "demo"}  # type: ignore[union-attr]
+    assert set(sub.choices) == set(COMMANDS)  # type: ignore[union-attr]
 
 
 def test_bad_sample_is_a_usage_error() -> None:

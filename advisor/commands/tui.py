@@ -1,0 +1,47 @@
+"""``hep-advisor tui`` (and ``hep-advisor`` with no command, in a terminal): the interactive
+advisor.  Textual and the core are imported when it runs, not when the parser is built."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..cli import EXIT_OK, EXIT_USAGE, _budget, _names
+
+
+def add_tui_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="*", metavar="PATHS",
+                   help="ROOT files, directories or globs (one dataset; default: the demo's "
+                   "small files, created on first use)")
+    p.add_argument("--budget", type=_budget, default=60.0, metavar="S",
+                   help="time for the read tests when there is no cached calibration, in "
+                   "seconds (default 60)")
+    p.add_argument("--engine", choices=["uproot", "root"], default="uproot",
+                   help="read with uproot (default) or ROOT")
+    p.add_argument("--branches", type=_names, default=None, metavar="A,B,...",
+                   help="branches the analysis reads (default: all)")
+    p.add_argument("--analysis", default=None, metavar="MODULE:FUNCTION",
+                   help="time your own analysis function in the event loop")
+    p.add_argument("--theme", choices=["dark", "light"], default=None,
+                   help="colour theme (default: Textual's; `t` toggles it in the app)")
+
+
+def run_tui(args: argparse.Namespace) -> int:
+    if not (sys.stdout.isatty() and sys.stdin.isatty()):
+        print("hep-advisor tui: needs a terminal; for a file or a pipe use "
+              "`hep-advisor report`", file=sys.stderr)
+        return EXIT_USAGE
+    from ..tui.app import DARK, LIGHT, make_app
+
+    theme = {"dark": DARK, "light": LIGHT}.get(args.theme or "")
+    app = make_app(args.paths or None, budget_s=args.budget, engine=args.engine,
+                   branches=args.branches, analysis=args.analysis, theme=theme)
+    app.run()
+    return app.return_code or EXIT_OK
+
+
+def demo_tui_args() -> argparse.Namespace:
+    """What plain ``hep-advisor`` (no command, in a terminal) runs: the TUI on the demo."""
+    p = argparse.ArgumentParser()
+    add_tui_arguments(p)
+    return p.parse_args([])

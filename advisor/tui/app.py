@@ -1,0 +1,353 @@
+"""The Textual app: six tabs over one ``Advice``, loaded in a worker thread.
+
+The app draws at once; the advice (probe, calibration or the cached one, model, verdict,
+recommendations) comes from a loader (``source.py``) run in a thread worker, whose progress
+arrives as messages.  Esc cancels a calibration (the read tests stop at their next step and
+the advice rests on what was measured), ``r`` runs it again ignoring the cache.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.content import Content
+from textual.css.query import NoMatches
+from textual.lazy import Lazy
+from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
+
+from .commands import AdvisorCommands
+from .messages import AdviceReady, CalibrationProgress, LoadFailed
+from .panes import (
+    AdvicePane,
+    CalibratePane,
+    DataPane,
+    OverviewPane,
+    ScalingPane,
+    WhatIfPane,
+)
+from .panes.calibrate import TEST_LABELS
+
+if TYPE_CHECKING:
+    from probes.readtests.runner import ProgressEvent
+
+    from ..advice import Advice
+    from .plot import ScalingData
+    from .source import Loaded, Loader
+
+DARK, LIGHT = "textual-dark", "textual-light"
+
+
+class AdvisorApp(App[None]):
+    """``hep-advisor tui``.  Build it with :func:`make_app`."""
+
+    CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses elsewhere find it
+    TITLE = "hep-advisor"
+    COMMANDS = App.COMMANDS | {AdvisorCommands}
+    TABS: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("overview", "Overview"), ("data", "Data"), ("calibrate", "Calibrate"),
+        ("scaling", "Scaling"), ("advice", "Advice"), ("whatif", "What-if"))
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark,f1", "help", "Help", key_display="?"),
+        Binding("e", "export", "Export"),
+        Binding("r", "recalibrate", "Re-run"),
+        Binding("escape", "cancel", "Cancel"),
+        Binding("t", "toggle_theme", "Theme"),
+        *[Binding(str(i), f"show_tab('{tab}')", title, show=False)
+          for i, (tab, title) in enumerate(TABS, 1)],
+    ]
+
+    def __init__(self, loader: Loader, *, budget_s: float | None = None,
+                 export_dir: Path | None = None,
+                 on_ready: Callable[[AdvisorApp], object] | None = None,
+                 theme: str | None = None) -> None:
+        super().__init__()
+        self.loader = loader
+        self.budget_s = budget_s
+        self.export_dir = export_dir or Path.cwd()
+        self.ready_callback = on_ready
+        if theme:
+            self.theme = theme
+        self.loaded: Loaded | None = None
+        self.scaling: ScalingData | None = None
+        self.loading = False
+        self.cancelled = False
+        self.error: str | None = None
+        self.load_count = 0
+        self._cancel = threading.Event()
+        self._auto_switched = False
+        self._started = time.perf_counter()
+
+    # -- layout ----------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Static("hep-advisor", id="status")
+        panes = {"overview": OverviewPane, "data": DataPane, "calibrate": CalibratePane,
+                 "scaling": ScalingPane, "advice": AdvicePane, "whatif": WhatIfPane}
+        with TabbedContent(id="tabs"):
+            for i, (tab, title) in enumerate(self.TABS, 1):
+                with TabPane(f"{i} {title}", id=tab):
+                    pane = panes[tab](id=f"{tab}-pane")
+                    # The hidden tabs mount after the first frame; the Calibrate tab at once,
+                    # to receive the progress of the read tests.
+                    yield pane if tab in ("overview", "calibrate") else Lazy(pane)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        # Draw the first frame before the worker starts importing the core (which holds the
+        # GIL for a second: scikit-learn, SciPy, uproot).
+        self.call_after_refresh(self.start_load, False)
+
+    @property
+    def advice(self) -> Advice | None:
+        return self.loaded.advice if self.loaded else None
+
+    @property
+    def active_tab(self) -> str:
+        return str(self.query_one(TabbedContent).active)
+
+    # -- loading -------------------------------------------------------------------------------
+    def start_load(self, recalibrate: bool) -> None:
+        self._cancel = threading.Event()
+        self.loading, self.cancelled, self.error = True, False, None
+        self.query_one(CalibratePane).start(self.loader.description, self.budget_s, recalibrate)
+        self._status(Content.assemble(("Loading ", "bold"), self.loader.description,
+                                      ("  ·  Esc cancels the read tests", "$text-muted")))
+        self.refresh_bindings()
+        self._load(recalibrate)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="load",
+          description="advise: probe, calibrate, fit")
+    def _load(self, recalibrate: bool) -> None:
+        from .plot import scaling_data
+
+        t0 = time.perf_counter()
+        cancel = self._cancel
+        try:
+            loaded = self.loader(self._progress, cancel, recalibrate)
+        except Exception as exc:  # any failure is shown, never a traceback over the UI
+            self.post_message(LoadFailed(_one_line(exc)))
+            return
+        try:
+            scaling = scaling_data(loaded.advice)
+        except (ValueError, ArithmeticError):
+            scaling = None
+        self.post_message(AdviceReady(loaded, scaling, time.perf_counter() - t0,
+                                      cancel.is_set()))
+
+    def _progress(self, event: ProgressEvent) -> None:
+        self.post_message(CalibrationProgress(event))
+
+    @on(CalibrationProgress)
+    def _on_progress(self, message: CalibrationProgress) -> None:
+        ev = message.event
+        self.query_one(CalibratePane).progress(ev)
+        if ev.test != "probe" and not self._auto_switched and self.loaded is None:
+            # A calibration is running (no cached one): show it, once.
+            self._auto_switched = True
+            if self.active_tab == "overview":
+                self.action_show_tab("calibrate")
+        if not self._cancel.is_set():
+            name = TEST_LABELS.get(ev.test, ev.test)
+            what = "Probing" if ev.test == "probe" else "Calibrating"
+            self._status(Content.assemble((f"{what} ", "bold"), (name, "bold"),
+                                          f": {ev.figure or ev.message}",
+                                          ("  ·  Esc cancels", "$text-muted")))
+            if self.loaded is None:
+                self.query_one(OverviewPane).show_message(
+                    f"{what}: {name}, {ev.message}.  The advice appears when the read tests "
+                    "end; the Calibrate tab (3) shows them.")
+
+    @on(AdviceReady)
+    def _on_ready(self, message: AdviceReady) -> None:
+        first = self.loaded is None
+        self.loaded, self.scaling = message.loaded, message.scaling
+        self.loading, self.cancelled = False, message.cancelled
+        self.load_count += 1
+        loaded, scaling = message.loaded, message.scaling
+        # (a lazily mounted tab not there yet shows the advice when it mounts)
+        panes = [*self.query(OverviewPane), *self.query(DataPane), *self.query(ScalingPane),
+                 *self.query(AdvicePane), *self.query(WhatIfPane)]
+        for pane in panes:
+            self.show_safely(pane.id or "", partial(pane.show, loaded, scaling))
+        self.show_safely("calibrate", partial(self.query_one(CalibratePane).show, loaded, scaling,
+                                        cancelled=message.cancelled,
+                                        elapsed_s=message.elapsed_s,
+                                        can_recalibrate=self.loader.can_recalibrate))
+        self._status(self._ready_status())
+        self.refresh_bindings()
+        if not first or self.active_tab == "calibrate":
+            self.notify("The advice is up to date: see the Overview (1) and Advice (5).",
+                        title="Advice ready", timeout=4)
+        if first and self.ready_callback is not None:
+            callback = self.ready_callback
+            self.call_after_refresh(callback, self)
+
+    def show_safely(self, where: str, show: Callable[[], object]) -> None:
+        """One tab shows the advice; a failure there is said, and the other tabs still work."""
+        try:
+            show()
+        except Exception as exc:  # a surprise in the data must not take the whole app down
+            self.log.error(f"{where}: {exc!r}")
+            self.notify(f"{where.removesuffix('-pane')}: {_one_line(exc)}",
+                        title="Could not show this tab", severity="error", timeout=8)
+
+    @on(LoadFailed)
+    def _on_failed(self, message: LoadFailed) -> None:
+        self.loading, self.error = False, message.error
+        self.query_one(CalibratePane).failed(message.error)
+        if self.loaded is None:
+            self.query_one(OverviewPane).show_message(f"Could not advise: {message.error}",
+                                                      "bold $text-error")
+        self._status(Content.styled(f"Could not advise: {message.error}", "bold $text-error"))
+        self.notify(message.error, title="Could not advise", severity="error", timeout=8)
+        self.refresh_bindings()
+
+    def _ready_status(self) -> Content:
+        from ..cache import describe_age
+
+        a = self.loaded.advice if self.loaded else None
+        if a is None:
+            return Content("")
+        parts: list[Content | tuple[str, str] | str] = [(a.label, "bold")]
+        if self.loaded and self.loaded.cached_age_s is not None:
+            parts.append(f" · calibrated {describe_age(self.loaded.cached_age_s)} (cached)")
+        elif a.calibration is not None and a.calibration.partial:
+            parts.append((" · partial calibration", "$text-warning"))
+        elif a.calibration is not None:
+            parts.append(" · calibrated just now")
+        c = a.counts()
+        n = len(a.recommendations)
+        parts.append(f" · {n} recommendation{'s' if n != 1 else ''}")
+        if c["critical"]:
+            parts.append((f", {c['critical']} critical", "$text-error"))
+        return Content.assemble(*parts)
+
+    def _status(self, content: Content) -> None:
+        self.query_one("#status", Static).update(content)
+
+    # -- actions -------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel":
+            return (self.loading and not self._cancel.is_set()) or \
+                isinstance(self.focused, Input)
+        if action == "recalibrate":
+            return None if self.loading or not self.loader.can_recalibrate else True
+        if action == "export":
+            return None if self.loaded is None else True
+        return True
+
+    #: What gets the focus when a tab is shown by its number (never a text field, so that
+    #: the number keys keep switching tabs).
+    FOCUS: ClassVar[dict[str, str]] = {
+        "overview": "#overview-pane", "data": "#branches", "calibrate": "#calibrate-pane",
+        "scaling": "#tabs Tabs", "advice": "#rec-list", "whatif": "#wi-merge"}
+
+    def action_show_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
+        self._focus_tab(tab)
+
+    def _focus_tab(self, tab: str) -> None:
+        with contextlib.suppress(NoMatches):
+            self.query_one(self.FOCUS[tab]).focus()
+
+    def action_cancel(self) -> None:
+        if not self.loading or self._cancel.is_set():
+            if isinstance(self.focused, Input):  # Esc leaves a text field
+                self._focus_tab(self.active_tab)
+            return
+        self._cancel.set()
+        self.query_one(CalibratePane).cancelling()
+        self._status(Content.styled("Cancelling the read tests…", "bold $text-warning"))
+        self.refresh_bindings()
+
+    def action_recalibrate(self) -> None:
+        if self.loading:
+            self.notify("The read tests are already running (Esc cancels them).")
+            return
+        if not self.loader.can_recalibrate:
+            self.notify("This advice was given as it is: there is nothing to re-run.",
+                        severity="warning")
+            return
+        self.action_show_tab("calibrate")
+        self.start_load(recalibrate=True)
+
+    def action_toggle_theme(self) -> None:
+        self.theme = LIGHT if self.current_theme.dark else DARK
+
+    def action_help(self) -> None:
+        from .screens import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_copy_command(self) -> None:
+        self.action_show_tab("advice")
+        self.query_one(AdvicePane).action_copy()
+
+    def action_export(self, fmt: str = "md") -> None:
+        from .export import default_path
+        from .screens import ExportScreen
+
+        if self.loaded is None:
+            self.notify("Nothing to export yet: the advice is still loading.")
+            return
+        advice = self.loaded.advice
+
+        def chosen(path: Path | None) -> None:
+            if path is not None:
+                self._export(advice, path)
+
+        self.push_screen(ExportScreen(default_path(advice, self.export_dir, fmt)), chosen)
+
+    @work(thread=True, exit_on_error=False, group="export", description="export the report")
+    def _export(self, advice: Advice, path: Path) -> None:
+        from .export import write_report
+        from .screens import FORMATS
+
+        try:
+            written = write_report(advice, path, FORMATS[path.suffix.lower()])
+        except (OSError, ImportError, ValueError) as exc:
+            self.app.call_from_thread(self.notify, _one_line(exc), title="Export failed",
+                                      severity="error")
+            return
+        self.app.call_from_thread(self.notify, str(written), title="Report written")
+
+    async def action_quit(self) -> None:
+        self._cancel.set()  # a calibration under way stops at its next step
+        self.exit()
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def make_app(paths: list[str] | tuple[str, ...] | None = None, *, advice: Advice | None = None,
+             budget_s: float = 60.0, engine: str = "uproot",
+             branches: list[str] | tuple[str, ...] | None = None, analysis: str | None = None,
+             loader: Loader | None = None, export_dir: Path | None = None,
+             on_ready: Callable[[AdvisorApp], Any] | None = None,
+             theme: str | None = None) -> AdvisorApp:
+    """The app, shared by the CLI and the tests: on ``paths`` (``None``: the demo's small
+    files), on an ``advice`` already made, or on any ``loader``."""
+    from .source import AdviceSource, FixedAdvice
+
+    if loader is not None:
+        chosen: Loader = loader
+    elif advice is not None:
+        chosen = FixedAdvice(advice, description=advice.label)
+    else:
+        chosen = AdviceSource(paths=tuple(paths) if paths else None, budget_s=budget_s,
+                              engine=engine, branches=tuple(branches) if branches else None,
+                              analysis=analysis)
+    return AdvisorApp(chosen, budget_s=None if advice is not None else budget_s,
+                      export_dir=export_dir, on_ready=on_ready, theme=theme)

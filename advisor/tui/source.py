@@ -1,0 +1,104 @@
+"""Where the TUI's advice comes from: a dataset to advise on (``AdviceSource``), or an
+``Advice`` made elsewhere (``FixedAdvice``, for notebooks and tests).
+
+Textual-free: a loader is called in a worker thread with the progress callback, the cancel
+event and whether to recalibrate, and returns the ``Advice`` with how old its calibration is.
+Heavy modules (the core, uproot, scikit-learn) are imported here, inside the call, so that the
+app draws its first screen before they load.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from probes.readtests.runner import ProgressCallback
+
+    from ..advice import Advice
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A loader's result: the advice, and the age of a reused (cached) calibration in seconds
+    (``None``: calibrated just now, or not known)."""
+
+    advice: Advice
+    cached_age_s: float | None = None
+
+
+class Loader(Protocol):
+    @property
+    def description(self) -> str:
+        """One line for the status bar and the Calibrate tab: what is advised on."""
+
+    @property
+    def can_recalibrate(self) -> bool:
+        """Whether ``r`` can re-run the read tests."""
+
+    def __call__(self, progress: ProgressCallback, cancel: threading.Event,
+                 recalibrate: bool) -> Loaded: ...
+
+
+@dataclass(frozen=True)
+class AdviceSource:
+    """Advise on ``paths`` (``None``: the demo's small files), as ``hep-advisor tui`` does."""
+
+    paths: tuple[str, ...] | None = None
+    budget_s: float = 60.0
+    engine: str = "uproot"
+    branches: tuple[str, ...] | None = None
+    analysis: str | None = None
+    label: str | None = None
+    can_recalibrate: bool = True
+
+    @property
+    def description(self) -> str:
+        if self.paths is None:
+            return "the demo's small files"
+        if len(self.paths) == 1:
+            return self.paths[0]
+        return f"{self.paths[0]} and {len(self.paths) - 1} more"
+
+    def __call__(self, progress: ProgressCallback, cancel: threading.Event,
+                 recalibrate: bool) -> Loaded:
+        from .. import cache
+        from ..core import advise
+
+        paths = list(self.paths) if self.paths is not None else None
+        label = self.label
+        if paths is None:
+            from probes.readtests.runner import ProgressEvent
+
+            from ..demo import ensure_demo
+
+            def writing(done: int, total: int, name: str) -> None:
+                progress(ProgressEvent("probe", done / max(total, 1),
+                                       f"writing the demo data (first use): {name}"))
+
+            demo = ensure_demo(progress=writing)
+            paths, label = [str(demo / "small_files")], label or "small files"
+        branches = list(self.branches) if self.branches else None
+        # The entry advise() will reuse, if any: its creation time tells a reuse apart.
+        hit = None if recalibrate else cache.load(
+            cache.cache_key(paths, self.engine, branches, self.analysis))
+        advice = advise(paths, budget_s=self.budget_s, engine=self.engine, progress=progress,
+                        branches=branches, analysis=self.analysis, cancel=cancel,
+                        recalibrate=recalibrate, label=label)
+        reused = hit is not None and advice.calibration_created == hit.created
+        return Loaded(advice, hit.age_s if reused and hit is not None else None)
+
+
+@dataclass(frozen=True)
+class FixedAdvice:
+    """An ``Advice`` already made: shown as it is (``r`` has nothing to re-run)."""
+
+    advice: Advice
+    cached_age_s: float | None = None
+    description: str = "advice given by the caller"
+    can_recalibrate: bool = False
+
+    def __call__(self, progress: ProgressCallback, cancel: threading.Event,
+                 recalibrate: bool) -> Loaded:
+        return Loaded(self.advice, self.cached_age_s)
