@@ -185,8 +185,9 @@ class Advice:
         from .whatif import predict
 
         if self.fitted is None or self.baseline is None:
-            raise ValueError(f"{self.label}: no fitted model (the calibration could not be "
-                             "fitted): nothing to predict from")
+            raise ValueError(f"{self.label}: no fitted model to predict from (the calibration "
+                             "could not be fitted, or this is the cached summary and the model "
+                             "is still loading)")
         return predict(self.fitted, self.baseline, workers, **scenario)
 
     # -- output --------------------------------------------------------------------------------

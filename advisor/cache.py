@@ -26,9 +26,10 @@ from typing import Any
 
 from probes.files import discover
 from probes.readtests.results import Calibration
-from probes.results import DatasetProfile
+from probes.results import DatasetProfile, SiteProfile
 
 from ._version import __version__
+from .advice import Advice, DatasetAdvice, Recommendation
 from .jsonio import JsonInputError, from_jsonable, to_jsonable
 
 #: Bumped when what an entry holds changes meaning (old entries become misses).
@@ -116,17 +117,55 @@ def store(key: str | None, dataset: DatasetProfile, calibration: Calibration) ->
     doc: dict[str, Any] = {"format": CACHE_FORMAT, "created": created,
                            "dataset": to_jsonable(dataset),
                            "calibration": to_jsonable(calibration)}
-    target = cache_dir()
+    (cache_dir() / f"{key}.advice.json").unlink(missing_ok=True)  # it was of the old one
+    _write(cache_dir() / f"{key}.json", doc)
+    return created
+
+
+def store_advice(key: str | None, advice: Advice) -> None:
+    """Keep what ``advise`` concluded from a stored calibration, so that the TUI can show it
+    before the model's libraries have loaded (:func:`load_advice`)."""
+    if key is None or advice.calibration is None or advice.calibration.partial:
+        return
+    doc = {"format": CACHE_FORMAT, "site": to_jsonable(advice.site),
+           "block": to_jsonable(advice.block()),
+           "recommendations": to_jsonable(advice.recommendations)}
+    _write(cache_dir() / f"{key}.advice.json", doc)
+
+
+def load_advice(key: str | None) -> Advice | None:
+    """The advice stored with a calibration: every part but the fitted model (``predict``
+    needs ``advise``'s full result)."""
+    if key is None:
+        return None
+    path = cache_dir() / f"{key}.advice.json"
     try:
-        target.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=target)
+        doc = json.loads(path.read_text())
+        if doc.get("format") != CACHE_FORMAT:
+            return None
+        site = from_jsonable(SiteProfile, doc["site"], str(path), "site")
+        block = from_jsonable(DatasetAdvice, doc["block"], str(path), "block")
+        recs = from_jsonable(tuple[Recommendation, ...], doc["recommendations"], str(path),
+                             "recommendations")
+    except (OSError, ValueError, KeyError, TypeError, JsonInputError):
+        return None
+    return Advice(label=block.label, site=site, dataset=block.dataset,
+                  calibration=block.calibration, model=block.model, verdict=block.verdict,
+                  recommendations=recs, inputs=block.inputs,
+                  calibration_created=block.calibration_created, notes=block.notes)
+
+
+def _write(target: Path, doc: dict[str, Any]) -> None:
+    """Write atomically (a temporary file renamed into place); a read-only cache is skipped."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=target.parent)
         try:
             with os.fdopen(fd, "w") as fh:
                 json.dump(doc, fh)
-            os.replace(tmp, target / f"{key}.json")
+            os.replace(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
     except OSError:
         pass  # a read-only cache only costs the next report a calibration
-    return created

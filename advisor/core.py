@@ -91,8 +91,22 @@ def advise(paths: str | Path | Sequence[str | Path] | None = None,
         cal = calibrate(dataset, budget_s=budget_s, engine=engine, branches=branches,
                         analysis=analysis, progress=progress, cancel=cancel)
         created = calcache.store(key, dataset, cal)
-    return advise_from(site, dataset, cal, label=name, inputs=tuple(inputs),
-                       calibration_created=created, branches=branches)
+    advice = advise_from(site, dataset, cal, label=name, inputs=tuple(inputs),
+                         calibration_created=created, branches=branches)
+    calcache.store_advice(key, advice)
+    return advice
+
+
+def cached_advice(paths: str | Path | Sequence[str | Path], engine: str = "uproot", *,
+                  branches: Sequence[str] | None = None, analysis: str | None = None
+                  ) -> Advice | None:
+    """What the last ``advise`` of these unchanged files concluded, read from the cache
+    without fitting the model (``None`` if there is none).  Its ``predict`` is not available:
+    the fitted model is not stored.  It takes a fraction of a second, without scikit-learn."""
+    from . import cache as calcache
+
+    inputs = [str(paths)] if isinstance(paths, (str, Path)) else [str(p) for p in paths]
+    return calcache.load_advice(calcache.cache_key(inputs, engine, branches, analysis))
 
 
 def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibration | None,

@@ -27,7 +27,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from statistics import NormalDist
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -47,7 +47,9 @@ from .sites import (
     request_bytes_for,
     storage_rates,
 )
-from .throughput import ThroughputModel
+
+if TYPE_CHECKING:
+    from .throughput import ThroughputModel
 
 Source = Literal["measured", "fitted", "assumed", "fixed"]
 Access = Literal["sequential", "scattered"]
@@ -222,6 +224,8 @@ def fixed_model(params: Params, cores: Cores, rel_sd: Mapping[str, float],
                 noise: float = 0.05) -> ThroughputModel:
     """A ``ThroughputModel`` with every parameter fixed, and independent relative
     uncertainties ``rel_sd`` (log-normal sigmas) on some of them."""
+    from .throughput import ThroughputModel
+
     model = ThroughputModel(cores=cores.cores, threads_per_core=cores.threads_per_core,
                             ht_weight=cores.ht_weight, noise=noise, fixed=_as_dict(params))
     model.fit(config_matrix([{}]), np.ones(1))
@@ -831,6 +835,8 @@ def scenario_model(model: ThroughputModel, baseline: Baseline, new: Baseline
     for n, s in extra.items():
         j = names.index(n)
         cov[j, j] += s**2
+    from .throughput import ThroughputModel
+
     clone = ThroughputModel(cores=new.cores.cores, threads_per_core=new.cores.threads_per_core,
                             ht_weight=new.cores.ht_weight, noise=model.noise,
                             fixed=_as_dict(new.params))

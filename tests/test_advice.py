@@ -307,3 +307,18 @@ def test_advise_from_is_pure(small: Advice) -> None:
                         inputs=small.inputs)
     assert again.recommendations == small.recommendations
     assert nice_size(28) == 50 and nice_size(1.0) == 1 and nice_size(120) == 200
+
+
+def test_cached_advice_is_the_stored_conclusion(small: Advice, tiny_demo: Path,
+                                                cache_dir: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from advisor.core import cached_advice
+
+    monkeypatch.setenv("HEP_ADVISOR_CACHE", str(cache_dir))
+    quick = cached_advice([str(tiny_demo / "small_files")])
+    assert quick is not None and quick.fitted is None
+    assert quick.verdict == small.verdict and quick.recommendations == small.recommendations
+    assert quick.calibration_created == small.calibration_created
+    with pytest.raises(ValueError, match="no fitted model"):
+        quick.predict(workers=2)
+    assert cached_advice([str(tiny_demo / "merged")]) is None  # never advised: nothing stored

@@ -69,9 +69,10 @@ class AdvisorApp(App[None]):
     def __init__(self, loader: Loader, *, budget_s: float | None = None,
                  export_dir: Path | None = None,
                  on_ready: Callable[[AdvisorApp], object] | None = None,
-                 theme: str | None = None) -> None:
+                 theme: str | None = None, initial: Loaded | None = None) -> None:
         super().__init__()
         self.loader = loader
+        self.initial = initial
         self.budget_s = budget_s
         self.export_dir = export_dir or Path.cwd()
         self.ready_callback = on_ready
@@ -101,7 +102,15 @@ class AdvisorApp(App[None]):
                     yield pane if tab in ("overview", "calibrate") else Lazy(pane)
         yield Footer()
 
+    _drawn = threading.Event()  # set once an advice is on screen (per instance: on_mount)
+
     def on_mount(self) -> None:
+        self._drawn = threading.Event()
+        if self.initial is not None:  # the cached conclusions, on the first screen
+            from .plot import scaling_data
+
+            self.post_message(AdviceReady(self.initial, scaling_data(self.initial.advice),
+                                          0.0, False))
         # Draw the first frame before the worker starts importing the core (which holds the
         # GIL for a second: scikit-learn, SciPy, uproot).
         self.call_after_refresh(self.start_load, False)
@@ -131,6 +140,20 @@ class AdvisorApp(App[None]):
 
         t0 = time.perf_counter()
         cancel = self._cancel
+        quick = getattr(self.loader, "quick", None)
+        if (quick is not None and not recalibrate and self.loaded is None
+                and self.initial is None):
+            # the cached conclusions first (no model libraries needed), the full advice after
+            try:
+                early = quick()
+            except Exception:  # the full load below says what is wrong, if anything
+                early = None
+            if early is not None:
+                self._drawn.clear()
+                self.post_message(AdviceReady(early, scaling_data(early.advice),
+                                              time.perf_counter() - t0, False))
+                # let the screen draw it before the model's imports take the GIL
+                self._drawn.wait(1.0)
         try:
             loaded = self.loader(self._progress, cancel, recalibrate)
         except Exception as exc:  # any failure is shown, never a traceback over the UI
@@ -184,9 +207,10 @@ class AdvisorApp(App[None]):
                                         can_recalibrate=self.loader.can_recalibrate))
         self._status(self._ready_status())
         self.refresh_bindings()
-        if not first or self.active_tab == "calibrate":
+        if (not first and message.loaded.cached_age_s is None) or self.active_tab == "calibrate":
             self.notify("The advice is up to date: see the Overview (1) and Advice (5).",
                         title="Advice ready", timeout=4)
+        self.call_after_refresh(self._drawn.set)
         if first and self.ready_callback is not None:
             callback = self.ready_callback
             self.call_after_refresh(callback, self)
@@ -341,6 +365,7 @@ def make_app(paths: list[str] | tuple[str, ...] | None = None, *, advice: Advice
     files), on an ``advice`` already made, or on any ``loader``."""
     from .source import AdviceSource, FixedAdvice
 
+    initial = None
     if loader is not None:
         chosen: Loader = loader
     elif advice is not None:
@@ -349,5 +374,11 @@ def make_app(paths: list[str] | tuple[str, ...] | None = None, *, advice: Advice
         chosen = AdviceSource(paths=tuple(paths) if paths else None, budget_s=budget_s,
                               engine=engine, branches=tuple(branches) if branches else None,
                               analysis=analysis)
+        # a cached advice of these files is read before the app starts (a fraction of a
+        # second, no model libraries), so the first screen shows it
+        try:
+            initial = chosen.quick()
+        except Exception:  # the full load says what is wrong, if anything
+            initial = None
     return AdvisorApp(chosen, budget_s=None if advice is not None else budget_s,
-                      export_dir=export_dir, on_ready=on_ready, theme=theme)
+                      export_dir=export_dir, on_ready=on_ready, theme=theme, initial=initial)

@@ -89,6 +89,32 @@ class AdviceSource:
         reused = hit is not None and advice.calibration_created == hit.created
         return Loaded(advice, hit.age_s if reused and hit is not None else None)
 
+    def quick(self) -> Loaded | None:
+        """The advice the cache holds for these unchanged files, read without fitting the
+        model (no scikit-learn, no SciPy): shown at once, until the full advice replaces it.
+        ``None`` when there is none (or the demo data are not written yet)."""
+        from .. import cache
+        from ..core import cached_advice
+
+        paths = list(self.paths) if self.paths is not None else None
+        if paths is None:
+            from ..demo.datasets import MANIFEST, default_demo_dir
+
+            demo = default_demo_dir()
+            if not (demo / MANIFEST).exists():
+                return None
+            paths = [str(demo / "small_files")]
+        branches = list(self.branches) if self.branches else None
+        advice = cached_advice(paths, self.engine, branches=branches, analysis=self.analysis)
+        created = advice.calibration_created if advice is not None else None
+        if advice is None or created is None:
+            return None
+        if self.label is not None or self.paths is None:
+            from dataclasses import replace
+
+            advice = replace(advice, label=self.label or "small files")
+        return Loaded(advice, cache.age_seconds(created))
+
 
 @dataclass(frozen=True)
 class FixedAdvice:
