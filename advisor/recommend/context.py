@@ -64,6 +64,20 @@ class Context:
         res = predict_scenarios(self.model, self.baseline, [scenario], level=self.level)[0]
         return res.assumptions
 
+    def files_arg(self) -> str:
+        """The inputs as a shell argument naming ROOT files (a directory becomes its
+        ``*.root``), for commands such as ``hadd`` that take files."""
+        import os
+        import shlex
+
+        if not self.inputs:
+            return "FILES.root"
+        out = []
+        for p in self.inputs:
+            out.append(f"{shlex.quote(p.rstrip('/'))}/*.root" if os.path.isdir(p)
+                       else shlex.quote(p))
+        return " ".join(out)
+
     def param(self, name: str) -> float:
         return float(getattr(self.baseline.params, name, 0.0))
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import shlex
+import os
 
 from models import scenarios as sc
 
@@ -61,7 +61,6 @@ def compression_rule(ctx: Context) -> Recommendation | None:
         size_ev,
     ]
     setting = CANDIDATES[cand]
-    first = ctx.inputs[0] if ctx.inputs else "FILE.root"
     return ctx.make(
         code="C001", kind="compression",
         title=f"Recompress with {cand} instead of {alg}",
@@ -72,7 +71,7 @@ def compression_rule(ctx: Context) -> Recommendation | None:
         actions=[
             Action(f"rewrite the files with {cand} (ROOT setting {setting}: algorithm "
                    f"{setting // 100}, level {setting % 100})",
-                   f"hadd -O -f{setting} recompressed.root {shlex.quote(first)}"),
+                   f"hadd -O -f{setting} recompressed.root {ctx.files_arg()}"),
             Action("with uproot, when writing",
                    f"uproot.recreate(path, compression={UPROOT_CODEC[cand]})"),
             Action("for files written by ROOT or RDataFrame",
@@ -138,6 +137,8 @@ def branches_rule(ctx: Context) -> Recommendation | None:
     point = ctx.predict(scen)
     names = ",".join(b.name for b in chosen)
     first = ctx.inputs[0] if ctx.inputs else "FILE.root"
+    if os.path.isdir(first):
+        first = first.rstrip("/") + "/*.root"
     return ctx.make(
         code="B001", kind="branches",
         title=f"Read only the {len(chosen)} branches the analysis uses "

@@ -174,7 +174,6 @@ def rewrite_rule(ctx: Context, merge_applies: bool) -> Recommendation | None:
     target = target or max(mean, ROOT_BASKET_BYTES / (tree.compression_factor or 1.0))
     scen = sc.rebasket(target)
     point = ctx.predict(scen)
-    first = ctx.inputs[0] if ctx.inputs else "FILE.root"
     ev = [
         Evidence("baskets", tree.baskets.count, "", "probed"),
         Evidence("mean basket size (compressed)", round(mean / 1e3, 2), "kB", "probed"),
@@ -201,7 +200,7 @@ def rewrite_rule(ctx: Context, merge_applies: bool) -> Recommendation | None:
         evidence=ev,
         actions=[
             Action("rewrite with hadd, re-optimising baskets and clusters (-O), keeping the "
-                   "compression (-fk)", f"hadd -O -fk rewritten.root {shlex.quote(first)}"),
+                   "compression (-fk)", f"hadd -O -fk rewritten.root {ctx.files_arg()}"),
             Action("or, where the files are produced, flush larger clusters (ROOT)",
                    "tree->SetAutoFlush(-30000000);  // 30 MB clusters: ROOT's default"),
             Action("with uproot, write larger chunks per extend() (one basket per branch per "

@@ -54,7 +54,8 @@ def workers_rule(ctx: Context) -> Recommendation | None:
         actions=[
             Action("PROOF-Lite", f'TProof::Open("lite://", "workers={n}");'),
             Action("RDataFrame", f"ROOT.EnableImplicitMT({n})"),
-            Action("uproot with processes (one file per task)",
+            Action("uproot with processes, each task a file or, with fewer files than "
+                   "workers, an entry range on cluster boundaries",
                    f"concurrent.futures.ProcessPoolExecutor(max_workers={n})"),
             Action("coffea", f"coffea.processor.FuturesExecutor(workers={n})"),
             Action("Dask", f"dask.distributed.LocalCluster(n_workers={n}, "
