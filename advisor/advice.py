@@ -152,6 +152,8 @@ class Advice:
     inputs: tuple[str, ...] = ()
     calibration_created: str | None = None
     notes: tuple[str, ...] = ()
+    #: the calibration came from the cache (``advise`` made none)
+    calibration_reused: bool = False
     fitted: ThroughputModel | None = field(default=None, repr=False, compare=False)
     baseline: Baseline | None = field(default=None, repr=False, compare=False)
 
@@ -162,10 +164,7 @@ class Advice:
 
     def counts(self) -> dict[str, int]:
         """Recommendations by severity (``critical``, ``warning``, ``info``)."""
-        out = {"critical": 0, "warning": 0, "info": 0}
-        for r in self.recommendations:
-            out[r.severity] += 1
-        return out
+        return _counts(self.recommendations)
 
     def recommendation(self, kind_or_code: str) -> Recommendation | None:
         """The recommendation of that kind (``"merge"``) or code (``"M001"``), or ``None``."""
@@ -230,10 +229,7 @@ class Report:
         return tuple(sorted(recs, key=lambda r: -r.predicted_speedup))
 
     def counts(self) -> dict[str, int]:
-        out = {"critical": 0, "warning": 0, "info": 0}
-        for r in self.recommendations:
-            out[r.severity] += 1
-        return out
+        return _counts(self.recommendations)
 
     def to_json(self) -> dict[str, Any]:
         from .document import document_json, make_report_document
@@ -249,3 +245,10 @@ class Report:
         from .render.html import report_html
 
         return report_html(self, standalone=False)
+
+
+def _counts(recs: tuple[Recommendation, ...]) -> dict[str, int]:
+    out = {"critical": 0, "warning": 0, "info": 0}
+    for r in recs:
+        out[r.severity] += 1
+    return out

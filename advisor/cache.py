@@ -12,13 +12,13 @@ entry is a miss (and is replaced by the next calibration).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as _dt
 import hashlib
 import json
 import os
 import socket
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +30,7 @@ from probes.results import DatasetProfile, SiteProfile
 
 from ._version import __version__
 from .advice import Advice, DatasetAdvice, Recommendation
+from .fileio import write_atomically
 from .jsonio import JsonInputError, from_jsonable, to_jsonable
 
 #: Bumped when what an entry holds changes meaning (old entries become misses).
@@ -117,7 +118,8 @@ def store(key: str | None, dataset: DatasetProfile, calibration: Calibration) ->
     doc: dict[str, Any] = {"format": CACHE_FORMAT, "created": created,
                            "dataset": to_jsonable(dataset),
                            "calibration": to_jsonable(calibration)}
-    (cache_dir() / f"{key}.advice.json").unlink(missing_ok=True)  # it was of the old one
+    with contextlib.suppress(OSError):  # it was of the old calibration
+        (cache_dir() / f"{key}.advice.json").unlink(missing_ok=True)
     _write(cache_dir() / f"{key}.json", doc)
     return created
 
@@ -156,16 +158,9 @@ def load_advice(key: str | None) -> Advice | None:
 
 
 def _write(target: Path, doc: dict[str, Any]) -> None:
-    """Write atomically (a temporary file renamed into place); a read-only cache is skipped."""
+    """Write atomically; a read-only cache is skipped (it only costs a later calibration)."""
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=target.parent)
-        try:
-            with os.fdopen(fd, "w") as fh:
-                json.dump(doc, fh)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomically(target, json.dumps(doc))
     except OSError:
-        pass  # a read-only cache only costs the next report a calibration
+        pass

@@ -52,6 +52,19 @@ def _names(text: str) -> list[str]:
     return [x.strip() for x in text.split(",") if x.strip()]
 
 
+def add_dataset_arguments(p: argparse.ArgumentParser, paths_help: str,
+                          budget_help: str) -> None:
+    """What the commands that calibrate share: the dataset, the budget and how to read it."""
+    p.add_argument("paths", nargs="*", metavar="PATHS", help=paths_help)
+    p.add_argument("--budget", type=_budget, default=60.0, metavar="S", help=budget_help)
+    p.add_argument("--engine", choices=["uproot", "root"], default="uproot",
+                   help="read the event loop and open files with uproot (default) or ROOT")
+    p.add_argument("--branches", type=_names, default=None, metavar="A,B,...",
+                   help="branches the analysis reads (default: all)")
+    p.add_argument("--analysis", default=None, metavar="MODULE:FUNCTION",
+                   help="time your own analysis function (called with each chunk of arrays)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from probes.dataset import DEFAULT_SAMPLE
 
@@ -101,18 +114,10 @@ def build_parser() -> argparse.ArgumentParser:
         "leaves nothing behind; Ctrl-C keeps the partial results. With no PATHS, calibrates "
         "the demo data.",
     )
-    c.add_argument("paths", nargs="*", metavar="PATHS",
-                   help="ROOT files, directories or globs")
-    c.add_argument("--budget", type=_budget, default=60.0, metavar="S",
-                   help="total time for the read tests, in seconds (default 60)")
+    add_dataset_arguments(c, "ROOT files, directories or globs",
+                          "total time for the read tests, in seconds (default 60)")
     c.add_argument("--workers", type=_workers, default=(1, 2, 4), metavar="LIST",
                    help="process counts for the concurrency sweep (default 1,2,4)")
-    c.add_argument("--engine", choices=["uproot", "root"], default="uproot",
-                   help="read the event loop and open files with uproot (default) or ROOT")
-    c.add_argument("--branches", type=_names, default=None, metavar="A,B,...",
-                   help="branches the analysis reads (default: all)")
-    c.add_argument("--analysis", default=None, metavar="MODULE:FUNCTION",
-                   help="time your own analysis function (called with each chunk of arrays)")
     c.add_argument("--sample", type=_sample, default=DEFAULT_SAMPLE, metavar="N",
                    help="files the probe opens (as for `probe`)")
     c.add_argument("--json", action="store_true", help="print the JSON document on stdout")

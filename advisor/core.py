@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from probes.dataset import DEFAULT_SAMPLE
 from probes.readtests.results import Calibration
 from probes.readtests.runner import ProgressCallback, ProgressEvent
 from probes.results import DatasetProfile, SiteProfile
@@ -34,7 +36,7 @@ def advise(paths: str | Path | Sequence[str | Path] | None = None,
            progress: ProgressCallback | None = None, *,
            branches: Sequence[str] | None = None, cancel: threading.Event | None = None,
            cache: bool = True, recalibrate: bool = False, label: str | None = None,
-           sample: int | None = None) -> Advice:
+           sample: int | None = DEFAULT_SAMPLE) -> Advice:
     """Probe, calibrate within ``budget_s`` seconds, fit the model and advise.
 
     ``paths``: ROOT files, directories or globs (one dataset; default: the demo's small
@@ -49,7 +51,7 @@ def advise(paths: str | Path | Sequence[str | Path] | None = None,
     Raises :class:`NoUsableData` when no input is a usable ROOT file; bad inputs besides
     usable ones are listed in ``advice.dataset.errors``.
     """
-    from probes import probe_dataset, probe_site
+    from probes import probe_dataset, probe_site, storage_paths
     from probes.readtests.calibrate import calibrate
 
     from . import cache as calcache
@@ -68,7 +70,7 @@ def advise(paths: str | Path | Sequence[str | Path] | None = None,
     if progress is not None:
         progress(ProgressEvent("probe", 0.0, "probing the site and the files"))
     if site is None:
-        site = probe_site(_storage_paths(inputs))
+        site = probe_site(storage_paths(inputs))
     if hit is not None:
         dataset, cal, created = hit.dataset, hit.calibration, hit.created
         if progress is not None:
@@ -79,8 +81,7 @@ def advise(paths: str | Path | Sequence[str | Path] | None = None,
             if progress is not None and total:
                 progress(ProgressEvent("probe", done / total, message))
 
-        dataset = probe_dataset(inputs, sample=sample, progress=on_file) if sample else \
-            probe_dataset(inputs, progress=on_file)
+        dataset = probe_dataset(inputs, sample=sample, progress=on_file)
         if not dataset.usable:
             causes = "; ".join(f"{e.path}: {e.error}" for e in dataset.errors[:3])
             raise NoUsableData(f"no usable ROOT file in {', '.join(inputs)}"
@@ -91,8 +92,9 @@ def advise(paths: str | Path | Sequence[str | Path] | None = None,
         cal = calibrate(dataset, budget_s=budget_s, engine=engine, branches=branches,
                         analysis=analysis, progress=progress, cancel=cancel)
         created = calcache.store(key, dataset, cal)
-    advice = advise_from(site, dataset, cal, label=name, inputs=tuple(inputs),
-                         calibration_created=created, branches=branches)
+    advice = replace(advise_from(site, dataset, cal, label=name, inputs=tuple(inputs),
+                                 calibration_created=created, branches=branches),
+                     calibration_reused=hit is not None)
     calcache.store_advice(key, advice)
     return advice
 
@@ -172,17 +174,3 @@ def _label(inputs: Sequence[str]) -> str:
     if len(inputs) == 1:
         return Path(inputs[0].rstrip("/")).name or inputs[0]
     return f"{Path(inputs[0]).name} and {len(inputs) - 1} more"
-
-
-def _storage_paths(inputs: Sequence[str]) -> list[str]:
-    import glob
-    import os
-
-    out = []
-    for p in inputs:
-        p = os.path.expanduser(p)
-        if os.path.exists(p):
-            out.append(p)
-        else:
-            out.extend(glob.glob(p)[:1] or [os.path.dirname(p) or "."])
-    return out

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from models.physics import PARAMS, Params, rates
+from models.physics import PARAMS, Params, config_matrix, rates
 from models.scenarios import Baseline
 
 from .advice import Limit, Share, Verdict
@@ -27,6 +27,8 @@ GROUPS: dict[Limit, tuple[str, ...]] = {
     "network": ("network_mb_per_s", "latency_ms"),
 }
 
+GROUPED = frozenset(n for names in GROUPS.values() for n in names)
+
 DETAILS: dict[Limit, str] = {
     "storage": "reading from the disks (transfer and access time)",
     "decompression": "decompressing baskets",
@@ -38,16 +40,14 @@ DETAILS: dict[Limit, str] = {
 
 def elasticities(params: Params, row: dict[str, float], baseline: Baseline,
                  h: float = 1e-4) -> dict[str, float]:
-    """d log(rate) / d log(parameter) at one configuration, for every positive parameter."""
-    from models.physics import config_matrix
-
+    """d log(rate) / d log(parameter) at one configuration, for every positive parameter of
+    the limits (``GROUPS``)."""
     X = config_matrix([row])
     base = np.log(np.maximum(params.vector(), 1e-300))
     out: dict[str, float] = {}
     for i, name in enumerate(PARAMS):
-        if name not in {n for g in GROUPS.values() for n in g}:
-            continue
-        if getattr(params, name, 0.0) <= 0 or not np.isfinite(getattr(params, name)):
+        value = getattr(params, name)
+        if name not in GROUPED or value <= 0 or not np.isfinite(value):
             continue
         up, down = base.copy(), base.copy()
         up[i] += h
@@ -67,8 +67,6 @@ def verdict(baseline: Baseline, workers: int | None = None) -> Verdict:
     total = sum(raw.values()) or 1.0
     shares = sorted((Share(limit, v / total, DETAILS[limit]) for limit, v in raw.items()
                      if v / total >= 0.005), key=lambda s: -s.share)
-    from models.physics import config_matrix
-
     mb = float(rates(baseline.params, config_matrix([row]), baseline.cores)[0])
     eps = None if baseline.events_per_mb is None else mb * baseline.events_per_mb
     top = shares[0]

@@ -23,7 +23,7 @@ from .results import (
     TimingStats,
     TreeProfile,
 )
-from .site import probe_site
+from .site import probe_site, storage_paths
 from .storage import probe_storage
 
 __all__ = [
@@ -49,4 +49,5 @@ __all__ = [
     "probe_site",
     "probe_storage",
     "sample_indices",
+    "storage_paths",
 ]

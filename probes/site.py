@@ -42,6 +42,21 @@ def probe_memory() -> MemoryInfo:
     return MemoryInfo(total_bytes=int(vm.total), available_bytes=int(vm.available))
 
 
+def storage_paths(inputs: Iterable[str], files: Iterable[str] = ()) -> list[str]:
+    """The data paths whose storage the site probe describes: the inputs that exist, and the
+    directories of ``files`` found through globs (or, without them, of the globs' first
+    matches)."""
+    import glob
+
+    inputs = [os.path.expanduser(p) for p in inputs]
+    out = [os.path.abspath(p) for p in inputs if os.path.exists(p)]
+    found = list(files) or [m for p in inputs if not os.path.exists(p)
+                            for m in glob.glob(p, recursive=True)[:1]]
+    out += sorted({os.path.dirname(os.path.abspath(f)) for f in found
+                   if not any(os.path.abspath(f).startswith(o) for o in out)})
+    return out
+
+
 def probe_site(data_paths: Iterable[str] = ()) -> SiteProfile:
     """Probe this machine, and the storage under each of ``data_paths`` (deduplicated by mount)."""
     storage: list[StorageInfo] = []

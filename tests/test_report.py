@@ -34,8 +34,8 @@ from advisor.advice import (
     Report,
 )
 from advisor.cli import main
-from advisor.commands.report import write_atomically
 from advisor.core import advise, advise_from
+from advisor.fileio import write_atomically
 from advisor.render import report_parts
 from advisor.render.html import report_html, scaling_svg
 from advisor.render.markdown import esc, report_markdown

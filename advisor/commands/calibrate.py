@@ -9,26 +9,14 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ..cli import EXIT_INTERRUPTED, EXIT_NO_DATA, EXIT_OK
+from ..render.labels import TEST_LABELS
 from .common import demo_paths, dump_json, err_console, print_errors
-from .probe import storage_paths
 
 if TYPE_CHECKING:
     from models.scenarios import ModelSummary
     from probes.readtests.results import Calibration
     from probes.results import DatasetProfile, SiteProfile
 
-TEST_LABELS = {
-    "raw_read": "storage, cold",
-    "request_sweep": "request sizes",
-    "concurrency": "concurrency",
-    "open_cost": "open cost",
-    "decompression": "decompression",
-    "event_loop": "event loop",
-    "call_cost": "per-call cost",
-    "parallel_loop": "parallel loop",
-    "basket_cost": "per-basket cost",
-    "page_cache": "page cache",
-}
 
 
 @contextmanager
@@ -76,7 +64,7 @@ def model_summary(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    from probes import probe_dataset, probe_site
+    from probes import probe_dataset, probe_site, storage_paths
     from probes.readtests.calibrate import calibrate
 
     from ..document import document_json, make_document

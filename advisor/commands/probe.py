@@ -9,7 +9,7 @@ from .common import demo_paths, dump_json, print_errors, progress_bar
 
 
 def run_probe(args: argparse.Namespace) -> int:
-    from probes import probe_dataset, probe_site
+    from probes import probe_dataset, probe_site, storage_paths
 
     from ..document import document_json, make_document
 
@@ -31,12 +31,3 @@ def run_probe(args: argparse.Namespace) -> int:
         console.print(dataset_view(dataset, branches=args.branches, show_errors=False))
     return EXIT_OK if dataset.usable else EXIT_NO_DATA
 
-
-def storage_paths(inputs: list[str], files: tuple[str, ...]) -> list[str]:
-    """The data paths whose storage the site probe describes: the inputs that exist, and the
-    directories of files found through globs."""
-    import os
-
-    out = [os.path.abspath(p) for p in inputs if os.path.exists(p)]
-    out += sorted({os.path.dirname(f) for f in files if not any(f.startswith(o) for o in out)})
-    return out

@@ -9,48 +9,39 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import signal
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..cli import EXIT_INTERRUPTED, EXIT_NO_DATA, EXIT_OK, EXIT_USAGE
+from ..fileio import write_atomically
+from ..render.formats import FORMATS, render_report
 
 if TYPE_CHECKING:
     from probes.readtests.runner import ProgressEvent
 
     from ..advice import Report
 
-FORMATS = ("text", "md", "json", "html")
 EXIT_WRITE = 1  # the report could not be written to -o FILE
 #: Width of the plain text written with ``-o FILE --format text``.
 TEXT_WIDTH = 100
 
 
 def add_report_arguments(p: argparse.ArgumentParser) -> None:
-    from ..cli import _budget, _names
+    from ..cli import add_dataset_arguments
 
-    p.add_argument("paths", nargs="*", metavar="PATHS",
-                   help="ROOT files, directories or globs: one dataset (default: the three "
-                   "demo datasets, created on first use)")
-    p.add_argument("--budget", type=_budget, default=60.0, metavar="S",
-                   help="time for the read tests, in seconds, shared by the datasets "
-                   "(default 60); a cached calibration of unchanged files costs none")
+    add_dataset_arguments(p, "ROOT files, directories or globs: one dataset (default: the "
+                          "three demo datasets, created on first use)",
+                          "time for the read tests, in seconds, shared by the datasets "
+                          "(default 60); a cached calibration of unchanged files costs none")
     p.add_argument("--format", choices=FORMATS, default="text",
                    help="text (the terminal view, default), md (Markdown), json (the "
                    "versioned document) or html (a self-contained page with the scaling plot)")
     p.add_argument("-o", "--output", metavar="FILE",
                    help="write the report to FILE instead of stdout")
-    p.add_argument("--engine", choices=["uproot", "root"], default="uproot",
-                   help="read with uproot (default) or ROOT")
-    p.add_argument("--branches", type=_names, default=None, metavar="A,B,...",
-                   help="branches the analysis reads (default: all)")
-    p.add_argument("--analysis", default=None, metavar="MODULE:FUNCTION",
-                   help="time your own analysis function (called with each chunk of arrays)")
     p.add_argument("--recalibrate", action="store_true",
                    help="run the read tests again even if a cached calibration matches")
     p.add_argument("--no-cache", action="store_true",
@@ -119,58 +110,13 @@ def _compute(args: argparse.Namespace, cancel: threading.Event,
     return advice.report()
 
 
-def render(report: Report, fmt: str, for_file: bool = False) -> str:
-    """The report as text in ``fmt`` (``text`` for a file: plain, no ANSI codes)."""
-    if fmt == "json":
-        import json
-
-        return json.dumps(report.to_json(), indent=2) + "\n"
-    if fmt == "md":
-        from ..render.markdown import report_markdown
-
-        return report_markdown(report)
-    if fmt == "html":
-        from ..render.html import report_html
-
-        return report_html(report)
-    import io
-
-    from rich.console import Console
-
-    buf = io.StringIO()
-    console = Console(file=buf, width=TEXT_WIDTH if for_file else None, force_terminal=False,
-                      color_system=None, highlight=False, emoji=False, legacy_windows=False)
-    console.print(report)
-    return buf.getvalue()
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same directory, renamed into
-    place: a reader never sees half a report, and a failure leaves no temporary file."""
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 def _output(report: Report, args: argparse.Namespace) -> int:
     from .common import err_console, print_error_line
 
     if args.output:
         path = Path(args.output)
         try:
-            write_atomically(path, render(report, args.format, for_file=True))
+            write_atomically(path, render_report(report, args.format, width=TEXT_WIDTH))
         except OSError as exc:
             print_error_line(str(path), f"cannot write: {exc.strerror or exc}")
             return EXIT_WRITE
@@ -181,7 +127,7 @@ def _output(report: Report, args: argparse.Namespace) -> int:
 
         Console().print(report)
     else:
-        sys.stdout.write(render(report, args.format))
+        sys.stdout.write(render_report(report, args.format))
         sys.stdout.flush()
     return EXIT_OK
 

@@ -6,22 +6,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..cli import EXIT_OK, EXIT_USAGE, _budget, _names
+from ..cli import EXIT_OK, EXIT_USAGE, add_dataset_arguments
 
 
 def add_tui_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="*", metavar="PATHS",
-                   help="ROOT files, directories or globs (one dataset; default: the demo's "
-                   "small files, created on first use)")
-    p.add_argument("--budget", type=_budget, default=60.0, metavar="S",
-                   help="time for the read tests when there is no cached calibration, in "
-                   "seconds (default 60)")
-    p.add_argument("--engine", choices=["uproot", "root"], default="uproot",
-                   help="read with uproot (default) or ROOT")
-    p.add_argument("--branches", type=_names, default=None, metavar="A,B,...",
-                   help="branches the analysis reads (default: all)")
-    p.add_argument("--analysis", default=None, metavar="MODULE:FUNCTION",
-                   help="time your own analysis function in the event loop")
+    add_dataset_arguments(p, "ROOT files, directories or globs (one dataset; default: the "
+                          "demo's small files, created on first use)",
+                          "time for the read tests when there is no cached calibration, in "
+                          "seconds (default 60)")
     p.add_argument("--theme", choices=["dark", "light"], default=None,
                    help="colour theme (default: Textual's; `t` toggles it in the app)")
 

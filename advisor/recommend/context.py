@@ -4,9 +4,16 @@ one way rules get a predicted speed-up: a scenario through the model."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from models.scenarios import Baseline, ModelSummary, PredictionPoint, Scenario, predict_scenarios
+from models.scenarios import (
+    Baseline,
+    ModelSummary,
+    PredictionPoint,
+    Scenario,
+    ScenarioResult,
+    predict_scenarios,
+)
 from models.throughput import ThroughputModel
 from probes.readtests.results import Calibration
 from probes.results import DatasetProfile, SiteProfile, TreeProfile
@@ -36,6 +43,9 @@ class Context:
     inputs: tuple[str, ...] = ()
     branches: tuple[str, ...] = ()
     level: float = 0.9
+    #: per context (``replace`` starts a new one): scenario -> its result
+    _results: dict[Scenario, ScenarioResult] = field(default_factory=dict, init=False,
+                                                     repr=False, compare=False)
 
     @property
     def tree(self) -> TreeProfile | None:
@@ -54,15 +64,17 @@ class Context:
     def logical(self) -> int:
         return self.site.cpu.logical_cores or self.cores
 
+    def run(self, scenario: Scenario) -> ScenarioResult:
+        """The scenario through the model, once per scenario (``make`` reuses the result)."""
+        if scenario not in self._results:
+            self._results[scenario] = predict_scenarios(self.model, self.baseline, [scenario],
+                                                        level=self.level)[0]
+        return self._results[scenario]
+
     def predict(self, scenario: Scenario) -> PredictionPoint:
         """The scenario at its own worker count (default: the analysis' as now), with the
         speed-up over the analysis as it runs now."""
-        return predict_scenarios(self.model, self.baseline, [scenario], level=self.level
-                                 )[0].predictions[0]
-
-    def assumptions(self, scenario: Scenario) -> tuple[str, ...]:
-        res = predict_scenarios(self.model, self.baseline, [scenario], level=self.level)[0]
-        return res.assumptions
+        return self.run(scenario).predictions[0]
 
     def files_arg(self) -> str:
         """The inputs as a shell argument naming ROOT files (a directory becomes its
@@ -110,7 +122,7 @@ class Context:
             speedup_high=round(point.speedup_high or s, 3), workers=point.workers,
             scenario=scenario.name, summary=summary, evidence=tuple(evidence),
             actions=tuple(actions),
-            assumptions=tuple(dict.fromkeys((*self.assumptions(scenario),
+            assumptions=tuple(dict.fromkeys((*self.run(scenario).assumptions,
                                              *extra_assumptions))),
             options=tuple(options), dataset=self.label)
 

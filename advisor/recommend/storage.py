@@ -181,22 +181,22 @@ def layout_rule(ctx: Context) -> Recommendation | None:
         return None
     options = []
     best = None
+    base_n = ctx.predict(sc.workers(n))  # the current storage at the same worker count
     for text, caveat in LAYOUTS:
         spec, sd, statement = sc.parse_storage(text, b)
         scen = sc.combine(sc.devices(spec, sd, (statement,)), sc.workers(n),
                           name=f"{text} at {n} workers")
         point = ctx.predict(scen)
-        base_n = ctx.predict(sc.workers(n))
         if point.speedup is None or base_n.speedup is None:
             continue
         s, lo, hi = (point.speedup / base_n.speedup, (point.speedup_low or 0) / base_n.speedup,
                      (point.speedup_high or 0) / base_n.speedup)
         options.append(Option(text, round(s, 3), round(lo, 3), round(hi, 3), caveat))
         if best is None or s > best[0]:
-            best = (s, text, scen, point, base_n)
+            best = (s, text, scen, point)
     if best is None:
         return None
-    s, text, scen, point, base_n = best
+    s, text, scen, point = best
     # the speed-up over the same worker count on the current storage
     from models.scenarios import PredictionPoint
 

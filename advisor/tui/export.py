@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,30 +17,11 @@ def default_path(advice: Advice, directory: Path, fmt: str = "md") -> Path:
     return directory / f"hep-advisor-{slug}{SUFFIX[fmt]}"
 
 
-def render(advice: Advice, fmt: str) -> str:
-    report = advice.report()
-    if fmt == "json":
-        return json.dumps(report.to_json(), indent=2) + "\n"
-    if fmt == "html":
-        from ..render.html import report_html
-
-        return report_html(report)
-    from ..render.markdown import report_markdown
-
-    return report_markdown(report)
-
-
 def write_report(advice: Advice, path: Path, fmt: str) -> Path:
-    """Render, then write atomically (a temporary file renamed into place)."""
-    text = render(advice, fmt)
+    """Render with the report's renderers, then write atomically."""
+    from ..fileio import write_atomically
+    from ..render.formats import render_report
+
     path = path.expanduser()
-    fd, tmp = tempfile.mkstemp(prefix=".hep-advisor-", dir=path.parent or Path("."))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)  # a report to share, not mkstemp's private 0600
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(path, render_report(advice.report(), fmt))
     return path

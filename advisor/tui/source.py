@@ -80,14 +80,12 @@ class AdviceSource:
             demo = ensure_demo(progress=writing)
             paths, label = [str(demo / "small_files")], label or "small files"
         branches = list(self.branches) if self.branches else None
-        # The entry advise() will reuse, if any: its creation time tells a reuse apart.
-        hit = None if recalibrate else cache.load(
-            cache.cache_key(paths, self.engine, branches, self.analysis))
         advice = advise(paths, budget_s=self.budget_s, engine=self.engine, progress=progress,
                         branches=branches, analysis=self.analysis, cancel=cancel,
                         recalibrate=recalibrate, label=label)
-        reused = hit is not None and advice.calibration_created == hit.created
-        return Loaded(advice, hit.age_s if reused and hit is not None else None)
+        created = advice.calibration_created
+        reused = advice.calibration_reused and created is not None
+        return Loaded(advice, cache.age_seconds(created) if reused and created else None)
 
     def quick(self) -> Loaded | None:
         """The advice the cache holds for these unchanged files, read without fitting the

@@ -4,7 +4,6 @@ allows)."""
 
 from __future__ import annotations
 
-from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on
@@ -16,6 +15,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from .. import views
+from .base import show_if_loaded
 
 if TYPE_CHECKING:
     from ...advice import Action, Recommendation
@@ -45,11 +45,7 @@ class AdvicePane(Vertical):
             yield actions
 
     def on_mount(self) -> None:
-        # Mounted lazily (after the first frame): show the advice if it came first.
-        loaded = getattr(self.app, "loaded", None)
-        if loaded is not None:
-            self.app.show_safely(  # type: ignore[attr-defined]
-                self.id or "", partial(self.show, loaded, getattr(self.app, "scaling", None)))
+        show_if_loaded(self)
 
     def show(self, loaded: Loaded, scaling: ScalingData | None) -> None:
         self.recommendations = loaded.advice.recommendations

@@ -10,28 +10,16 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Label, ProgressBar, Static
 
+from ...render.labels import TEST_LABELS as READ_TEST_LABELS
+
 if TYPE_CHECKING:
     from probes.readtests.runner import ProgressEvent
 
     from ..plot import ScalingData
     from ..source import Loaded
 
-#: The read tests in the order they run, as ``hep-advisor calibrate`` names them (kept equal
-#: to ``advisor.commands.calibrate.TEST_LABELS`` by a test; not imported from there, which
-#: would load the probes before the first screen).
-TEST_LABELS = {
-    "probe": "probe",
-    "raw_read": "storage, cold",
-    "request_sweep": "request sizes",
-    "concurrency": "concurrency",
-    "open_cost": "open cost",
-    "decompression": "decompression",
-    "event_loop": "event loop",
-    "call_cost": "per-call cost",
-    "parallel_loop": "parallel loop",
-    "basket_cost": "per-basket cost",
-    "page_cache": "page cache",
-}
+#: The read tests in the order they run, after the probe.
+TEST_LABELS = {"probe": "probe", **READ_TEST_LABELS}
 
 
 class TestRow(Horizontal):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -15,6 +14,7 @@ from textual.content import Content
 from textual.widgets import DataTable, Input, Static
 
 from ...render import fmt
+from .base import show_if_loaded
 
 if TYPE_CHECKING:
     from probes.results import DatasetProfile
@@ -99,11 +99,7 @@ class DataPane(Vertical):
         yield DataTable(id="branches", zebra_stripes=True, cursor_type="row")
 
     def on_mount(self) -> None:
-        # Mounted lazily (after the first frame): show the advice if it came first.
-        loaded = getattr(self.app, "loaded", None)
-        if loaded is not None:
-            self.app.show_safely(  # type: ignore[attr-defined]
-                self.id or "", partial(self.show, loaded, getattr(self.app, "scaling", None)))
+        show_if_loaded(self)
 
     @property
     def table(self) -> DataTable[Any]:

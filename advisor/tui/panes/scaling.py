@@ -3,7 +3,6 @@ points, ideal linear scaling and the hardware limit (braille plot, see ``tui.plo
 
 from __future__ import annotations
 
-from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
@@ -14,6 +13,7 @@ from textual.widgets import Static
 
 from .. import views
 from ..plot import draw
+from .base import show_if_loaded
 
 if TYPE_CHECKING:
     from textual.visual import VisualType
@@ -68,11 +68,7 @@ class ScalingPane(Vertical):
         yield Static("", id="scaling-notes")
 
     def on_mount(self) -> None:
-        # Mounted lazily (after the first frame): show the advice if it came first.
-        loaded = getattr(self.app, "loaded", None)
-        if loaded is not None:
-            self.app.show_safely(  # type: ignore[attr-defined]
-                self.id or "", partial(self.show, loaded, getattr(self.app, "scaling", None)))
+        show_if_loaded(self)
 
     def show(self, loaded: Loaded, scaling: ScalingData | None) -> None:
         self.query_one(ScalingPlot).set_data(scaling)

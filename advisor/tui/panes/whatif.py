@@ -4,7 +4,6 @@ a worker thread so that typing never waits for it)."""
 
 from __future__ import annotations
 
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from textual import on, work
@@ -14,6 +13,7 @@ from textual.content import Content
 from textual.widgets import Checkbox, Input, Label, Select, Static
 
 from .. import views
+from .base import show_if_loaded
 
 if TYPE_CHECKING:
     from models.scenarios import PredictionPoint
@@ -78,11 +78,7 @@ class WhatIfPane(Horizontal):
                          compact=True)
 
     def on_mount(self) -> None:
-        # Mounted lazily (after the first frame): show the advice if it came first.
-        loaded = getattr(self.app, "loaded", None)
-        if loaded is not None:
-            self.app.show_safely(  # type: ignore[attr-defined]
-                self.id or "", partial(self.show, loaded, getattr(self.app, "scaling", None)))
+        show_if_loaded(self)
 
     def show(self, loaded: Loaded, scaling: ScalingData | None) -> None:
         self.advice = loaded.advice
