@@ -61,6 +61,7 @@ _LAZY = {
     "probe_site": "probes",
     "probe_storage": "probes",
     "sample_indices": "probes",
+    "storage_paths": "probes",
     "summarize": "models",
 }
 
@@ -124,5 +125,6 @@ __all__ = [
     "probe_site",
     "probe_storage",
     "sample_indices",
+    "storage_paths",
     "summarize",
 ]
