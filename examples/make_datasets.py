@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write the example datasets of DOMAIN.md into a directory.
+"""Write hep-advisor's example datasets into a directory.
 
     python examples/make_datasets.py DIR [--writer uproot|root] [--scale default|tiny]
 
@@ -7,6 +7,8 @@ The same as ``hep-advisor demo --dir DIR``: many small files with hundreds of br
 events merged plainly into one file, and a flat 20-branch tree in ZLIB-1, LZ4, ZSTD-5, LZMA-7
 and uncompressed.  ``--writer root`` writes them with ROOT itself (``pip install
 'hep-advisor[root]'``), whose baskets, clusters and OptimizeBaskets differ from uproot's.
+The datasets show, at a small scale, the shapes that sites measured on real ESD and Pythia data
+(docs/root-io.md, "What sites measured").
 """
 
 from __future__ import annotations
