@@ -1,6 +1,7 @@
 """hep-advisor: measure a site and its ROOT data, model the analysis' throughput, and advise.
 
 ``advisor.advise(paths)`` is the entry point (see ``advisor.core``); it returns an ``Advice``.
+``advisor.demo_dataset()`` is the path of the demo's small files (written on first use).
 
 The public names of the lower layers are reachable from here too (``advisor.probe_dataset``,
 ``advisor.calibrate``, ``advisor.ThroughputModel``, ...).  They are imported on first use, so
@@ -18,9 +19,15 @@ from ._version import __version__
 #: public name -> the module it comes from
 _LAZY = {
     "NoUsableData": "advisor.core",
-    "demo_report": "advisor.core",
+    "demo_report": "advisor.demo.report",
+    "demo_dataset": "advisor.demo.report",
+    "calibrate_paths": "advisor.core",
     "advise_from": "advisor.core",
     "advise": "advisor.core",
+    "try_recommendation": "advisor.trial",
+    "TrialResult": "advisor.trial",
+    "make_plan": "advisor.apply",
+    "apply_plan": "advisor.apply",
     "Verdict": "advisor.advice",
     "Report": "advisor.advice",
     "Recommendation": "advisor.advice",
@@ -40,6 +47,7 @@ _LAZY = {
     "MemoryInfo": "probes",
     "ModelSummary": "models",
     "ProbeError": "probes",
+    "RNTupleLayout": "probes",
     "Sampling": "probes",
     "Scenario": "models",
     "SiteProfile": "probes",
@@ -97,6 +105,7 @@ __all__ = [
     "ModelSummary",
     "NoUsableData",
     "ProbeError",
+    "RNTupleLayout",
     "Recommendation",
     "Report",
     "Sampling",
@@ -107,18 +116,23 @@ __all__ = [
     "ThroughputModel",
     "TimingStats",
     "TreeProfile",
+    "TrialResult",
     "Verdict",
     "__version__",
     "advise",
     "advise_from",
+    "apply_plan",
     "calibrate",
+    "calibrate_paths",
     "calibrated_baseline",
+    "demo_dataset",
     "demo_report",
     "discover",
     "document_json",
     "load_site",
     "load_workload",
     "make_document",
+    "make_plan",
     "model_from_calibration",
     "predict_scenarios",
     "probe_dataset",
@@ -127,4 +141,5 @@ __all__ = [
     "sample_indices",
     "storage_paths",
     "summarize",
+    "try_recommendation",
 ]

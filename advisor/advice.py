@@ -8,7 +8,7 @@ of the JSON) so that a notebook can ask it further what-ifs (:meth:`Advice.predi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from models.scenarios import ModelSummary, PredictionPoint
@@ -53,10 +53,19 @@ class Evidence:
 
 @dataclass(frozen=True)
 class Action:
-    """Something to do, with the command line (or code) that does it, where there is one."""
+    """Something to do, with the command line (or code) that does it, where there is one.
+    ``requires``: what the command needs to run (a tool, a library and the versions it was
+    checked with), where it needs more than a POSIX shell; the ``description`` ends with the
+    same label, so that every view shows it."""
 
     description: str
     command: str | None = None
+    requires: str | None = None
+
+    @classmethod
+    def labelled(cls, description: str, command: str | None, requires: str) -> Action:
+        """An action whose description ends with what its command needs."""
+        return cls(f"{description} — needs {requires}", command, requires)
 
 
 @dataclass(frozen=True)
@@ -93,6 +102,43 @@ class Recommendation:
     assumptions: tuple[str, ...] = ()
     options: tuple[Option, ...] = ()
     dataset: str = ""
+    #: where the rule's own measured evidence points the other way beyond the predicted
+    #: interval: what was measured (the recommendation is then not a gain: severity
+    #: ``info``, its title says "not recommended", and it ranks last)
+    contradicted: str | None = None
+    #: where the interval overlaps that of a recommendation ranked next to it: the order
+    #: may flip from one calibration to the next
+    rank_note: str | None = None
+
+
+def contradicted(rec: Recommendation, measured: str) -> Recommendation:
+    """``rec`` turned into "not recommended" by its own measured evidence (``measured``
+    says what was measured and against which predicted interval)."""
+    return replace(rec, severity="info", contradicted=measured,
+                   title=f"Not recommended: {rec.title[:1].lower()}{rec.title[1:]}",
+                   summary=f"Not a gain here: {measured}. The model alone said: {rec.summary}")
+
+
+def rank_key(rec: Recommendation) -> tuple[bool, float, str]:
+    """Recommendations rank by predicted speed-up, those contradicted by their evidence last."""
+    return (rec.contradicted is not None, -rec.predicted_speedup, rec.code)
+
+
+def with_rank_notes(recs: tuple[Recommendation, ...]) -> tuple[Recommendation, ...]:
+    """``recs`` (ranked) with a note on each whose interval overlaps that of one ranked just
+    above or below it: within the intervals, the two may swap places in another run."""
+    out = list(recs)
+    shown = [r for r in recs if r.contradicted is None]
+    for k, r in enumerate(shown):
+        near = [o for o in shown[max(k - 1, 0):k + 2] if o is not r
+                and o.speedup_low <= r.speedup_high and r.speedup_low <= o.speedup_high]
+        if near:
+            names = ", ".join(f"{o.code} ({o.speedup_low:.2f}–{o.speedup_high:.2f}x)"
+                              for o in near)
+            note = (f"its interval ({r.speedup_low:.2f}–{r.speedup_high:.2f}x) overlaps "
+                    f"{names}: the ranking may flip from one run to the next")
+            out[recs.index(r)] = replace(r, rank_note=note)
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -178,9 +224,11 @@ class Advice:
                 ) -> list[PredictionPoint]:
         """The model's prediction with a what-if applied, e.g. ``predict(workers=4,
         merge_mb=500, cached=True)``: aggregate MB/s with its interval and the speed-up over
-        the analysis as it runs now.  Keywords: ``merge_mb``, ``read_ahead_kb``,
-        ``request_bytes``, ``cached``, ``storage`` (``"nvme"``, ``"separate:4"``, ...),
-        ``compression`` (``"ZSTD"``, ...), ``branches`` (fraction of the bytes read)."""
+        the analysis as it runs now.  Keywords (``advisor.whatif.KEYWORDS``, the same as
+        ``hep-advisor predict``'s options): ``merge_mb``, ``compression`` (``"ZSTD"``, ...;
+        ``compression_factor``, ``decompress_mb_per_s``), ``branches`` (fraction of the bytes
+        read), ``read_ahead_kb``, ``request_bytes``, ``site`` (a site description),
+        ``storage`` (``"nvme"``, ``"separate:4"``, ...), ``prestage``, ``cached``."""
         from .whatif import predict
 
         if self.fitted is None or self.baseline is None:
@@ -188,6 +236,16 @@ class Advice:
                              "could not be fitted, or this is the cached summary and the model "
                              "is still loading)")
         return predict(self.fitted, self.baseline, workers, **scenario)
+
+    def try_(self, code: str, **kwargs: Any) -> Any:
+        """Try recommendation ``code`` on a sample of the data before applying it: applied in
+        a scratch directory, the same read timed before and after (cold), the realised
+        speed-up against the predicted one (``advisor.trial.try_recommendation``; keywords
+        ``budget_s``, ``sample_mb``, ``scratch``, ``analysis``, ``branches``, ``progress``,
+        ``cancel``).  Returns a ``TrialResult``."""
+        from . import trial
+
+        return trial.try_recommendation(self, code, **kwargs)
 
     # -- output --------------------------------------------------------------------------------
     def report(self) -> Report:
@@ -199,7 +257,7 @@ class Advice:
 
     def plot(self, ax: Any = None) -> Any:
         """The scaling plot (matplotlib): predicted aggregate MB/s with its interval against
-        workers, the measured points, ideal linear scaling and the hardware limit."""
+        workers, the measured points, ideal linear scaling and the storage capacity (model)."""
         from .render.plot import plot_scaling
 
         return plot_scaling(self, ax=ax)
@@ -226,7 +284,7 @@ class Report:
     @property
     def recommendations(self) -> tuple[Recommendation, ...]:
         recs = [r for a in self.advice for r in a.recommendations]
-        return tuple(sorted(recs, key=lambda r: -r.predicted_speedup))
+        return with_rank_notes(tuple(sorted(recs, key=rank_key)))
 
     def counts(self) -> dict[str, int]:
         return _counts(self.recommendations)

@@ -1,9 +1,12 @@
 """The calibration cache: a dataset's probe and calibration, reused while its files are unchanged.
 
 Calibrating takes a minute; reporting on a calibrated dataset must not.  An entry is keyed by
-the host, the engine, the branches and analysis, the read tests a calibration holds, and
-every input file's path, size and modification time, so a changed, added or removed file
-(another host, or a version with new read tests) misses the cache.
+the host, the engine, the branches read and the analysis (what the read tests measure), the
+read tests a calibration holds, and every input file's path, size and modification time, so a
+changed, added or removed file (another host, or a version with new read tests) misses the
+cache.  The branches the analysis uses (``--uses``) change the advice, not the measurements:
+they are no part of a calibration's key, only of the stored advice's
+(:func:`advice_path`).
 Entries live in the cache directory (``$HEP_ADVISOR_CACHE`` or ``~/.cache/hep-advisor``,
 ``calibrations/``), never beside the user's data; they are written to a temporary file and
 renamed into place, so an interrupted write leaves no half entry.  An unreadable or outdated
@@ -32,6 +35,7 @@ from ._version import __version__
 from .advice import Advice, DatasetAdvice, Recommendation
 from .fileio import write_atomically
 from .jsonio import JsonInputError, from_jsonable, to_jsonable
+from .paths import calibrations_dir
 
 #: Bumped when what an entry holds changes meaning (old entries become misses).
 CACHE_FORMAT = 1
@@ -50,9 +54,7 @@ class CachedCalibration:
 
 
 def cache_dir() -> Path:
-    from .demo.datasets import cache_root
-
-    return cache_root() / "calibrations"
+    return calibrations_dir()
 
 
 def age_seconds(created: str) -> float:
@@ -118,29 +120,41 @@ def store(key: str | None, dataset: DatasetProfile, calibration: Calibration) ->
     doc: dict[str, Any] = {"format": CACHE_FORMAT, "created": created,
                            "dataset": to_jsonable(dataset),
                            "calibration": to_jsonable(calibration)}
-    with contextlib.suppress(OSError):  # it was of the old calibration
-        (cache_dir() / f"{key}.advice.json").unlink(missing_ok=True)
+    for old in (cache_dir() / f"{key}.advice.json",
+                *cache_dir().glob(f"{key}.uses-*.advice.json")):
+        with contextlib.suppress(OSError):  # it was of the old calibration
+            old.unlink(missing_ok=True)
     _write(cache_dir() / f"{key}.json", doc)
     return created
 
 
-def store_advice(key: str | None, advice: Advice) -> None:
-    """Keep what ``advise`` concluded from a stored calibration, so that the TUI can show it
-    before the model's libraries have loaded (:func:`load_advice`)."""
+def advice_path(key: str, uses: Sequence[str] | None = None) -> Path:
+    """Where the advice concluded from calibration ``key`` is stored, for the branches the
+    analysis uses (``uses``: ``None`` or empty when not given)."""
+    if not uses:
+        return cache_dir() / f"{key}.advice.json"
+    tag = hashlib.sha256(json.dumps(list(uses)).encode()).hexdigest()[:12]
+    return cache_dir() / f"{key}.uses-{tag}.advice.json"
+
+
+def store_advice(key: str | None, advice: Advice, uses: Sequence[str] | None = None) -> None:
+    """Keep what ``advise`` concluded from a stored calibration (with ``uses``, the branches
+    the analysis uses), so that the TUI can show it before the model's libraries have loaded
+    (:func:`load_advice`)."""
     if key is None or advice.calibration is None or advice.calibration.partial:
         return
     doc = {"format": CACHE_FORMAT, "site": to_jsonable(advice.site),
            "block": to_jsonable(advice.block()),
            "recommendations": to_jsonable(advice.recommendations)}
-    _write(cache_dir() / f"{key}.advice.json", doc)
+    _write(advice_path(key, uses), doc)
 
 
-def load_advice(key: str | None) -> Advice | None:
-    """The advice stored with a calibration: every part but the fitted model (``predict``
-    needs ``advise``'s full result)."""
+def load_advice(key: str | None, uses: Sequence[str] | None = None) -> Advice | None:
+    """The advice stored with a calibration for the same ``uses``: every part but the fitted
+    model (``predict`` needs ``advise``'s full result)."""
     if key is None:
         return None
-    path = cache_dir() / f"{key}.advice.json"
+    path = advice_path(key, uses)
     try:
         doc = json.loads(path.read_text())
         if doc.get("format") != CACHE_FORMAT:

@@ -11,58 +11,14 @@ import sys
 from collections.abc import Sequence
 
 from ._version import __version__
-
-EXIT_OK = 0
-EXIT_USAGE = 2  # argparse's own exit status for bad arguments
-EXIT_NO_DATA = 2  # nothing usable in the inputs
-EXIT_INTERRUPTED = 130
-
-
-def _sample(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError("must be 0 (open every file) or more")
-    return n
-
-
-def _workers(text: str) -> tuple[int, ...]:
-    try:
-        values = tuple(int(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a list of whole numbers: {text!r}") from None
-    if not values or any(v < 1 for v in values):
-        raise argparse.ArgumentTypeError("worker counts must be 1 or more, e.g. 1,2,4")
-    return tuple(sorted(set(values)))
-
-
-def _budget(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError("the budget must be positive")
-    return value
-
-
-def _names(text: str) -> list[str]:
-    return [x.strip() for x in text.split(",") if x.strip()]
-
-
-def add_dataset_arguments(p: argparse.ArgumentParser, paths_help: str,
-                          budget_help: str) -> None:
-    """What the commands that calibrate share: the dataset, the budget and how to read it."""
-    p.add_argument("paths", nargs="*", metavar="PATHS", help=paths_help)
-    p.add_argument("--budget", type=_budget, default=60.0, metavar="S", help=budget_help)
-    p.add_argument("--engine", choices=["uproot", "root"], default="uproot",
-                   help="read the event loop and open files with uproot (default) or ROOT")
-    p.add_argument("--branches", type=_names, default=None, metavar="A,B,...",
-                   help="branches the analysis reads (default: all)")
-    p.add_argument("--analysis", default=None, metavar="MODULE:FUNCTION",
-                   help="time your own analysis function (called with each chunk of arrays)")
+from .commands.common import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    add_dataset_arguments,
+    add_json_argument,
+    add_sample_argument,
+    add_workers_argument,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -98,10 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("paths", nargs="*", metavar="PATHS",
                    help="ROOT files, directories (searched recursively for *.root) or globs")
-    p.add_argument("--json", action="store_true", help="print the JSON document on stdout")
-    p.add_argument("--sample", type=_sample, default=DEFAULT_SAMPLE, metavar="N",
-                   help=f"open at most N files, spread over the list, and extrapolate "
-                   f"(default {DEFAULT_SAMPLE}; 0 opens every file)")
+    add_json_argument(p)
+    add_sample_argument(p, f"open at most N files, spread over the list, and extrapolate "
+                        f"(default {DEFAULT_SAMPLE}; 0 opens every file)")
     p.add_argument("--branches", type=int, default=0, metavar="K",
                    help="also list the K largest branches of each tree")
 
@@ -116,11 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_dataset_arguments(c, "ROOT files, directories or globs",
                           "total time for the read tests, in seconds (default 60)")
-    c.add_argument("--workers", type=_workers, default=(1, 2, 4), metavar="LIST",
-                   help="process counts for the concurrency sweep (default 1,2,4)")
-    c.add_argument("--sample", type=_sample, default=DEFAULT_SAMPLE, metavar="N",
-                   help="files the probe opens (as for `probe`)")
-    c.add_argument("--json", action="store_true", help="print the JSON document on stdout")
+    add_workers_argument(c, (1, 2, 4), "process counts for the concurrency sweep: 1,2,4, "
+                         "1-8 or 1,2,4-8 (default 1,2,4)")
+    add_sample_argument(c, "files the probe opens (as for `probe`)")
+    add_json_argument(c)
 
     from .commands.report import add_report_arguments
 
@@ -151,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser(
         "demo",
         help="write the example datasets",
-        description="Write the example datasets of DOMAIN.md: many small files with hundreds "
+        description="Write the example datasets: many small files with hundreds "
         "of branches, the same events merged plainly into one file, and a flat 20-branch tree "
         "in ZLIB-1, LZ4, ZSTD-5, LZMA-7 and uncompressed. Without --dir, the default demo in "
         "the cache directory is created if missing and its location printed.",
@@ -163,6 +117,30 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--scale", choices=["default", "tiny"], default="default",
                    help="dataset size (tiny: a few MB, for tests)")
     d.add_argument("--json", action="store_true", help="print the manifest as JSON")
+
+    from .commands.try_ import add_try_arguments
+
+    tr = sub.add_parser(
+        "try",
+        help="try a recommendation on a sample: predicted against realised speed-up",
+        description="Apply a recommendation (M001, R001, C001) to a representative sample of "
+        "the files in a scratch directory, time the same read before and after (cold), and "
+        "compare the realised speed-up with the predicted one and its interval. The scratch "
+        "data are removed whatever happens; the inputs are only read.",
+    )
+    add_try_arguments(tr)
+
+    from .commands.apply import add_apply_arguments
+
+    ap = sub.add_parser(
+        "apply",
+        help="apply a layout recommendation into new, verified files",
+        description="Merge (M001), rewrite (R001, hadd -O) or recompress (C001) the files into "
+        "DEST with ROOT's hadd (or uproot): every output is verified (entries and checksums "
+        "of every branch's decompressed data against the inputs') before it is kept; inputs "
+        "are never modified; an interrupted run resumes where it stopped.",
+    )
+    add_apply_arguments(ap)
     return parser
 
 
@@ -190,6 +168,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .commands.demo import run_demo
 
             return run_demo(args)
+        if args.command == "try":
+            from .commands.try_ import run_try
+
+            return run_try(args)
+        if args.command == "apply":
+            from .commands.apply import run_apply
+
+            return run_apply(args)
         if args.command == "tui" or (args.command is None and sys.stdout.isatty()
                                      and sys.stdin.isatty()):
             from .commands.tui import demo_tui_args, run_tui

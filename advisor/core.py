@@ -3,65 +3,72 @@
 probe the site and the dataset -> calibrate (or reuse a cached calibration) -> fit the model ->
 the verdict and the recommendations.  :func:`advise_from` is the last two steps alone, a pure
 function of (site, dataset, calibration): it runs in well under a second.
+:func:`calibrate_paths` is the first three steps without the cache or the advice (``hep-advisor
+calibrate``).  Nothing here writes demo data: ``advisor.demo`` does, where it is asked for.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from probes.dataset import DEFAULT_SAMPLE
 from probes.readtests.results import Calibration
 from probes.readtests.runner import ProgressCallback, ProgressEvent
 from probes.results import DatasetProfile, SiteProfile
 
-from .advice import Advice, Report
+from .advice import Advice
+
+if TYPE_CHECKING:
+    from models.scenarios import ModelSummary
+    from probes.basketmap import BasketMap
 
 DEFAULT_BUDGET_S = 60.0
-#: The demo datasets a report covers when it is given no path: (label, path under the demo).
-DEMO_DATASETS = (("small files", "small_files"), ("plain merge", "merged"),
-                 ("LZMA file", "flat/pythia_lzma7.root"))
+
+Paths = str | Path | Sequence[str | Path]
 
 
 class NoUsableData(ValueError):
     """The inputs hold no usable ROOT file (the one-line reason is the message)."""
 
 
-def advise(paths: str | Path | Sequence[str | Path] | None = None,
+def advise(paths: Paths,
            budget_s: float = DEFAULT_BUDGET_S, engine: str = "uproot",
            site: SiteProfile | None = None, analysis: str | Callable[..., Any] | None = None,
            progress: ProgressCallback | None = None, *,
            branches: Sequence[str] | None = None, cancel: threading.Event | None = None,
            cache: bool = True, recalibrate: bool = False, label: str | None = None,
-           sample: int | None = DEFAULT_SAMPLE) -> Advice:
+           sample: int | None = DEFAULT_SAMPLE, uses: Sequence[str] | None = None,
+           replay_merge: bool = False) -> Advice:
     """Probe, calibrate within ``budget_s`` seconds, fit the model and advise.
 
-    ``paths``: ROOT files, directories or globs (one dataset; default: the demo's small
-    files).  ``site``: an already probed site (default: probe this machine).  ``analysis``:
-    the user's analysis (``"module:function"`` or a callable) timed in the event loop;
-    ``branches``: the branches it reads.  ``progress`` receives ``ProgressEvent``s (the
-    probe's as test ``"probe"``, then the read tests'); ``cancel`` (a ``threading.Event``)
-    stops the read tests early (the advice is then based on partial results, marked so).
-    With ``cache`` a calibration of the same unchanged files (same engine, branches and
-    analysis) is reused; ``recalibrate`` forces a new one (and stores it).
+    ``paths``: ROOT files, directories or globs (one dataset; the demo's are
+    ``advisor.demo.demo_dataset()``).  ``site``: an already probed site (default: probe
+    this machine).  ``analysis``: the user's analysis (``"module:function"`` or a callable)
+    timed in the event loop; ``branches``: the branches the program reads (default: every
+    branch; the event loop reads these); ``uses``: the branches the analysis actually uses,
+    when known (only then can B001 say it reads more than it needs).  ``progress`` receives
+    ``ProgressEvent``s (the probe's as test ``"probe"``, then the read tests'); ``cancel``
+    (a ``threading.Event``) stops the read tests early (the advice is then based on partial
+    results, marked so).  With ``cache`` a calibration of the same unchanged files (same
+    engine, branches read and analysis; ``uses`` changes the advice only) is reused;
+    ``recalibrate`` forces a new one (and stores it).  ``replay_merge``: M001's speed-up from
+    replaying the reads of the merged layout (off by default: see :func:`advise_from`).
 
     Raises :class:`NoUsableData` when no input is a usable ROOT file; bad inputs besides
     usable ones are listed in ``advice.dataset.errors``.
     """
-    from probes import probe_dataset, probe_site, storage_paths
+    from probes import probe_site, storage_paths
     from probes.readtests.calibrate import calibrate
 
     from . import cache as calcache
 
-    if paths is None:
-        from .demo import ensure_demo
-
-        paths = [str(ensure_demo() / "small_files")]
-        label = label or "small files"
-    inputs = [str(paths)] if isinstance(paths, (str, Path)) else [str(p) for p in paths]
+    started = time.monotonic()  # the budget counts from here: the probe's time comes out of it
+    inputs = _inputs(paths)
     name = label or _label(inputs)
     analysis_key = analysis if isinstance(analysis, str) or analysis is None else \
         f"{getattr(analysis, '__module__', '?')}:{getattr(analysis, '__qualname__', '?')}"
@@ -81,47 +88,54 @@ def advise(paths: str | Path | Sequence[str | Path] | None = None,
             if progress is not None and total:
                 progress(ProgressEvent("probe", done / total, message))
 
-        dataset = probe_dataset(inputs, sample=sample, progress=on_file)
-        if not dataset.usable:
-            causes = "; ".join(f"{e.path}: {e.error}" for e in dataset.errors[:3])
-            raise NoUsableData(f"no usable ROOT file in {', '.join(inputs)}"
-                               + (f" ({causes})" if causes else ""))
+        dataset = _usable(inputs, sample, on_file)
         if progress is not None:
             progress(ProgressEvent("probe", 1.0, "probed",
                                    f"{dataset.files} files, {dataset.total_bytes / 1e6:.1f} MB"))
-        cal = calibrate(dataset, budget_s=budget_s, engine=engine, branches=branches,
-                        analysis=analysis, progress=progress, cancel=cancel)
+        cal = calibrate(dataset, budget_s=_left(budget_s, started), engine=engine,
+                        branches=branches, analysis=analysis, progress=progress, cancel=cancel)
         created = calcache.store(key, dataset, cal)
     advice = replace(advise_from(site, dataset, cal, label=name, inputs=tuple(inputs),
-                                 calibration_created=created, branches=branches),
+                                 calibration_created=created, branches=branches, uses=uses,
+                                 replay_merge=replay_merge),
                      calibration_reused=hit is not None)
-    calcache.store_advice(key, advice)
+    calcache.store_advice(key, advice, uses)
     return advice
 
 
-def cached_advice(paths: str | Path | Sequence[str | Path], engine: str = "uproot", *,
-                  branches: Sequence[str] | None = None, analysis: str | None = None
-                  ) -> Advice | None:
-    """What the last ``advise`` of these unchanged files concluded, read from the cache
-    without fitting the model (``None`` if there is none).  Its ``predict`` is not available:
-    the fitted model is not stored.  It takes a fraction of a second, without scikit-learn."""
+def cached_advice(paths: Paths, engine: str = "uproot", *,
+                  branches: Sequence[str] | None = None, analysis: str | None = None,
+                  uses: Sequence[str] | None = None) -> Advice | None:
+    """What the last ``advise`` of these unchanged files (with the same ``uses``) concluded,
+    read from the cache without fitting the model (``None`` if there is none).  Its
+    ``predict`` is not available: the fitted model is not stored.  It takes a fraction of a
+    second, without scikit-learn."""
     from . import cache as calcache
 
-    inputs = [str(paths)] if isinstance(paths, (str, Path)) else [str(p) for p in paths]
-    return calcache.load_advice(calcache.cache_key(inputs, engine, branches, analysis))
+    return calcache.load_advice(calcache.cache_key(_inputs(paths), engine, branches, analysis),
+                                uses)
 
 
 def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibration | None,
                 *, label: str = "dataset", inputs: Sequence[str] = (),
                 calibration_created: str | None = None,
-                branches: Sequence[str] | None = None, level: float = 0.9) -> Advice:
-    """The verdict and the ranked recommendations from measurements already made."""
+                branches: Sequence[str] | None = None, level: float = 0.9,
+                uses: Sequence[str] | None = None, replay_merge: bool = False,
+                basket_maps: Sequence[BasketMap] | None = None) -> Advice:
+    """The verdict and the ranked recommendations from measurements already made.
+    ``branches``: what the program reads (default: every branch); ``uses``: what the analysis
+    uses, when known.  ``replay_merge``: M001 predicts the merge by replaying uproot's reads
+    of the merged layout through a model of the device (``models.replay``) instead of the rate
+    model's merge scenario; it reads the basket maps of a few files (metadata only) unless
+    ``basket_maps`` are given.  Off by default: on the validation data the replay was not
+    closer to what the merge realised (benchmarks/bench_merge_replay.py)."""
     from models.scenarios import calibrated_baseline, summarize
 
     from .recommend import Context, recommend
+    from .recommend.data import selection_notes
     from .verdict import verdict
 
-    notes: list[str] = []
+    notes: list[str] = list(selection_notes(dataset, branches, uses))
     model = baseline = summary = None
     if calibration is not None:
         try:
@@ -137,9 +151,14 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
         counts = list(range(1, 2 * logical + 1))
         summary = summarize(model, baseline, counts, level=level)
         v = verdict(baseline)
+        maps: tuple[BasketMap, ...] = ()
+        if replay_merge:
+            maps = tuple(basket_maps) if basket_maps is not None else \
+                sample_basket_maps(dataset)
         ctx = Context(site=site, dataset=dataset, calibration=calibration, model=model,
                       baseline=baseline, summary=summary, verdict=v, label=label,
-                      inputs=tuple(inputs), branches=tuple(branches or ()), level=level)
+                      inputs=tuple(inputs), branches=tuple(branches or ()), level=level,
+                      uses=tuple(uses or ()), basket_maps=maps, replay_merge=replay_merge)
         recs = tuple(recommend(ctx))
     return Advice(label=label, site=site, dataset=dataset, calibration=calibration,
                   model=summary, verdict=v, recommendations=recs, inputs=tuple(inputs),
@@ -147,27 +166,118 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
                   baseline=baseline)
 
 
-def demo_report(budget_s: float = DEFAULT_BUDGET_S, progress: ProgressCallback | None = None,
-                cancel: threading.Event | None = None, cache: bool = True,
-                recalibrate: bool = False, engine: str = "uproot",
-                demo_dir: str | Path | None = None) -> Report:
-    """The report on the demo datasets (small files, their plain merge, the LZMA file),
-    sharing ``budget_s`` between them."""
-    from probes import probe_site
+#: Files whose basket maps a replay reads (spread evenly over the dataset).
+REPLAY_MAPS = 8
 
-    from .demo import ensure_demo
 
-    root = Path(demo_dir) if demo_dir is not None else ensure_demo()
-    site = probe_site([str(root)])
-    each = budget_s / len(DEMO_DATASETS)
-    advice = []
-    for label, rel in DEMO_DATASETS:
-        if cancel is not None and cancel.is_set():
-            break
-        advice.append(advise([str(root / rel)], budget_s=each, engine=engine, site=site,
-                             progress=progress, cancel=cancel, cache=cache,
-                             recalibrate=recalibrate, label=label))
-    return Report(site=site, advice=tuple(advice))
+def sample_basket_maps(dataset: DatasetProfile, limit: int = REPLAY_MAPS
+                       ) -> tuple[BasketMap, ...]:
+    """Basket maps of the largest tree in up to ``limit`` of the dataset's files (evenly
+    spread); none where they cannot be read."""
+    from probes.basketmap import read_basket_map
+
+    trees = [t for t in dataset.trees if t.format == "ttree"]
+    paths = list(dataset.file_paths)
+    if not trees or not paths:
+        return ()
+    tree = max(trees, key=lambda t: t.compressed_bytes).name
+    n = min(limit, len(paths))
+    picked = [paths[round(i * (len(paths) - 1) / max(n - 1, 1))] for i in range(n)]
+    try:
+        return tuple(read_basket_map(p, tree) for p in dict.fromkeys(picked))
+    except Exception:  # a replay is an extra: without maps M001 uses the rate model
+        return ()
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """What :func:`calibrate_paths` measured: the site and dataset probes, the read tests'
+    calibration and the fitted model's predictions (``None`` when the calibration cannot be
+    fitted; ``notes`` then says why, as ``"no model: ..."``)."""
+
+    site: SiteProfile
+    dataset: DatasetProfile
+    calibration: Calibration
+    model: ModelSummary | None
+    notes: tuple[str, ...] = ()
+
+
+def _left(budget_s: float, started: float) -> float:
+    """What is left of ``budget_s`` for the read tests once the probe, started at ``started``
+    (``time.monotonic()``), is done."""
+    return max(0.0, budget_s - (time.monotonic() - started))
+
+
+def calibrate_paths(paths: Paths, *, budget_s: float = DEFAULT_BUDGET_S,
+                    workers: Sequence[int] | None = None, engine: str = "uproot",
+                    branches: Sequence[str] | None = None,
+                    analysis: str | Callable[..., Any] | None = None,
+                    sample: int | None = DEFAULT_SAMPLE,
+                    progress: ProgressCallback | None = None,
+                    cancel: threading.Event | None = None,
+                    on_probed: Callable[[DatasetProfile], None] | None = None,
+                    uses: Sequence[str] | None = None) -> Calibrated:
+    """Probe the files and the site, run the read tests within ``budget_s`` seconds (the
+    concurrency sweep at ``workers``, default the read tests' own) and fit the model: what
+    ``hep-advisor calibrate`` does.  No cache is read or written.  ``on_probed`` is called
+    with the dataset probe before the read tests start (to report unusable inputs at once);
+    ``progress`` and ``cancel`` are the read tests' (a cancelled calibration is kept, marked
+    partial).  ``sample=None`` opens every file.  ``branches`` are what the event loop reads
+    (default: every branch); ``uses`` (the branches the analysis uses) changes no measurement:
+    it is only checked against the tree, any mismatch said in ``notes``.
+
+    Raises :class:`NoUsableData` when no input is a usable ROOT file."""
+    from probes import probe_site, storage_paths
+    from probes.readtests.calibrate import calibrate
+
+    started = time.monotonic()  # the budget counts from here: the probe's time comes out of it
+    inputs = _inputs(paths)
+    dataset = _usable(inputs, sample, None, on_probed)
+    site = probe_site(storage_paths(inputs, dataset.file_paths))
+    extra = {} if workers is None else {"workers": tuple(workers)}
+    cal = calibrate(dataset, budget_s=_left(budget_s, started), engine=engine, branches=branches,
+                    analysis=analysis, progress=progress, cancel=cancel, **extra)
+    from .recommend.data import selection_notes
+
+    summary, notes = calibration_summary(cal, dataset, site, workers or ())
+    return Calibrated(site, dataset, cal, summary,
+                      selection_notes(dataset, branches, uses) + notes)
+
+
+def calibration_summary(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
+                        workers: Sequence[int] = ()) -> tuple[ModelSummary | None,
+                                                              tuple[str, ...]]:
+    """The model fitted to ``cal`` and its predictions for 1 .. 2 x the logical cores (and
+    ``workers``); ``(None, ("no model: REASON",))`` when the calibration cannot be fitted."""
+    from models.scenarios import calibrated_baseline, summarize
+
+    try:
+        model, baseline = calibrated_baseline(cal, dataset, site)
+    except ValueError as exc:
+        return None, (f"no model: {exc}",)
+    logical = site.cpu.logical_cores or 1
+    counts = sorted({*range(1, 2 * logical + 1), *workers})
+    return summarize(model, baseline, counts), ()
+
+
+def _inputs(paths: Paths) -> list[str]:
+    return [str(paths)] if isinstance(paths, (str, Path)) else [str(p) for p in paths]
+
+
+def _usable(inputs: Sequence[str], sample: int | None,
+            on_file: Callable[[int, int, str], None] | None,
+            on_probed: Callable[[DatasetProfile], None] | None = None) -> DatasetProfile:
+    """The dataset probe; :class:`NoUsableData` when it found no usable ROOT file."""
+    from probes import probe_dataset
+
+    dataset = probe_dataset(list(inputs), sample=sample, progress=on_file)
+    if on_probed is not None:
+        on_probed(dataset)
+    if not dataset.usable:
+        causes = "; ".join(f"{e.path}: {e.error}" for e in dataset.errors[:3])
+        raise NoUsableData(f"no usable ROOT file in {', '.join(inputs)}"
+                           + (f" ({causes})" if causes else ""))
+    return dataset
 
 
 def _label(inputs: Sequence[str]) -> str:

@@ -1,14 +1,18 @@
-"""The versioned JSON document every command emits (``--json``).
+"""The versioned JSON document every command emits (``--json``), and reading one back.
 
 ``schema_version`` changes when a field is renamed or removed; new fields may be added within a
 version.  Blocks that later commands add (calibration, model, recommendations) are optional.
+:func:`read_document` reads a saved document (of this ``SCHEMA_VERSION`` only) and
+:func:`model_from_document` fits the throughput model to a saved calibration.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import json
 from dataclasses import dataclass, replace
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from models.scenarios import ModelSummary
 from probes.readtests.results import Calibration
@@ -16,7 +20,11 @@ from probes.results import DatasetProfile, SiteProfile
 
 from ._version import __version__
 from .advice import DatasetAdvice, Recommendation, Report
-from .jsonio import to_jsonable
+from .jsonio import JsonInputError, from_jsonable, to_jsonable
+
+if TYPE_CHECKING:
+    from models.scenarios import Baseline
+    from models.throughput import ThroughputModel
 
 SCHEMA_VERSION = 1
 PRODUCER_NAME = "hep-advisor"
@@ -77,3 +85,72 @@ def make_report_document(report: Report) -> Document:
 def document_json(doc: Document) -> dict[str, Any]:
     data: dict[str, Any] = to_jsonable(doc)
     return data
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading a saved document
+
+
+class DocumentError(JsonInputError):
+    """A saved document that cannot be used; the message is one line, ``FILE: KEY: what is
+    wrong`` (as ``jsonio``'s errors)."""
+
+
+def read_document(path: str | Path) -> dict[str, Any]:
+    """A saved hep-advisor document as JSON data, its ``schema_version`` checked."""
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        raise DocumentError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise DocumentError(f"{path}: is a directory") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise DocumentError(f"{path}: cannot read: {e}") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise DocumentError(f"{path}: not JSON: {e.msg} (line {e.lineno})") from None
+    if not isinstance(doc, dict) or "schema_version" not in doc:
+        raise DocumentError(f"{path}: schema_version: missing: not a hep-advisor document")
+    if doc["schema_version"] != SCHEMA_VERSION:
+        raise DocumentError(f"{path}: schema_version: {doc['schema_version']!r} is not "
+                            f"supported (this version reads {SCHEMA_VERSION})")
+    return doc
+
+
+def calibration_parts(doc: dict[str, Any], path: str | Path = "document"
+                      ) -> tuple[SiteProfile, DatasetProfile, Calibration]:
+    """The site, dataset and calibration of a ``calibrate --json`` document (read back into
+    their types; a missing or mistyped key is a :class:`DocumentError` naming it)."""
+    if doc.get("calibration") is None:
+        raise DocumentError(f"{path}: calibration: missing (null): save the output of "
+                            "`hep-advisor calibrate --json`, not of `probe`")
+    for key in ("site", "dataset"):
+        if not isinstance(doc.get(key), dict):
+            raise DocumentError(f"{path}: {key}: missing")
+    where = str(path)
+    return (from_jsonable(SiteProfile, doc["site"], where, "site"),
+            from_jsonable(DatasetProfile, doc["dataset"], where, "dataset"),
+            from_jsonable(Calibration, doc["calibration"], where, "calibration"))
+
+
+def model_from_calibration_document(doc: dict[str, Any], path: str | Path = "document"
+                                    ) -> tuple[ThroughputModel, Baseline]:
+    """The throughput model fitted to a ``calibrate --json`` document's calibration, and the
+    baseline (the analysis as it runs now) it predicts from."""
+    from models.scenarios import calibrated_baseline
+
+    site, dataset, cal = calibration_parts(doc, path)
+    try:
+        return calibrated_baseline(cal, dataset, site)
+    except ValueError as e:
+        raise DocumentError(f"{path}: calibration: {e}") from None
+
+
+def model_from_document(path: str | Path
+                        ) -> tuple[ThroughputModel, Baseline, dict[str, Any]]:
+    """Read a saved ``calibrate --json`` document and fit the model to it: the model, its
+    baseline and the document's data."""
+    doc = read_document(path)
+    model, baseline = model_from_calibration_document(doc, path)
+    return model, baseline, doc

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from models.gradients import LOG_STEP, log_rate_gradient
 from models.physics import PARAMS, Params, config_matrix, rates
 from models.scenarios import Baseline
 
@@ -39,23 +40,13 @@ DETAILS: dict[Limit, str] = {
 
 
 def elasticities(params: Params, row: dict[str, float], baseline: Baseline,
-                 h: float = 1e-4) -> dict[str, float]:
+                 h: float = LOG_STEP) -> dict[str, float]:
     """d log(rate) / d log(parameter) at one configuration, for every positive parameter of
     the limits (``GROUPS``)."""
-    X = config_matrix([row])
-    base = np.log(np.maximum(params.vector(), 1e-300))
-    out: dict[str, float] = {}
-    for i, name in enumerate(PARAMS):
-        value = getattr(params, name)
-        if name not in GROUPED or value <= 0 or not np.isfinite(value):
-            continue
-        up, down = base.copy(), base.copy()
-        up[i] += h
-        down[i] -= h
-        r_up = rates(Params.from_vector(np.exp(up)), X, baseline.cores)[0]
-        r_down = rates(Params.from_vector(np.exp(down)), X, baseline.cores)[0]
-        out[name] = float((np.log(r_up) - np.log(r_down)) / (2 * h))
-    return out
+    names = [name for name in PARAMS if name in GROUPED
+             and getattr(params, name) > 0 and np.isfinite(getattr(params, name))]
+    grads = log_rate_gradient(params, baseline.cores, config_matrix([row]), names, h)[0]
+    return {name: float(g) for name, g in zip(names, grads, strict=True)}
 
 
 def verdict(baseline: Baseline, workers: int | None = None) -> Verdict:

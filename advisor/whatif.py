@@ -1,46 +1,85 @@
-"""What-ifs from keywords: the scenarios of ``models.scenarios`` built from plain values, as
-``Advice.predict`` and the TUI's what-if controls give them."""
+"""What-ifs from keywords: the one translator from plain values to the scenarios of
+``models.scenarios``, for ``Advice.predict`` (notebooks), the TUI's what-if controls and
+``hep-advisor predict``'s options.
+
+The scenarios apply in one fixed order, whatever order the keywords come in: first what the
+data are (merged files, compression, the bytes read), then how they are read (read-ahead,
+request size), then where they are (another site, other devices, pre-staged), and the page
+cache last (a cached file is read from memory wherever it lives).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from models import scenarios as sc
 from models.scenarios import Baseline, PredictionPoint, Scenario
 from models.throughput import ThroughputModel
 
-#: The keywords :func:`scenario_from` understands.
-KEYWORDS = ("merge_mb", "read_ahead_kb", "request_bytes", "cached", "storage", "compression",
-            "branches")
+#: The keywords :func:`scenarios_from` understands, in the order their scenarios apply.
+#: ``merge_mb``: merge the files to about MB each; ``compression``: recompress with ZLIB, LZ4,
+#: ZSTD, LZMA or none (``compression_factor``, ``decompress_mb_per_s``: its factor and
+#: decompression rate, default measured or assumed); ``branches``: read only the branches
+#: holding this fraction of the bytes; ``read_ahead_kb``: the device read-ahead;
+#: ``request_bytes``: every read this size (a TTreeCache); ``site``: the same analysis on
+#: another site (a ``SiteSpec`` or its TOML file); ``storage``: the data on other devices
+#: (``LAYOUT[:COUNT[:KIND]]`` or ``KIND``: ``separate:4``, ``raid5:4:hdd``, ``nvme``);
+#: ``prestage``: copied ahead of use to such a storage; ``cached``: in the page cache.
+KEYWORDS = ("merge_mb", "compression", "compression_factor", "decompress_mb_per_s",
+            "branches", "read_ahead_kb", "request_bytes", "site", "storage", "prestage",
+            "cached")
 
 
-def scenario_from(baseline: Baseline, **kw: Any) -> Scenario | None:
-    """One scenario from keywords (``None``: no change).  Unknown keywords and bad values
-    raise ``ValueError`` with one line naming the keyword."""
+def scenarios_from(baseline: Baseline, *, separately: bool = False,
+                   **kw: Any) -> list[Scenario]:
+    """The scenarios the keywords ask for, combined into one (or one per keyword with
+    ``separately``); ``[]``: no change.  A keyword given as ``None``, ``False`` or ``0`` asks
+    for nothing.  Unknown keywords, bad values and changes that cannot apply to ``baseline``
+    raise ``ValueError`` with one line naming the keyword or the value."""
     unknown = set(kw) - set(KEYWORDS)
     if unknown:
         raise ValueError(f"unknown what-if keyword(s): {', '.join(sorted(unknown))}; expected "
                          f"{', '.join(KEYWORDS)}")
-    parts: list[Scenario] = []
+    out: list[Scenario] = []
     if kw.get("merge_mb"):
-        parts.append(sc.merge(float(kw["merge_mb"])))
+        out.append(sc.merge(float(kw["merge_mb"])))
     if kw.get("compression"):
-        parts.append(sc.compression(str(kw["compression"])))
-    if kw.get("branches") is not None and float(kw["branches"]) < 1.0:
-        parts.append(sc.branches(float(kw["branches"])))
-    if kw.get("request_bytes"):
-        parts.append(sc.request_size(float(kw["request_bytes"])))
+        factor, rate = kw.get("compression_factor"), kw.get("decompress_mb_per_s")
+        out.append(sc.compression(str(kw["compression"]),
+                                  None if factor is None else float(factor),
+                                  None if rate is None else float(rate)))
+    elif kw.get("compression_factor") or kw.get("decompress_mb_per_s"):
+        raise ValueError("compression_factor and decompress_mb_per_s need compression")
+    if kw.get("branches"):
+        out.append(sc.branches(float(kw["branches"])))
     if kw.get("read_ahead_kb"):
-        parts.append(sc.read_ahead(float(kw["read_ahead_kb"])))
+        out.append(sc.read_ahead(float(kw["read_ahead_kb"])))
+    if kw.get("request_bytes"):
+        out.append(sc.request_size(float(kw["request_bytes"])))
+    if kw.get("site"):
+        out.append(sc.site(_site_spec(kw["site"])))
     if kw.get("storage"):
         spec, sd, statement = sc.parse_storage(str(kw["storage"]), baseline)
-        parts.append(sc.devices(spec, sd, (statement,)))
+        out.append(sc.devices(spec, sd, (statement,)))
+    if kw.get("prestage"):
+        spec, sd, statement = sc.parse_storage(str(kw["prestage"]), baseline)
+        out.append(sc.prestaged(spec, sd if sd is not None else sc.SPEC_SD, (statement,)))
     if kw.get("cached"):
-        parts.append(sc.cached())
-    if not parts:
-        return None
-    return sc.combine(*parts)
+        out.append(sc.cached())
+    if not separately and len(out) > 1:
+        out = [sc.combine(*out)]
+    for s in out:  # a change that cannot apply says so now, as one line
+        s.apply(baseline)
+    return out
+
+
+def scenario_from(baseline: Baseline, **kw: Any) -> Scenario | None:
+    """The keywords' scenarios combined into one (``None``: no change); see
+    :func:`scenarios_from`."""
+    out = scenarios_from(baseline, **kw)
+    return out[0] if out else None
 
 
 def predict(model: ThroughputModel, baseline: Baseline,
@@ -55,3 +94,13 @@ def predict(model: ThroughputModel, baseline: Baseline,
         pinned = sc.combine(scenario, sc.workers(int(n)), name=scenario.name)
         out.extend(sc.predict_scenarios(model, baseline, [pinned], level=level)[0].predictions)
     return out
+
+
+def _site_spec(value: Any) -> Any:
+    """A ``SiteSpec`` as it is, or one read from its TOML file (``SpecError``, a
+    ``ValueError``, names the file and key when it cannot be used)."""
+    if isinstance(value, (str, Path)):
+        from models.sites import load_site
+
+        return load_site(str(value))
+    return value

@@ -27,6 +27,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository: testbench
+
 TREE = "esdTree"
 
 
@@ -80,7 +82,7 @@ def main() -> int:
 
     from advisor.core import advise_from
     from advisor.demo import ensure_demo
-    from advisor.testbench.emulated_disk import availability, emulated_disks
+    from testbench import availability, emulated_disks
 
     ok, why = availability()
     if not ok:

@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository: testbench
+
 
 def _median_range(xs: list[float], digits: int = 1) -> str:
     return (f"{statistics.median(xs):,.{digits}f} (min {min(xs):,.{digits}f}, "
@@ -41,7 +43,7 @@ def _calibrate_json(argv: list[str], runner=subprocess.run) -> dict:  # type: ig
 
 def emulated(args: argparse.Namespace) -> int:
     from advisor.demo import ensure_demo
-    from advisor.testbench.emulated_disk import availability, emulated_disks
+    from testbench import availability, emulated_disks
 
     ok, why = availability()
     if not ok:

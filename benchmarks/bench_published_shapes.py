@@ -1,9 +1,11 @@
-"""Benchmark: the model's predictions for the GSI servers beside DOMAIN.md's published figures.
+"""Benchmark: the model's predictions for the GSI servers beside the GSI study's published figures.
 
-Issue 4 asks that the predictions from ``examples/sites/`` show what the GSI study reported.  This
-script loads the three GSI servers and the ESD and Pythia workloads, predicts each published
-figure, and prints them side by side as a Markdown table.  Each row says how the published
-figure was used:
+The GSI PROOF-Lite study (ALICE Tier-2 at GSI Darmstadt: 8-core servers with 4 SATA disks and a
+1 Gb/s network; summarised, with its sources, in ``docs/root-io.md``, "The GSI study") measured
+how ROOT analyses read there.  Issue 4 asks that the predictions from ``examples/sites/`` show
+what the study reported.  This script loads the three GSI servers and the ESD and Pythia
+workloads, predicts each published figure, and prints them side by side as a Markdown table.
+Each row says how the published figure was used:
 
 * ``derived``: the figure set a workload parameter (see the comments in ``examples/sites/``), so
   agreement is by construction;
@@ -164,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps([dataclasses.asdict(r) for r in table], indent=2))
         return 0
-    print("| figure (DOMAIN.md, GSI) | published | predicted | use | note |")
+    print("| figure (GSI PROOF-Lite study) | published | predicted | use | note |")
     print("|---|---|---|---|---|")
     for r in table:
         print(f"| {r.figure} | {r.published} | {r.predicted} | {r.use} | {r.note} |")

@@ -31,8 +31,8 @@ def main() -> int:
 
     from rich.console import Console
 
-    from advisor.core import advise, demo_report
-    from advisor.demo import ensure_demo
+    from advisor.core import advise
+    from advisor.demo import demo_report, ensure_demo
     from advisor.render.advice_view import advice_view
     from advisor.render.html import report_html
     from advisor.render.markdown import report_markdown

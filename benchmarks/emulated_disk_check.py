@@ -1,6 +1,6 @@
 """Benchmark: how honest the emulated disk's throttle is (issue 3, item 6).
 
-On one emulated disk (loop device + ext4 + cgroup v1 blkio, ``advisor.testbench``) with read
+On one emulated disk (loop device + ext4 + cgroup v1 blkio, ``testbench``) with read
 limits of 70 MB/s and 120 IOPS, a process inside the cgroup reads a cold file:
 
 * sequentially with buffered 1 MiB reads, for several loop-device read-ahead settings
@@ -34,7 +34,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from advisor.testbench.emulated_disk import (
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository: testbench
+
+from testbench import (
     MB,
     EmulatedDisks,
     availability,

@@ -24,11 +24,14 @@ import argparse
 import os
 import shutil
 import statistics
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository: testbench
 
 TREE = "esdTree"
 PACKET_ENTRIES = 800
@@ -135,7 +138,7 @@ def evaluate(label: str, cal_inputs, train: list[Point], test: list[Point]) -> d
 
 
 def emulated(args: argparse.Namespace, demo: Path) -> list[dict]:
-    from advisor.testbench.emulated_disk import availability, emulated_disks
+    from testbench import availability, emulated_disks
 
     ok, why = availability()
     if not ok:

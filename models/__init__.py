@@ -21,6 +21,8 @@ _LAZY = {
     "SiteSpec": "sites", "SpecError": "sites", "StorageSpec": "sites", "WorkloadSpec": "sites",
     "load_site": "sites", "load_workload": "sites",
     "ThroughputModel": "throughput",
+    "ClusterModel": "cluster", "ClusterModelSummary": "cluster",
+    "ClusterParameters": "cluster", "ClusterPrediction": "cluster", "NodeRates": "cluster",
 }
 
 
@@ -41,8 +43,13 @@ __all__ = [
     "FEATURES",
     "PARAMS",
     "Baseline",
+    "ClusterModel",
+    "ClusterModelSummary",
+    "ClusterParameters",
+    "ClusterPrediction",
     "Cores",
     "ModelSummary",
+    "NodeRates",
     "Params",
     "Scenario",
     "SiteSpec",

@@ -50,12 +50,13 @@ files from storage, decompressing and processing them, opening each file.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from probes.readtests.overhead import calls_per_file
+from probes.readtests.registry import READ_TESTS
 from probes.readtests.results import Calibration, EventLoop, Measurement
 from probes.results import DatasetProfile, SiteProfile, TreeProfile
 
@@ -67,6 +68,9 @@ IQR_TO_SIGMA = 1.349
 #: Relative uncertainty (one sigma) of the unpacking row at least: it times a part of the
 #: plain event loop's processing alone (see the module's notes).
 UNPACK_SD = 0.3
+#: Run-to-run spread (one sigma, relative) of a figure measured fewer than three times: one
+#: sample says nothing of how the next calibration's will differ.
+SINGLE_SAMPLE_RUN_SD = 0.15
 #: Request size assumed for uproot's event loop when the device's read-ahead is unknown.
 DEFAULT_READAHEAD_BYTES = 128 * 1024
 
@@ -83,6 +87,24 @@ class FitInputs:
     baseline: dict[str, float]
     cores: int
     threads_per_core: int
+    #: each point's configuration (``physics.FEATURES``), as the gatherer wrote it
+    rows: tuple[dict[str, float], ...] = ()
+    #: each point's measured spread ((p75 - p25) / median; ``None``: fewer than 3 samples)
+    spreads: tuple[float | None, ...] = ()
+    #: each point's (and each prior's) run-to-run spread: one sigma of its log (see _run_sd)
+    run_sd: tuple[float, ...] = ()
+    prior_run_sd: dict[str, float] = field(default_factory=dict)
+
+
+def _run_sd(m: Measurement | None, floor: float) -> float:
+    """How much a figure may differ from one calibration to the next (one sigma, relative):
+    one sample's spread ((p75 - p25) / median / 1.349), not the standard error of the
+    median, since the samples of one run share its conditions (the device's state, the
+    machine's load); ``SINGLE_SAMPLE_RUN_SD`` for fewer than 3 samples; never below
+    ``floor`` (the point's fitted error)."""
+    if m is None or m.spread is None or len(m.samples) < 3:
+        return max(floor, SINGLE_SAMPLE_RUN_SD)
+    return max(floor, m.spread / IQR_TO_SIGMA)
 
 
 def _sigma(m: Measurement | None, floor: float) -> float:
@@ -93,126 +115,208 @@ def _sigma(m: Measurement | None, floor: float) -> float:
     return max(floor, 1.2533 * m.spread / IQR_TO_SIGMA / np.sqrt(len(m.samples)))
 
 
+@dataclass
+class _Inputs:
+    """The rows, rates, weights and priors being gathered, and what every row needs to know
+    of the dataset (its largest tree, the request size, the files' MB, the basket density)."""
+
+    cal: Calibration
+    noise: float
+    tree: TreeProfile | None
+    main_alg: str | None
+    file_mb: float
+    loop_request: float
+    decompress: int
+    calls: float
+    density: float | None
+    rows: list[dict[str, float]] = field(default_factory=list)
+    y: list[float] = field(default_factory=list)
+    sig: list[float] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    priors: dict[str, Prior] = field(default_factory=dict)
+    spreads: list[float | None] = field(default_factory=list)
+    run_sd: list[float] = field(default_factory=list)
+    prior_run_sd: dict[str, float] = field(default_factory=dict)
+
+    def add(self, label: str, row: dict[str, float], rate: float | None,
+            m: Measurement | None, floor: float | None = None) -> None:
+        if rate is None or not np.isfinite(rate) or rate <= 0:
+            return
+        self.rows.append(row)
+        self.y.append(float(rate))
+        self.sig.append(_sigma(m, max(self.noise, floor if floor is not None else self.noise)))
+        self.labels.append(label)
+        self.spreads.append(m.spread if m is not None and len(m.samples) >= 3 else None)
+        self.run_sd.append(_run_sd(m, self.sig[-1]))
+
+    def prior(self, name: str, value: float, m: Measurement | None) -> None:
+        self.priors[name] = (value, value * _sigma(m, self.noise))
+        self.prior_run_sd[name] = _run_sd(m, _sigma(m, self.noise))
+
+    def baskets(self, mb: float, per_mb: float | None = None) -> dict[str, float]:
+        """The baskets a row reads (only where the per-basket cost was measured)."""
+        d = per_mb if per_mb is not None else self.density
+        return {"baskets": float(mb * d)} if self.density is not None and d is not None else {}
+
+
+#: MB per "file" for raw reads: no per-file cost.
+_BIG = 1e6
+
+
+def _raw_read_rows(x: _Inputs) -> None:
+    raw = x.cal.raw_read
+    if raw is not None and raw.cold is not None:
+        req = raw.cold.conditions.request_bytes or (1 << 20)
+        x.add("cold sequential", {"workers": 1, "request_bytes": req, "file_mb": _BIG},
+              raw.cold_mb_per_s, raw.cold)
+
+
+def _concurrency_rows(x: _Inputs) -> None:
+    for c in x.cal.concurrency:
+        req = c.measurement.conditions.request_bytes or (1 << 20)
+        x.add(f"concurrency {c.workers}", {"workers": c.workers, "request_bytes": req,
+                                           "file_mb": _BIG}, c.aggregate_mb_per_s, c.measurement)
+
+
+def _request_sweep_rows(x: _Inputs) -> None:
+    for p in x.cal.request_sweep:
+        if p.pattern == "random":
+            x.add(f"random {p.request_bytes} B", {"workers": 1, "request_bytes": p.request_bytes,
+                                                 "file_mb": _BIG}, p.mb_per_s, p.measurement)
+
+
+def _page_cache_rows(x: _Inputs) -> None:
+    raw = x.cal.raw_read
+    if raw is not None and raw.warm is not None:
+        x.add("page cache", {"workers": 1, "cached": 1, "file_mb": _BIG}, raw.warm_mb_per_s,
+              raw.warm)
+
+
+def _decompression_rows(x: _Inputs) -> None:
+    for d in x.cal.decompression:
+        # the dataset's own algorithm only: recompressed samples are for the what-ifs
+        if d.algorithm == x.main_alg and d.source == "dataset":
+            x.add(f"decompression {d.algorithm}", {"io": 0, "decompress": 1, "file_mb": _BIG},
+                  d.compressed_mb_per_s, d.measurement)
+
+
+def _event_loop_rows(x: _Inputs) -> None:
+    loop = x.cal.event_loop
+    if loop is not None:
+        # the event loop reads whole files but its timing leaves the opening out
+        common = {"file_mb": x.file_mb, "decompress": x.decompress, "process": 1,
+                  "calls": x.calls, **x.baskets(x.file_mb)}
+        if loop.cold is not None and loop.cold.conditions.cache == "cold":
+            x.add("event loop, cold", {"workers": 1, "request_bytes": x.loop_request, **common},
+                  _rate(loop.cold, loop), loop.cold)
+        x.add("event loop, warm", {"workers": 1, "cached": 1, **common},
+              _rate(loop.warm, loop), loop.warm)
+
+
+def _unpacking_rows(x: _Inputs) -> None:
+    up, loop = x.cal.unpacking, x.cal.event_loop
+    if up is not None and x.cal.engine == "uproot" and (loop is None or loop.analysis is None):
+        # processing alone, per compressed MB: no I/O, no decompression, no fixed costs
+        x.add("unpacking (uproot, in memory)", {"workers": 1, "io": 0, "file_mb": _BIG,
+                                                "process": 1},
+              up.compressed_mb_per_s, up.measurement, UNPACK_SD)
+
+
+def _open_cost_inputs(x: _Inputs) -> None:
+    o = x.cal.open_overhead_s
+    if o is not None and o.cold is not None and o.cold > 0:
+        x.prior("open_s", o.cold, o.cold_measurement)
+
+
+def _call_cost_inputs(x: _Inputs) -> None:
+    cc = x.cal.call_cost
+    if cc is None:
+        return
+    if cc.mb_per_s:
+        # beyond the per-call cost: the warm rate per MB of decompressing and processing (and
+        # of the baskets, at the density of the part it read)
+        x.add("event loop per MB", {"workers": 1, "cached": 1, "file_mb": _BIG,
+                                    "decompress": x.decompress, "process": 1,
+                                    **x.baskets(_BIG, cc.baskets_per_mb)}, cc.mb_per_s,
+              cc.measurement)
+    if cc.call_s is not None and cc.call_s > 0:
+        x.prior("call_s", cc.call_s, cc.measurement)
+
+
+def _basket_cost_inputs(x: _Inputs) -> None:
+    bc = x.cal.basket_cost
+    if x.density is not None and bc is not None and bc.basket_s is not None:
+        x.prior("basket_s", bc.basket_s, bc.measurement)
+
+
+def _parallel_rows(x: _Inputs) -> None:
+    for pp in x.cal.parallel_loop:
+        x.add(f"parallel event loop {pp.workers}",
+              {"workers": pp.workers, "cached": 1, "file_mb": pp.file_mb,
+               "decompress": x.decompress, "process": 1, "opens": 1,
+               "calls": pp.calls_per_file, "units": pp.units, **x.baskets(pp.file_mb)},
+              pp.aggregate_mb_per_s, pp.measurement)
+
+
+#: What each read test (by its registry name) gives the fit; the fit takes them in the order
+#: the tests run.  A test not listed gives the model nothing.
+INPUTS: dict[str, tuple[Callable[[_Inputs], None], ...]] = {
+    "raw_read": (_raw_read_rows,),
+    "request_sweep": (_request_sweep_rows,),
+    "concurrency": (_concurrency_rows,),
+    "open_cost": (_open_cost_inputs,),
+    "decompression": (_decompression_rows, _unpacking_rows),
+    "event_loop": (_event_loop_rows,),
+    "call_cost": (_call_cost_inputs,),
+    "basket_cost": (_basket_cost_inputs,),
+    "parallel_loop": (_parallel_rows,),
+    "page_cache": (_page_cache_rows,),
+}
+
+
 def fit_inputs(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
                noise: float = 0.05) -> FitInputs:
     """Turn a calibration into configuration points, priors and the baseline."""
-    rows: list[dict[str, float]] = []
-    y: list[float] = []
-    sig: list[float] = []
-    labels: list[str] = []
-
-    def add(label: str, row: dict[str, float], rate: float | None,
-            m: Measurement | None, floor: float = noise) -> None:
-        if rate is None or not np.isfinite(rate) or rate <= 0:
-            return
-        rows.append(row)
-        y.append(float(rate))
-        sig.append(_sigma(m, max(noise, floor)))
-        labels.append(label)
-
-    raw = cal.raw_read
-    big = 1e6  # MB per "file" for raw reads: no per-file cost
-    if raw is not None and raw.cold is not None:
-        req = raw.cold.conditions.request_bytes or (1 << 20)
-        add("cold sequential", {"workers": 1, "request_bytes": req, "file_mb": big},
-            raw.cold_mb_per_s, raw.cold)
-    for c in cal.concurrency:
-        req = c.measurement.conditions.request_bytes or (1 << 20)
-        add(f"concurrency {c.workers}", {"workers": c.workers, "request_bytes": req,
-                                         "file_mb": big}, c.aggregate_mb_per_s, c.measurement)
-    for p in cal.request_sweep:
-        if p.pattern == "random":
-            add(f"random {p.request_bytes} B", {"workers": 1, "request_bytes": p.request_bytes,
-                                               "file_mb": big}, p.mb_per_s, p.measurement)
-    if raw is not None and raw.warm is not None:
-        add("page cache", {"workers": 1, "cached": 1, "file_mb": big}, raw.warm_mb_per_s,
-            raw.warm)
     tree = max(dataset.trees, key=lambda t: t.compressed_bytes) if dataset.trees else None
     main_alg = tree.compression.algorithm if tree is not None else None
-    for d in cal.decompression:
-        # the dataset's own algorithm only: recompressed samples are for the what-ifs
-        if d.algorithm == main_alg and d.source == "dataset":
-            add(f"decompression {d.algorithm}", {"io": 0, "decompress": 1, "file_mb": big},
-                d.compressed_mb_per_s, d.measurement)
-
     readahead = _readahead_bytes(site)
     file_mb = (tree.compressed_bytes / max(tree.files, 1) / 1e6) if tree is not None else 1.0
     basket = (tree.baskets.mean_compressed_bytes or readahead) if tree is not None else readahead
     loop_request = max(basket, readahead)
-    decompress = 0 if main_alg in (None, "none") else 1
     unc_per_file = (tree.uncompressed_bytes / max(tree.files, 1)) if tree is not None else 0.0
-    calls = calls_per_file(unc_per_file)
-    loop = cal.event_loop
     bc = cal.basket_cost
     # baskets per compressed MB read: only where the per-basket cost was measured
     density = None
     if bc is not None and bc.basket_s is not None and bc.basket_s > 0 and tree is not None:
-        density = basket_density(tree, loop)
-
-    def baskets(mb: float, per_mb: float | None = None) -> dict[str, float]:
-        d = per_mb if per_mb is not None else density
-        return {"baskets": float(mb * d)} if density is not None and d is not None else {}
-
-    if loop is not None:
-        # the event loop reads whole files but its timing leaves the opening out
-        cold_rate = _rate(loop.cold, loop)
-        warm_rate = _rate(loop.warm, loop)
-        if loop.cold is not None and loop.cold.conditions.cache == "cold":
-            add("event loop, cold", {"workers": 1, "request_bytes": loop_request,
-                                     "file_mb": file_mb, "decompress": decompress,
-                                     "process": 1, "calls": calls, **baskets(file_mb)},
-                cold_rate, loop.cold)
-        add("event loop, warm", {"workers": 1, "cached": 1, "file_mb": file_mb,
-                                 "decompress": decompress, "process": 1, "calls": calls,
-                                 **baskets(file_mb)}, warm_rate, loop.warm)
-    up = cal.unpacking
-    if (up is not None and cal.engine == "uproot"
-            and (loop is None or loop.analysis is None)):
-        # processing alone, per compressed MB: no I/O, no decompression, no fixed costs
-        add("unpacking (uproot, in memory)", {"workers": 1, "io": 0, "file_mb": big,
-                                              "process": 1},
-            up.compressed_mb_per_s, up.measurement, UNPACK_SD)
-    cc = cal.call_cost
-    if cc is not None and cc.mb_per_s:
-        # beyond the per-call cost: the warm rate per MB of decompressing and processing (and
-        # of the baskets, at the density of the part it read)
-        add("event loop per MB", {"workers": 1, "cached": 1, "file_mb": big,
-                                  "decompress": decompress, "process": 1,
-                                  **baskets(big, cc.baskets_per_mb)}, cc.mb_per_s,
-            cc.measurement)
-    for pp in cal.parallel_loop:
-        add(f"parallel event loop {pp.workers}",
-            {"workers": pp.workers, "cached": 1, "file_mb": pp.file_mb,
-             "decompress": decompress, "process": 1, "opens": 1,
-             "calls": pp.calls_per_file, "units": pp.units, **baskets(pp.file_mb)},
-            pp.aggregate_mb_per_s, pp.measurement)
-
-    priors: dict[str, Prior] = {}
-    o = cal.open_overhead_s
-    if o is not None and o.cold is not None and o.cold > 0:
-        priors["open_s"] = (o.cold, o.cold * _sigma(o.cold_measurement, noise))
-    if cc is not None and cc.call_s is not None and cc.call_s > 0:
-        priors["call_s"] = (cc.call_s, cc.call_s * _sigma(cc.measurement, noise))
-    if density is not None and bc is not None and bc.basket_s is not None:
-        priors["basket_s"] = (bc.basket_s, bc.basket_s * _sigma(bc.measurement, noise))
+        density = basket_density(tree, cal.event_loop)
+    x = _Inputs(cal=cal, noise=noise, tree=tree, main_alg=main_alg, file_mb=file_mb,
+                loop_request=loop_request, decompress=0 if main_alg in (None, "none") else 1,
+                calls=calls_per_file(unc_per_file), density=density)
+    for test in READ_TESTS:
+        for gather in INPUTS.get(test.name, ()):
+            gather(x)
 
     physical = site.cpu.physical_cores or site.cpu.logical_cores or 1
     logical = site.cpu.logical_cores or physical
     units = max(tree.files, tree.clusters.count if tree.clusters else 0) if tree else 0
     baseline = {"workers": 1.0, "request_bytes": float(loop_request), "file_mb": file_mb,
-                "io": 1.0, "cached": 0.0, "remote": 0.0, "decompress": float(decompress),
-                "process": 1.0, "opens": 1.0, "calls": calls, "units": float(units),
+                "io": 1.0, "cached": 0.0, "remote": 0.0, "decompress": float(x.decompress),
+                "process": 1.0, "opens": 1.0, "calls": x.calls, "units": float(units),
                 "baskets": float(file_mb * density) if density is not None else 0.0}
-    sigma = np.asarray(sig)
+    sigma = np.asarray(x.sig)
     return FitInputs(
-        X=config_matrix(rows) if rows else np.zeros((0, len(FEATURES))),
-        y=np.asarray(y, dtype=float),
+        X=config_matrix(x.rows) if x.rows else np.zeros((0, len(FEATURES))),
+        y=np.asarray(x.y, dtype=float),
         weight=(noise / sigma) ** 2 if len(sigma) else sigma,
-        labels=tuple(labels),
-        priors=priors,
+        labels=tuple(x.labels),
+        priors=x.priors,
         baseline=baseline,
         cores=int(physical),
         threads_per_core=max(1, int(logical) // int(physical)),
+        rows=tuple(x.rows),
+        spreads=tuple(x.spreads),
+        run_sd=tuple(x.run_sd),
+        prior_run_sd=dict(x.prior_run_sd),
     )
 
 
@@ -259,16 +363,25 @@ def model_from_calibration(cal: Calibration, dataset: DatasetProfile, site: Site
                            ) -> tuple[ThroughputModel, dict[str, float], FitInputs]:
     """Fit the model to a calibration (and, optionally, further measured configurations).
 
-    Returns the fitted model, the baseline configuration, and the fit's inputs."""
+    The model's intervals carry the calibration's run-to-run spread (``FitInputs.run_sd``),
+    and ``model.self_check_`` holds its prediction for every measured configuration against
+    the measurement (:mod:`models.selfcheck`).  Returns the fitted model, the baseline
+    configuration, and the fit's inputs."""
+    from .selfcheck import self_check
+
     inputs = fit_inputs(cal, dataset, site, noise)
     X, y, w = inputs.X, inputs.y, inputs.weight
+    run = np.asarray(inputs.run_sd, dtype=float) if len(inputs.run_sd) == len(y) else \
+        np.full(len(y), noise)
     if extra_X is not None and extra_y is not None and len(extra_y):
         X = np.vstack([X, np.asarray(extra_X, dtype=float)])
         y = np.concatenate([y, np.asarray(extra_y, dtype=float)])
         w = np.concatenate([w, np.ones(len(extra_y))])
+        run = np.concatenate([run, np.full(len(extra_y), noise)])
     if len(y) == 0:
         raise ValueError("the calibration has no measured point to fit the model to")
     model = ThroughputModel(cores=inputs.cores, threads_per_core=inputs.threads_per_core,
                             priors=inputs.priors, noise=noise)
-    model.fit(X, y, sample_weight=w)
+    model.fit(X, y, sample_weight=w, run_sd=run, prior_run_sd=inputs.prior_run_sd)
+    model.self_check_ = self_check(model, inputs)
     return model, inputs.baseline, inputs

@@ -63,7 +63,6 @@ PARAMS = (
     "parallel_efficiency",  # what each core beyond the first adds to the analysis' CPU work
     "basket_s",             # fixed cost of one basket read, per basket
 )
-N_PARAMS = len(PARAMS)
 
 #: A smooth minimum's sharpness (p-norm exponent): within 1% of min() past a 2x ratio.
 SOFTMIN_P = 8.0

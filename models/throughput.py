@@ -10,12 +10,28 @@ cost, decompression rate, ...) as Gaussian terms, which is how the calibration p
 configuration points alone cannot.  Every parameter gets an uncertainty (from the Jacobian,
 scaled up by the fit's reduced chi-square when the points scatter more than ``noise`` says), and
 every prediction an interval.  Parameters that neither the points nor the priors constrain stay
-at their defaults, with no uncertainty, and are listed in ``unconstrained_``.
+at their defaults, with no uncertainty, and are listed in ``unconstrained_``; those with a
+physically plausible range (``PLAUSIBLE``) are instead assumed at its middle, with an
+uncertainty that spans it, and listed in ``assumed_``.
+
+Run-to-run spread.  ``fit``'s ``run_sd`` (and ``prior_run_sd``) give each point's (prior's)
+relative spread from one calibration to the next, which may exceed the error its weight says
+(the standard error of a median: samples taken within one run share that run's conditions).
+The parameters' covariance then gains the sandwich ``A^-1 J^T (Q - 1) J A^-1`` (``A = J^T
+J``, ``Q`` the ratio of the run-to-run variance to the fitted one): what the points' and
+priors' excess spread moves the solution by, scaled up where the points scatter about the fit
+more than their run-to-run spread says; so intervals cover what a repeat run would measure,
+not only this run's noise, and are never narrower than without it.
+
+``ThroughputModel.from_params`` makes a model of given parameters without a fit (a described
+site, a what-if of a fitted model), with the covariance of their logs that its intervals carry.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from statistics import NormalDist
 
 import numpy as np
@@ -27,6 +43,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from .gradients import log_rate_gradient
 from .physics import FEATURES, N_FEATURES, PARAMS, Cores, Params, rates
 
 #: Where the fit starts, and what unconstrained parameters stay at.
@@ -63,6 +80,16 @@ BOUNDS = {
 }
 #: A parameter known to no better than a factor e**MAX_LOG_STD (one sigma) is unconstrained.
 MAX_LOG_STD = 5.0
+#: What is physically plausible for a parameter that nothing measured, where it still shapes
+#: predictions: an unconstrained parameter listed here is *assumed* at the middle of its
+#: range, with a log-normal uncertainty whose 90% interval reaches both ends of the range (and,
+#: being symmetric in the log, beyond the nearer one), so that no prediction leaning on it is
+#: narrower than the range allows.  Parallel efficiency: what one
+#: core beyond the first adds to CPU work; 0.3 is a loop that serialises most of its work (the
+#: GIL, a shared lock), 1.0 perfect scaling.
+PLAUSIBLE = {"parallel_efficiency": (0.3, 1.0)}
+#: The 90% interval's z (the plausible ranges are 90% intervals).
+_Z90 = 1.6448536269514722
 Prior = tuple[float, float]  # (value, standard deviation), in the parameter's unit
 
 
@@ -104,7 +131,88 @@ class ThroughputModel(RegressorMixin, BaseEstimator):
         return Cores(int(self.cores), int(self.threads_per_core), float(self.ht_weight))
 
     def fit(self, X: np.ndarray, y: np.ndarray,
-            sample_weight: np.ndarray | None = None) -> ThroughputModel:
+            sample_weight: np.ndarray | None = None, run_sd: np.ndarray | None = None,
+            prior_run_sd: Mapping[str, float] | None = None) -> ThroughputModel:
+        """Fit the parameters to the measured rates ``y`` of the configurations ``X``
+        (see the module's notes); ``sample_weight`` scales each point's weight.  ``run_sd``:
+        each point's relative run-to-run spread (one sigma of its log), and ``prior_run_sd``
+        each prior's, where larger than their fitted errors: the covariance then covers it
+        (see the module's notes)."""
+        X, y, sigma, priors, fixed = self._check_fit_inputs(X, y, sample_weight)
+        cpu = self._cpu()
+        base, free = _starting_point(X, priors, fixed, cpu)
+        if free:
+            theta, jac, cov = self._least_squares(X, y, sigma, priors, base, free, cpu)
+            weak = _unconstrained(jac, cov, free)
+            if run_sd is not None or prior_run_sd:
+                cov = cov + self._run_to_run(jac, sigma, priors, free, run_sd,
+                                             prior_run_sd or {})
+        else:
+            theta, cov, weak = np.zeros(0), np.zeros((0, 0)), set()
+            self.success_, self.message_, self.cost_, self.reduced_chi2_ = True, "fixed", 0.0, 0.0
+        self._store(_full(base, free, theta), free, weak, cov, fixed)
+        return self
+
+    def _run_to_run(self, jac: np.ndarray, sigma: np.ndarray, priors: Mapping[str, Prior],
+                    free: list[int], run_sd: np.ndarray | None,
+                    prior_run_sd: Mapping[str, float]) -> np.ndarray:
+        """What the run-to-run spread adds to the covariance of the log parameters beyond
+        the fitted errors: the sandwich ``A^-1 J^T (Q - 1) J A^-1`` (see the module's notes),
+        scaled by the reduced chi-square in run-to-run units where above 1."""
+        n = len(sigma)
+        run = np.asarray(sigma if run_sd is None else run_sd, dtype=float)
+        if run.shape != (n,):
+            raise ValueError(f"run_sd must have one value per point ({n}), got {run.shape}")
+        ratio = [np.maximum(run, sigma) / sigma]
+        for name, (v, s) in priors.items():
+            if PARAMS.index(name) in free:
+                rel = s / v
+                ratio.append(np.array([max(prior_run_sd.get(name, rel), rel) / rel]))
+        q = np.concatenate(ratio) ** 2
+        a_inv = _log_covariance(jac)
+        cov = a_inv @ (jac.T * (q - 1.0)) @ jac @ a_inv
+        chi2 = float(np.sum(self._residuals_ ** 2 / q))
+        dof = max(len(q) - len(free), 1)
+        return cov * max(1.0, chi2 / dof)
+
+    @classmethod
+    def from_params(cls, params: Params, cores: Cores, names: Sequence[str] = (),
+                    log_covariance: np.ndarray | None = None,
+                    noise: float = 0.05) -> ThroughputModel:
+        """A model of given parameters, with no fit: every parameter ``fixed`` at ``params``,
+        and ``log_covariance`` the covariance of the logs of the parameters ``names`` (an
+        assumed uncertainty, or a fitted one carried over to a what-if), which the prediction
+        intervals propagate as a fit's would."""
+        names = tuple(names)
+        cov = np.zeros((0, 0)) if log_covariance is None else \
+            np.asarray(log_covariance, dtype=float)
+        if cov.shape != (len(names), len(names)):
+            raise ValueError(f"the covariance must be {len(names)} x {len(names)}, "
+                             f"got {'x'.join(map(str, cov.shape))}")
+        unknown = set(names) - set(PARAMS)
+        if unknown:
+            raise ValueError(f"unknown parameters: {', '.join(sorted(unknown))}")
+        values = {f.name: float(getattr(params, f.name)) for f in fields(params)}
+        model = cls(cores=cores.cores, threads_per_core=cores.threads_per_core,
+                    ht_weight=cores.ht_weight, noise=noise, fixed=values)
+        model.success_, model.message_, model.cost_, model.reduced_chi2_ = True, "fixed", 0.0, 0.0
+        model.params_ = dict(values)
+        std: dict[str, float | None] = {name: None for name in PARAMS}
+        for k, name in enumerate(names):
+            std[name] = float(values[name] * math.sqrt(max(cov[k, k], 0.0)))
+        model.params_std_ = std
+        model.free_params_ = names
+        model.assumed_ = ()
+        model.unconstrained_ = ()
+        model.log_covariance_ = cov
+        model.n_features_in_ = N_FEATURES
+        return model
+
+    def _check_fit_inputs(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Prior],
+                                     dict[str, float]]:
+        """The validated points, each point's log-error (``noise`` over the root of its weight),
+        the priors and the fixed parameters."""
         X, y = validate_data(self, X, y, y_numeric=True, ensure_min_samples=1)
         check_non_negative(X, f"{type(self).__name__} (X)")
         if X.shape[1] != N_FEATURES:
@@ -123,84 +231,69 @@ class ThroughputModel(RegressorMixin, BaseEstimator):
             raise ValueError(f"priors need a positive value and std: {', '.join(sorted(bad))}")
         w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         sigma = self.noise / np.sqrt(np.maximum(w, 1e-12))
-        cpu = self._cpu()
+        return X, y, sigma, priors, fixed
 
-        base = DEFAULTS.vector()
-        for name, (value, _) in priors.items():
-            base[PARAMS.index(name)] = value
-        for name, value in fixed.items():
-            base[PARAMS.index(name)] = value
-        remote = bool(np.any((X[:, FEATURES.index("remote")] > 0.5)
-                             & (X[:, FEATURES.index("cached")] < 0.5)))
-        if remote:  # the link's defaults (unlimited, no latency) are where no gradient is
-            for name, start_value in REMOTE_START.items():
-                if name not in priors and name not in fixed:
-                    base[PARAMS.index(name)] = start_value
-        free = [i for i, name in enumerate(PARAMS)
-                if name not in fixed and (name in priors or _sensitive(base, i, X, cpu)
-                                          or (remote and name in REMOTE_START))]
+    def _least_squares(self, X: np.ndarray, y: np.ndarray, sigma: np.ndarray,
+                       priors: Mapping[str, Prior], base: np.ndarray, free: list[int],
+                       cpu: Cores) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Bounded least squares of the log rates (and the priors' terms) over the logs of the
+        ``free`` parameters: the solution, the Jacobian there and the log-covariance, scaled
+        up by the reduced chi-square where the points scatter more than ``noise`` says."""
+        from scipy.optimize import least_squares  # imported on first fit: slow to import
+
         lo = np.log([BOUNDS[PARAMS[i]][0] for i in free])
         hi = np.log([BOUNDS[PARAMS[i]][1] for i in free])
         start = np.clip(np.log(np.maximum(base[free], 1e-12)), lo + 1e-9, hi - 1e-9)
         prior_terms = [(free.index(PARAMS.index(n)), np.log(v), s / v)
                        for n, (v, s) in priors.items() if PARAMS.index(n) in free]
 
-        def full(theta: np.ndarray) -> np.ndarray:
-            v = base.copy()
-            v[free] = np.exp(theta)
-            return v
-
         def residuals(theta: np.ndarray) -> np.ndarray:
-            pred = rates(Params.from_vector(full(theta)), X, cpu)
+            pred = rates(Params.from_vector(_full(base, free, theta)), X, cpu)
             r = (np.log(np.maximum(pred, 1e-300)) - np.log(y)) / sigma
             pr = [(theta[j] - mu) / max(s, 1e-9) for j, mu, s in prior_terms]
             return np.concatenate([r, np.asarray(pr, dtype=float)])
 
-        if free:
-            from scipy.optimize import least_squares  # imported on first fit: slow to import
+        result = least_squares(residuals, start, bounds=(lo, hi), method="trf",
+                               x_scale=1.0, max_nfev=2000)
+        dof = max(len(result.fun) - len(free), 1)
+        chi2 = float(result.fun @ result.fun)
+        scale = max(1.0, chi2 / dof)
+        self._residuals_ = np.asarray(result.fun, dtype=float)
+        self.success_ = bool(result.success)
+        self.message_ = str(result.message)
+        self.cost_ = float(result.cost)
+        self.reduced_chi2_ = chi2 / dof
+        return result.x, result.jac, _log_covariance(result.jac) * scale
 
-            result = least_squares(residuals, start, bounds=(lo, hi), method="trf",
-                                   x_scale=1.0, max_nfev=2000)
-            theta = result.x
-            jac = result.jac
-            dof = max(len(result.fun) - len(free), 1)
-            chi2 = float(result.fun @ result.fun)
-            scale = max(1.0, chi2 / dof)
-            cov = _log_covariance(jac) * scale
-            self.success_ = bool(result.success)
-            self.message_ = str(result.message)
-            self.cost_ = float(result.cost)
-            self.reduced_chi2_ = chi2 / dof
-        else:
-            theta = np.zeros(0)
-            cov = np.zeros((0, 0))
-            self.success_, self.message_, self.cost_, self.reduced_chi2_ = True, "fixed", 0.0, 0.0
-
-        vec = full(theta)
+    def _store(self, vec: np.ndarray, free: list[int], weak: set[int], cov: np.ndarray,
+               fixed: Mapping[str, float]) -> None:
+        """The fitted attributes: the parameters, the uncertainties of the constrained ones,
+        which those are, and their log-covariance."""
         self.params_ = dict(zip(PARAMS, (float(x) for x in vec), strict=True))
-        # a parameter whose column of the Jacobian vanishes at the solution (the points do not
-        # depend on it there, e.g. a processing rate far above an I/O-bound rate), or that only
-        # enters in a combination with others (one file size cannot tell the open cost from the
-        # processing time), is not constrained: it keeps its value, with no uncertainty, and is
-        # listed as such
-        weak = set()
-        if free:
-            col = np.linalg.norm(jac, axis=0)
-            log_std = np.sqrt(np.maximum(np.diag(cov), 0.0))
-            weak = {free[k] for k in range(len(free))
-                    if col[k] < 1e-3 * max(col.max(), 1e-12) or log_std[k] > MAX_LOG_STD}
         std: dict[str, float | None] = {name: None for name in PARAMS}
-        for k, i in enumerate(free):
-            if i not in weak:
-                std[PARAMS[i]] = float(vec[i] * np.sqrt(max(cov[k, k], 0.0)))
+        fitted = tuple(PARAMS[i] for i in free if i not in weak)
+        keep = [k for k, i in enumerate(free) if i not in weak]
+        cov = _capped(cov[np.ix_(keep, keep)] if free else cov, fitted)
+        for k, name in enumerate(fitted):
+            std[name] = float(self.params_[name] * np.sqrt(max(cov[k, k], 0.0)))
+        # an unconstrained parameter with a plausible range: its middle, spanning the range
+        assumed = tuple(n for n in PARAMS if n in PLAUSIBLE and n not in fitted
+                        and n not in fixed)
+        for name in assumed:
+            lo, hi = PLAUSIBLE[name]
+            mid = (lo + hi) / 2
+            self.params_[name] = mid
+            log_sd = max(math.log(mid / lo), math.log(hi / mid)) / _Z90
+            std[name] = self.params_[name] * log_sd
+            cov = np.pad(cov, ((0, 1), (0, 1)))
+            cov[-1, -1] = log_sd**2
         self.params_std_ = std
-        self.free_params_ = tuple(PARAMS[i] for i in free if i not in weak)
+        self.free_params_ = fitted + assumed
+        self.assumed_ = assumed
         self.unconstrained_ = tuple(n for n in PARAMS if n not in self.free_params_
                                     and n not in fixed)
-        keep = [k for k, i in enumerate(free) if i not in weak]
-        self.log_covariance_ = cov[np.ix_(keep, keep)] if free else cov
+        self.log_covariance_ = cov
         self.n_features_in_ = N_FEATURES
-        return self
 
     # -- prediction ------------------------------------------------------------------------
     def _check_X(self, X: np.ndarray) -> np.ndarray:
@@ -225,18 +318,8 @@ class ThroughputModel(RegressorMixin, BaseEstimator):
         X = self._check_X(X)
         pred = rates(self.physical_params_, X, self._cpu())
         var = np.full(len(pred), self.noise**2)
-        free = [PARAMS.index(n) for n in self.free_params_]
-        if free:
-            base = np.log(np.maximum(Params(**self.params_).vector(), 1e-300))
-            grads = np.empty((len(pred), len(free)))
-            h = 1e-4
-            for k, i in enumerate(free):
-                up, down = base.copy(), base.copy()
-                up[i] += h
-                down[i] -= h
-                r_up = rates(Params.from_vector(np.exp(up)), X, self._cpu())
-                r_down = rates(Params.from_vector(np.exp(down)), X, self._cpu())
-                grads[:, k] = (np.log(r_up) - np.log(r_down)) / (2 * h)
+        if self.free_params_:
+            grads = log_rate_gradient(self.physical_params_, self._cpu(), X, self.free_params_)
             var = var + np.einsum("ij,jk,ik->i", grads, self.log_covariance_, grads)
         z = NormalDist().inv_cdf(0.5 + level / 2)
         spread = np.exp(z * np.sqrt(var))
@@ -248,6 +331,63 @@ class ThroughputModel(RegressorMixin, BaseEstimator):
         tags.input_tags.positive_only = True  # counts, sizes and flags
         tags.target_tags.positive_only = True
         return tags
+
+
+def _starting_point(X: np.ndarray, priors: Mapping[str, Prior], fixed: Mapping[str, float],
+                    cpu: Cores) -> tuple[np.ndarray, list[int]]:
+    """Where the fit starts (the defaults, the priors' values, the fixed values; the link's
+    starting values where remote points are fitted), and the indices of the parameters to fit:
+    those with a prior, those the points depend on, and the link's where points are remote."""
+    base = DEFAULTS.vector()
+    for name, (value, _) in priors.items():
+        base[PARAMS.index(name)] = value
+    for name, value in fixed.items():
+        base[PARAMS.index(name)] = value
+    remote = bool(np.any((X[:, FEATURES.index("remote")] > 0.5)
+                         & (X[:, FEATURES.index("cached")] < 0.5)))
+    if remote:  # the link's defaults (unlimited, no latency) are where no gradient is
+        for name, start_value in REMOTE_START.items():
+            if name not in priors and name not in fixed:
+                base[PARAMS.index(name)] = start_value
+    free = [i for i, name in enumerate(PARAMS)
+            if name not in fixed and (name in priors or _sensitive(base, i, X, cpu)
+                                      or (remote and name in REMOTE_START))]
+    return base, free
+
+
+def _capped(cov: np.ndarray, names: Sequence[str]) -> np.ndarray:
+    """The covariance with the log-uncertainty of each parameter that has a plausible range
+    (``PLAUSIBLE``) no larger than what spans its fit bounds at 90%: a parameter pinned at
+    a bound has a Jacobian that says nothing of its spread, and a fitted value cannot stray
+    beyond its bounds.  Rows and columns are scaled together, so it stays a covariance."""
+    scale = np.ones(len(names))
+    for k, name in enumerate(names):
+        if name in PLAUSIBLE:
+            lo, hi = BOUNDS[name]
+            cap = math.log(hi / lo) / (2 * _Z90)
+            sd = math.sqrt(max(float(cov[k, k]), 0.0))
+            if sd > cap:
+                scale[k] = cap / sd
+    return cov * np.outer(scale, scale) if len(names) else cov
+
+
+def _full(base: np.ndarray, free: list[int], theta: np.ndarray) -> np.ndarray:
+    """Every parameter's value: ``base`` with the ``free`` ones at exp(``theta``)."""
+    v = base.copy()
+    v[free] = np.exp(theta)
+    return v
+
+
+def _unconstrained(jac: np.ndarray, cov: np.ndarray, free: list[int]) -> set[int]:
+    """The free parameters the fit does not constrain: a parameter whose column of the
+    Jacobian vanishes at the solution (the points do not depend on it there, e.g. a processing
+    rate far above an I/O-bound rate), or that only enters in a combination with others (one
+    file size cannot tell the open cost from the processing time).  They keep their value,
+    with no uncertainty, and are listed as such."""
+    col = np.linalg.norm(jac, axis=0)
+    log_std = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    return {free[k] for k in range(len(free))
+            if col[k] < 1e-3 * max(col.max(), 1e-12) or log_std[k] > MAX_LOG_STD}
 
 
 def _log_covariance(jac: np.ndarray) -> np.ndarray:

@@ -14,8 +14,9 @@ from typing import Literal
 Algorithm = Literal["ZLIB", "LZMA", "LZ4", "ZSTD", "OLD", "none"]
 FsClass = Literal["local", "nfs", "lustre", "fuse", "remote", "memory"]
 DeviceKind = Literal["disk", "partition", "md", "dm", "loop", "other"]
-AlgorithmSource = Literal["basket-header", "file-setting"]
-ClusterSource = Literal["autoflush", "ranges", "estimated"]
+AlgorithmSource = Literal["basket-header", "file-setting", "page-list"]
+ClusterSource = Literal["autoflush", "ranges", "estimated", "rntuple"]
+TreeFormat = Literal["ttree", "rntuple"]
 
 # ---------------------------------------------------------------------------------------------
 # Site
@@ -109,8 +110,9 @@ class Compression:
 
     ``algorithm`` is ``ZLIB``, ``LZMA``, ``LZ4``, ``ZSTD``, ``none`` or ``None`` (unknown);
     ``setting`` is ROOT's algorithm*100 + level as stored in the file.  ``source`` says where the
-    algorithm came from: ``basket-header`` (the compression header of a stored basket) or
-    ``file-setting`` (the file's fCompress only).  Where the files of one tree differ,
+    algorithm came from: ``basket-header`` (the compression header of a stored basket),
+    ``file-setting`` (the file's fCompress only) or, for an RNTuple, ``page-list`` (the setting
+    its page list records for each column in each cluster).  Where the files of one tree differ,
     ``algorithm``/``level`` are those holding most bytes and ``mixture`` lists every one.
     """
 
@@ -135,9 +137,10 @@ class ClusterStats:
     """Cluster layout of a tree, in entries.
 
     ``source`` is ``autoflush`` (a fixed fAutoFlush), ``ranges`` (the variable cluster ranges
-    a fast merge of flushed trees leaves), or ``estimated`` (no flush recorded, as in small
-    files and trees written by uproot: ROOT's own estimate, entries * 30 MB / compressed
-    bytes, which is what its TTreeCache then uses).
+    a fast merge of flushed trees leaves), ``estimated`` (no flush recorded, as in small
+    files, trees written by uproot and old TTree class versions without fAutoFlush: ROOT's own
+    estimate, entries * 30 MB / compressed bytes, which is what its TTreeCache then uses), or
+    ``rntuple`` (an RNTuple's clusters, as its footer lists them).
     """
 
     count: int
@@ -170,7 +173,13 @@ class TimingStats:
 
 @dataclass(frozen=True)
 class BranchProfile:
-    """One branch, summed over the sampled files (extrapolated when sampled)."""
+    """One branch, summed over the sampled files (extrapolated when sampled).
+
+    For an RNTuple, one top-level field with every field below it: ``baskets`` counts its
+    pages, ``fields`` and ``columns`` how many fields (itself included) and physical columns it
+    has (``None`` for a TTree branch).  Uncompressed bytes are ROOT's ``RNTupleInspector``'s:
+    elements times their size in memory.
+    """
 
     name: str
     typename: str
@@ -178,6 +187,34 @@ class BranchProfile:
     uncompressed_bytes: int
     compression_factor: float | None
     baskets: BasketStats
+    fields: int | None = None
+    columns: int | None = None
+
+
+@dataclass(frozen=True)
+class RNTupleLayout:
+    """What an RNTuple holds beyond the figures it shares with a TTree.
+
+    ``fields`` counts every field (nested ones included) and ``columns`` the physical columns
+    (most over the sampled files).  Pages: ``pages`` (extrapolated like the tree's totals), the
+    mean and largest compressed (on-storage) page and the mean uncompressed one (elements times
+    their in-memory size).  Clusters and cluster groups: how many (extrapolated), clusters per
+    group, and the mean compressed bytes of one cluster.  ``versions`` are the on-disk format
+    versions found, ``writers`` the writer identifiers of the files (e.g. ``ROOT v6.34.02``).
+    """
+
+    fields: int
+    columns: int
+    pages: int
+    mean_page_compressed_bytes: float | None
+    max_page_compressed_bytes: int
+    mean_page_uncompressed_bytes: float | None
+    clusters: int
+    cluster_groups: int
+    clusters_per_group: float | None
+    mean_cluster_compressed_bytes: float | None
+    versions: tuple[str, ...] = ()
+    writers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -187,6 +224,12 @@ class TreeProfile:
     ``files`` is the number of files holding this tree (estimated from the sample when the
     dataset was sampled); ``entries``, bytes and basket counts are extrapolated to all files in
     that case (see ``DatasetProfile.sampling``).
+
+    ``format`` is ``ttree`` or ``rntuple``; an RNTuple's fields are its ``branch_profiles``, its
+    pages its ``baskets``, and ``rntuple`` holds what only an RNTuple has.  ``autoflush`` is the
+    TTree's fAutoFlush (the most common over the sampled files), ``None`` where unknown (an old
+    TTree class version without it, or an RNTuple).  ``notes`` says what was unknown or
+    approximated, and why (one line each).
     """
 
     name: str
@@ -205,6 +248,10 @@ class TreeProfile:
     file_bytes: SizeStats
     open_s: TimingStats | None
     branch_profiles: tuple[BranchProfile, ...] = ()
+    format: TreeFormat = "ttree"
+    autoflush: int | None = None
+    notes: tuple[str, ...] = ()
+    rntuple: RNTupleLayout | None = None
 
 
 @dataclass(frozen=True)
@@ -225,9 +272,11 @@ class DatasetProfile:
 
     ``files``/``total_bytes`` count every file found (all are stat'ed); ``usable_files`` is how
     many of the opened files could be read; ``errors`` holds one line per unusable input;
-    ``open_s`` is the time to open a file and read its trees' metadata, over the opened files
-    (page-cache state not controlled: the read tests measure it cold and warm); ``probe_s`` is
-    the whole probe's wall time.
+    ``open_s`` is the time uproot takes to open a file and read its trees' metadata, over the
+    first files opened (up to 5; the others are read by a faster reader of the few members the
+    probe needs, which does not time what a reader's open costs; page-cache state not
+    controlled: the read tests measure it cold and warm); ``probe_s`` is the whole probe's
+    wall time.
     """
 
     files: int

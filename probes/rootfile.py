@@ -1,8 +1,15 @@
 """Read one ROOT file's metadata: its trees, branches, baskets, clusters and compression.
 
 Metadata only: the TTree and TBranch records (which list every basket's size and position) and,
-per tree, the 9-byte compression header of one stored basket.  No basket is decompressed.  The
-time to open the file and read its trees' metadata is recorded: it is the per-file overhead.
+per tree, the 9-byte compression header of one stored basket.  No basket is decompressed (a
+branch whose baskets uproot cannot interpret is still probed: its type is then read from its
+leaves).  RNTuples are read from their header, footer and page lists (:mod:`probes.rntuple`).
+The time to open the file and read its trees' metadata is recorded: it is the per-file overhead.
+
+Old TTree class versions lack members that newer ones have (version 5 has no fAutoFlush and no
+cluster ranges).  A missing member is unknown, never a refusal: where ROOT reads such a tree it
+keeps its constructor's default (fAutoFlush -30000000, no ranges), and so does this module, so
+the clusters are ROOT's own estimate; the tree's ``notes`` say which members were missing.
 """
 
 from __future__ import annotations
@@ -15,9 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from .results import Algorithm, AlgorithmSource, ClusterSource
+from .results import Algorithm, AlgorithmSource, ClusterSource, TreeFormat
+from .rntuple import OLD_RNTUPLE_CLASSES, RNTUPLE_CLASS, RNTupleMeta, main_setting, read_rntuple
+from .ttreemeta import FastTree, read_tree
 
 TREE_CLASSES = ("TTree", "TNtuple", "TNtupleD")
+#: ROOT's TTree constructor sets fAutoFlush to -30000000 (flush at 30 MB): what an old class
+#: version without the member keeps when ROOT reads it.
+DEFAULT_AUTOFLUSH = -30_000_000
 
 #: ROOT's compression algorithm codes (setting // 100) and the 2-byte basket header tags.
 ALGORITHM_CODES: dict[int, Algorithm] = {
@@ -44,6 +56,8 @@ class BranchMeta:
     uncompressed_bytes: int
     baskets: int
     basket_bytes: int  # on-disk bytes of the written baskets (keys included)
+    fields: int | None = None  # RNTuple: this field and its subfields
+    columns: int | None = None  # RNTuple: its physical columns and its subfields'
 
 
 @dataclass(frozen=True)
@@ -58,13 +72,17 @@ class TreeMeta:
     algorithm: Algorithm | None
     algorithm_source: AlgorithmSource
     setting: int | None
+    format: TreeFormat = "ttree"
+    autoflush: int | None = None  # None: an RNTuple, or a class version without fAutoFlush
+    notes: tuple[str, ...] = ()
+    rntuple: RNTupleMeta | None = None
 
 
 @dataclass(frozen=True)
 class FileMeta:
     path: str
     size_bytes: int
-    open_s: float
+    open_s: float | None  # None when the fast reader read a TTree (not uproot's open time)
     compression_setting: int | None
     trees: tuple[TreeMeta, ...]
 
@@ -103,8 +121,14 @@ def one_line(exc: BaseException) -> str:
     return first if len(first) <= 160 else first[:157] + "..."
 
 
-def inspect_file(path: str, size_bytes: int | None = None) -> FileMeta:
-    """Open ``path`` with uproot and read its trees' metadata.  Raises :class:`FileProblem`."""
+def inspect_file(path: str, size_bytes: int | None = None, fast: bool = False) -> FileMeta:
+    """Open ``path`` with uproot and read its trees' metadata.  Raises :class:`FileProblem`.
+
+    ``fast``: read the TTree records with :mod:`probes.ttreemeta` (the members the probe needs
+    only; uproot's full reader where it does not know the layout).  The figures are the same;
+    the branch types may be named more plainly, and the file's ``open_s`` is then ``None``, as
+    it no longer measures what a reader's open costs.
+    """
     import uproot  # heavy: imported where needed
 
     if size_bytes is None:
@@ -117,44 +141,74 @@ def inspect_file(path: str, size_bytes: int | None = None) -> FileMeta:
         raise FileProblem(f"cannot open as ROOT file: {one_line(exc)}") from None
     try:
         try:
-            names = f.keys(filter_classname=list(TREE_CLASSES), cycle=False, recursive=True)
-            trees = [(name, f[name]) for name in names]
+            classes = f.classnames(cycle=False, recursive=True)
         except Exception as exc:
-            raise FileProblem(f"damaged TTree metadata: {one_line(exc)}") from None
+            raise FileProblem(f"damaged directory of keys: {one_line(exc)}") from None
+        trees = []
+        used_fast = False
+        for name, classname in classes.items():
+            if classname not in TREE_CLASSES and classname != RNTUPLE_CLASS:
+                continue
+            try:
+                tree = _fast_tree(f, name) if fast and classname in TREE_CLASSES else None
+                used_fast = used_fast or tree is not None
+                trees.append((name, classname, tree if tree is not None else f[name]))
+            except Exception as exc:
+                kind = "RNTuple" if classname == RNTUPLE_CLASS else "TTree"
+                raise FileProblem(f"damaged {kind} metadata in {name.split(';')[0]!r}: "
+                                  f"{one_line(exc)}") from None
+        # the open: the file, its keys and the TTree records; an RNTuple's header, footer and
+        # page lists are read below, on first use, as a reader reads them, and are added
         open_s = time.perf_counter() - t0
         if not trees:
-            raise FileProblem(_no_tree_cause(f))
+            raise FileProblem(_no_tree_cause(classes))
         setting = _int_or_none(getattr(f.file, "fCompress", None))
         metas = []
-        for name, tree in trees:
+        for name, classname, tree in trees:
+            kind = "RNTuple" if classname == RNTUPLE_CLASS else "TTree"
             try:
-                metas.append(_tree_meta(name, tree, path, setting))
+                if classname == RNTUPLE_CLASS:
+                    t1 = time.perf_counter()
+                    metas.append(_rntuple_meta(name, tree))
+                    open_s += time.perf_counter() - t1
+                else:
+                    metas.append(_tree_meta(name, tree, path, setting))
             except FileProblem:
                 raise
             except Exception as exc:
-                raise FileProblem(f"damaged TTree metadata in {name!r}: {one_line(exc)}") from None
+                raise FileProblem(f"damaged {kind} metadata in {name.split(';')[0]!r}: "
+                                  f"{one_line(exc)}") from None
     finally:
         f.close()
     return FileMeta(
         path=path,
         size_bytes=size_bytes,
-        open_s=open_s,
+        open_s=None if used_fast else open_s,
         compression_setting=setting,
         trees=tuple(metas),
     )
 
 
-def _no_tree_cause(f: Any) -> str:
+def _fast_tree(f: Any, name: str) -> FastTree | None:
+    """The TTree ``name`` read by the fast reader, or None where it does not know the layout."""
     try:
-        classes = sorted(set(f.classnames(cycle=False, recursive=True).values()))
-    except Exception:
-        classes = []
-    if any("RNTuple" in c for c in classes):
-        return "holds an RNTuple, not a TTree (RNTuple is not probed yet)"
+        key = f.key(name)
+        chunk, cursor = key.get_uncompressed_chunk_cursor()
+        data = chunk.get(cursor.index, cursor.index + key.fObjlen, cursor, {})
+        return read_tree(bytes(data), int(key.fKeylen))
+    except Exception:  # Unsupported, or anything odd: uproot's reader decides
+        return None
+
+
+def _no_tree_cause(names: dict[str, str]) -> str:
+    classes = sorted(set(names.values()))
+    if any(c in OLD_RNTUPLE_CLASSES for c in classes):
+        return ("holds an RNTuple of the pre-release format (ROOT 6.22-6.32), which uproot "
+                "cannot read; rewrite it with ROOT >= 6.34")
     if classes:
         shown = ", ".join(classes[:4]) + (", ..." if len(classes) > 4 else "")
-        return f"no TTree in this file (it holds {shown})"
-    return "no TTree in this file (it is empty)"
+        return f"no TTree or RNTuple in this file (it holds {shown})"
+    return "no TTree or RNTuple in this file (it is empty)"
 
 
 def _int_or_none(x: Any) -> int | None:
@@ -164,44 +218,166 @@ def _int_or_none(x: Any) -> int | None:
         return None
 
 
+def _member(obj: Any, name: str) -> Any:
+    """A streamed member, or None where this class version does not have it."""
+    return obj.member(name, none_if_missing=True)
+
+
+#: Branch members the probe reads; an old class version may lack some.
+_BRANCH_MEMBERS = ("fWriteBasket", "fBasketBytes", "fZipBytes", "fTotBytes")
+
+
 def _tree_meta(name: str, tree: Any, path: str, file_setting: int | None) -> TreeMeta:
     entries = int(tree.num_entries)
+    if entries < 0:
+        raise FileProblem(f"damaged TTree metadata in {name!r}: negative entry count")
+    notes: list[str] = []
     branches = []
     written: list[tuple[int, Any]] = []
+    missing_branch: set[str] = set()
+    uninterpreted = 0
+    embedded = 0
     for b in tree.itervalues(recursive=True):
-        n = int(b.member("fWriteBasket"))
-        basket_bytes = np.asarray(b.member("fBasketBytes"))[:n]
-        zip_bytes = int(b.member("fZipBytes"))
+        values = {m: _member(b, m) for m in _BRANCH_MEMBERS}
+        missing_branch.update(m for m, v in values.items() if v is None)
+        n = int(values["fWriteBasket"] or 0)
+        basket_bytes = np.asarray(values["fBasketBytes"] if n else [], dtype=np.int64)[:n]
+        zip_bytes = int(values["fZipBytes"] or 0)
+        typename, interpreted = _typename(b)
+        uninterpreted += not interpreted
+        if n == 0 and _has_embedded_baskets(b):
+            embedded += 1
         branches.append(
             BranchMeta(
                 name=b.name,
-                typename=str(b.typename),
+                typename=typename,
                 compressed_bytes=zip_bytes,
-                uncompressed_bytes=int(b.member("fTotBytes")),
+                uncompressed_bytes=int(values["fTotBytes"] or 0),
                 baskets=n,
                 basket_bytes=int(basket_bytes.sum()),
             )
         )
-        if n > 0:
+        if n > 0 and _member(b, "fBasketSeek") is not None:
             written.append((zip_bytes, b))
-    if entries < 0:
-        raise FileProblem(f"damaged TTree metadata in {name!r}: negative entry count")
+    version = getattr(tree, "class_version", None)
+    of_version = f"TTree class version {version}" if version is not None else "this TTree"
+    missing_tree = [m for m in ("fAutoFlush", "fNClusterRange") if not tree.has_member(m)]
+    if missing_tree:
+        notes.append(f"{of_version} has no {' or '.join(missing_tree)}: unknown (null); "
+                     "clusters are ROOT's own estimate, as ROOT reads such a tree")
+    if missing_branch:
+        notes.append(f"its branches lack {', '.join(sorted(missing_branch))}: counted as 0")
+    if uninterpreted:
+        notes.append(f"{uninterpreted} branch(es) of a type uproot cannot interpret: probed from "
+                     "metadata, type read from the leaves")
+    if embedded:
+        notes.append(f"{embedded} branch(es) keep their baskets inside the TTree record (never "
+                     "flushed to their own keys): not in the tree's bytes, as ROOT counts them")
     sizes, source = cluster_layout(tree, entries)
     written.sort(key=lambda zb: -zb[0])
     algorithm, alg_source, setting = _compression(
         path, [b for _, b in written[:HEADER_PROBES]], file_setting
     )
+    tree_zip = _member(tree, "fZipBytes")
+    tree_tot = _member(tree, "fTotBytes")
+    autoflush = _member(tree, "fAutoFlush")
     return TreeMeta(
         name=name.split(";")[0],
         entries=entries,
         branches=tuple(branches),
-        compressed_bytes=int(tree.member("fZipBytes")),
-        uncompressed_bytes=int(tree.member("fTotBytes")),
+        compressed_bytes=int(tree_zip if tree_zip is not None else
+                             sum(b.compressed_bytes for b in branches)),
+        uncompressed_bytes=int(tree_tot if tree_tot is not None else
+                               sum(b.uncompressed_bytes for b in branches)),
         cluster_sizes=sizes,
         cluster_source=source,
         algorithm=algorithm,
         algorithm_source=alg_source,
         setting=setting,
+        format="ttree",
+        autoflush=None if autoflush is None else int(autoflush),
+        notes=tuple(notes),
+    )
+
+
+#: C++ types of TTree leaf classes, for branches whose type uproot cannot interpret.
+_LEAF_TYPES = {
+    "TLeafO": "bool", "TLeafB": "int8_t", "TLeafS": "int16_t", "TLeafI": "int32_t",
+    "TLeafL": "int64_t", "TLeafF": "float", "TLeafD": "double", "TLeafC": "char*",
+    "TLeafG": "long", "TLeafF16": "Float16_t", "TLeafD32": "Double32_t",
+}
+
+
+def _typename(branch: Any) -> tuple[str, bool]:
+    """The branch's type as uproot interprets it, and whether it could; where it cannot, the
+    type its metadata names (the class of a TBranchElement, or its first leaf's type)."""
+    try:
+        return str(branch.typename), True
+    except Exception:
+        pass
+    for member in ("fClassName",):
+        value = _member(branch, member)
+        if value:
+            return str(value), False
+    try:
+        leaves = branch.member("fLeaves")
+        leaf = leaves[0] if len(leaves) else None
+    except Exception:
+        leaf = None
+    if leaf is not None:
+        typename = _member(leaf, "fTypeName")
+        if typename:
+            return str(typename), False
+        return _LEAF_TYPES.get(type(leaf).__name__.split("_v")[0].replace("Model_", ""),
+                               "unknown"), False
+    return "unknown", False
+
+
+def _has_embedded_baskets(branch: Any) -> bool:
+    try:
+        return bool(branch.embedded_baskets)
+    except Exception:
+        return False
+
+
+def _rntuple_meta(name: str, ntuple: Any) -> TreeMeta:
+    read = read_rntuple(ntuple)
+    setting = main_setting(read.meta.settings)
+    counts: dict[int, int] = {}
+    for n in read.cluster_entries:
+        counts[n] = counts.get(n, 0) + 1
+    notes = []
+    if len(read.meta.settings) > 1:
+        shown = ", ".join(str(k) for k in sorted(read.meta.settings))
+        notes.append(f"columns compressed with several settings ({shown}): the one of most "
+                     "bytes is shown")
+    return TreeMeta(
+        name=name.split(";")[0],
+        entries=read.entries,
+        branches=tuple(
+            BranchMeta(
+                name=f.name,
+                typename=f.typename,
+                compressed_bytes=f.compressed_bytes,
+                uncompressed_bytes=f.uncompressed_bytes,
+                baskets=f.pages,
+                basket_bytes=f.compressed_bytes,
+                fields=f.fields,
+                columns=f.columns,
+            )
+            for f in read.fields
+        ),
+        compressed_bytes=read.compressed_bytes,
+        uncompressed_bytes=read.uncompressed_bytes,
+        cluster_sizes=tuple(sorted(counts.items())),
+        cluster_source="rntuple",
+        algorithm=setting_algorithm(setting),
+        algorithm_source="page-list",
+        setting=setting,
+        format="rntuple",
+        autoflush=None,
+        notes=tuple(notes),
+        rntuple=read.meta,
     )
 
 
@@ -234,10 +410,11 @@ def cluster_layout(
         if rest:
             counts[rest] = counts.get(rest, 0) + 1
 
-    autoflush = int(tree.member("fAutoFlush"))
-    zip_bytes = int(tree.member("fZipBytes"))
+    raw_autoflush = _member(tree, "fAutoFlush")
+    autoflush = DEFAULT_AUTOFLUSH if raw_autoflush is None else int(raw_autoflush)
+    zip_bytes = int(_member(tree, "fZipBytes") or 0)
     estimated = _estimated_cluster_size(entries, autoflush, zip_bytes)
-    n_ranges = int(tree.member("fNClusterRange") or 0)
+    n_ranges = int(_member(tree, "fNClusterRange") or 0)
     if n_ranges > 0:
         ends = np.asarray(tree.member("fClusterRangeEnd"))[:n_ranges]
         sizes = np.asarray(tree.member("fClusterSize"))[:n_ranges]
@@ -262,14 +439,15 @@ def _estimated_cluster_size(entries: int, autoflush: int, zip_bytes: int) -> int
     """ROOT's ``TTree::GetEstimatedClusterSize`` for a tree opened with its default cache.
 
     A positive fAutoFlush is the answer; otherwise ``entries * cache / fZipBytes``, where the
-    cache ROOT sets up for the cluster iterator is ``-fAutoFlush`` bytes (30 MB by default).
+    cache ROOT sets up for the cluster iterator is ``-fAutoFlush`` bytes (30 MB by default);
+    with fZipBytes 0 (baskets never written to their own keys) ROOT takes ``entries - 1``.
     ``fAutoFlush == 0`` (flushing disabled) makes ROOT size its cache from the cluster ranges;
     that rare case is approximated with the 30 MB default.
     """
     if autoflush > 0:
         return autoflush
     if zip_bytes <= 0:
-        return max(entries, 1)
+        return max(entries - 1, 1)
     cache = -autoflush if autoflush < 0 else DEFAULT_CACHE_BYTES
     return max(1, entries * cache // zip_bytes)
 
@@ -286,7 +464,7 @@ def _compression(
     """
     setting = file_setting
     if branches:
-        b_setting = _int_or_none(branches[0].member("fCompress"))
+        b_setting = _int_or_none(_member(branches[0], "fCompress"))
         if b_setting is not None and b_setting > 0:
             setting = b_setting
     from_setting = setting_algorithm(setting)

@@ -57,7 +57,7 @@ EXPECTED = {
     "random.root": "not a ROOT file",
     "notes.root": "looks like text",
     "damaged.root": "damaged TTree metadata",
-    "histograms.root": "no TTree in this file",
+    "histograms.root": "no TTree or RNTuple in this file",
     "loop_a.root": "symlink loop",
     "loop_b.root": "symlink loop",
     "back_up": "symlink loop",
@@ -80,11 +80,30 @@ def test_each_bad_input_gets_one_error_and_the_good_file_is_probed(bad_dir: Path
     assert tree.entries == 500 and tree.files == 1
 
 
-def test_rntuple_only_file_is_named(tmp_path: Path) -> None:
+def test_rntuple_only_file_is_probed(tmp_path: Path) -> None:
     with uproot.recreate(tmp_path / "n.root") as f:
         f["ntuple"] = {"x": np.arange(10, dtype=np.float32)}  # uproot writes an RNTuple
     ds = probe_dataset([tmp_path / "n.root"])
-    assert "RNTuple" in ds.errors[0].error
+    assert ds.errors == ()
+    (tree,) = ds.trees
+    assert (tree.name, tree.format, tree.entries, tree.branches) == ("ntuple", "rntuple", 10, 1)
+    assert tree.compressed_bytes > 0 and tree.uncompressed_bytes == 40
+
+
+def test_damaged_rntuple_metadata_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "n.root"
+    with uproot.recreate(path) as f:
+        f["ntuple"] = {"x": np.arange(1000, dtype=np.float64)}
+    with uproot.open(path) as f:
+        footer = f["ntuple"].members["fSeekFooter"]
+    data = bytearray(path.read_bytes())
+    for i in range(footer + 8, footer + 40):
+        data[i] ^= 0x5A
+    path.write_bytes(bytes(data))
+    ds = probe_dataset([path])
+    (error,) = ds.errors
+    assert error.error.startswith("damaged RNTuple metadata in 'ntuple'"), error.error
+    assert "\n" not in error.error
 
 
 def _probe_as_nobody(path: str, conn: int) -> None:  # pragma: no cover - runs in a child

@@ -51,6 +51,17 @@ from probes.results import (
 )
 
 
+@pytest.fixture
+def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A temporary directory of the test's own for ``tempfile`` (other programs write to the
+    global one meanwhile), to prove that nothing is left behind."""
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    monkeypatch.setenv("TMPDIR", str(private))
+    return private
+
+
 def test_the_fit_separates_baskets_from_bytes() -> None:
     # 70 us per basket and 80 MB/s: groups of tiny, middling and large baskets
     groups = [_Group("t", ("a",), 1, 2, n, mb, 0, 0.0)
@@ -68,15 +79,16 @@ def test_the_fit_separates_baskets_from_bytes() -> None:
     ("merged", "esdTree", False),      # several baskets per branch, of many sizes: read as is
     ("small_files", "esdTree", True),  # one basket per branch: a temporary copy
 ])
-def test_basket_cost_is_positive_and_leaves_nothing(tiny_demo: Path, dataset: str, tree: str,
+def test_basket_cost_is_positive_and_leaves_nothing(private_tmp: Path, tiny_demo: Path,
+                                                    dataset: str, tree: str,
                                                     copied: bool) -> None:
     before = snapshot(tiny_demo)
-    tmp_before = set(os.listdir(tempfile.gettempdir()))
     ds = probe_dataset([tiny_demo / dataset])
     events: list[ProgressEvent] = []
     session = Session(10.0, progress=events.append)
     t0 = time.perf_counter()
-    cost = measure_basket_cost(session, list(ds.file_paths), tree, None, 1.0)
+    # a share three repetitions fit in on a loaded machine (fewer where they do not fit)
+    cost = measure_basket_cost(session, list(ds.file_paths), tree, None, 2.0)
     elapsed = time.perf_counter() - t0
     assert cost.basket_s is not None and 1e-7 < cost.basket_s < 1e-2
     assert cost.measurement.unit == "s" and len(cost.measurement.samples) >= 3
@@ -89,9 +101,8 @@ def test_basket_cost_is_positive_and_leaves_nothing(tiny_demo: Path, dataset: st
     assert events[-1].figure and "per basket" in events[-1].figure
     assert elapsed < 10.0  # about a second; generous for a busy machine
     assert snapshot(tiny_demo) == before  # the data is never written
-    # nothing left behind (other processes may use the temporary directory meanwhile)
-    left = set(os.listdir(tempfile.gettempdir())) - tmp_before
-    assert not [n for n in left if n.startswith("hep-advisor")]
+    assert tempfile.gettempdir() == str(private_tmp)
+    assert os.listdir(private_tmp) == []  # nothing left behind
 
 
 def test_a_flat_tree_of_alike_branches_is_copied(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from helpers import snapshot
 from probes import DatasetProfile, probe_dataset
 from probes.readtests.calibrate import calibrate
 from probes.readtests.raw import WARMUP_S, Marks
-from probes.readtests.runner import ProgressEvent
+from probes.readtests.runner import ProgressEvent, tolerance
 
 
 @pytest.fixture(scope="module")
@@ -33,13 +33,21 @@ def _children() -> set[int]:
 
 
 def test_every_figure_is_measured_within_the_budget(small_dataset: DatasetProfile,
-                                                    tiny_demo: Path) -> None:
+                                                    tiny_demo: Path, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     before = snapshot(tiny_demo)
-    tmp_before = set(os.listdir(tempfile.gettempdir()))
+    # a temporary directory of this test's own (other programs write to the global one)
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    monkeypatch.setenv("TMPDIR", str(private))
     events: list[ProgressEvent] = []
-    cal = calibrate(small_dataset, budget_s=10.0, workers=(1, 2), progress=events.append)
-    assert not cal.partial and cal.skipped == ()
-    assert cal.elapsed_s < 10.0 * 1.5
+    # a budget every test fits in on a loaded machine (a test that does not fit skips itself)
+    cal = calibrate(small_dataset, budget_s=15.0, workers=(1, 2), progress=events.append)
+    # the TTree -> RNTuple conversion needs a budget of 30 s, and says so
+    assert not cal.partial and [s.test for s in cal.skipped] == ["conversion"]
+    assert "budget" in cal.skipped[0].reason
+    assert cal.elapsed_s <= 15.0 + tolerance(15.0)  # the budget is a promise
     # on tiny files the per-call cost may be lost in the noise: then it is None, never 0
     assert cal.call_cost is not None and cal.call_cost.call_s != 0
     assert cal.parallel_loop and cal.parallel_loop[0].workers == 1
@@ -60,7 +68,8 @@ def test_every_figure_is_measured_within_the_budget(small_dataset: DatasetProfil
                                         "call_cost", "basket_cost", "parallel_loop"}
     assert any(e.figure for e in events)  # figures appear as they are measured
     assert snapshot(tiny_demo) == before  # the data is never written
-    assert set(os.listdir(tempfile.gettempdir())) <= tmp_before  # no files left behind
+    assert tempfile.gettempdir() == str(private)
+    assert os.listdir(private) == []  # no files left behind
 
 
 def test_cancel_from_another_thread_keeps_partial_results(small_dataset: DatasetProfile) -> None:

@@ -12,6 +12,7 @@ import uproot
 from advisor.demo import ESD, FLAT, read_manifest
 from helpers import write_flat
 from probes import probe_dataset, sample_indices
+from probes.dataset import TIMED_OPENS
 from probes.rootfile import cluster_layout, inspect_file
 
 
@@ -34,7 +35,8 @@ def test_small_files_match_the_writer(tiny_demo: Path) -> None:
     # uproot writes one basket per branch per extend() call, one call per file here
     assert tree.baskets.count == info["files"] * info["branches"]
     assert ds.sampling.method == "all"
-    assert ds.open_s is not None and ds.open_s.count == info["files"]
+    # uproot's open is timed on the first files; the others are read by the fast reader
+    assert ds.open_s is not None and ds.open_s.count == min(info["files"], TIMED_OPENS)
     assert {b.name for b in tree.branch_profiles} == set(ESD.branch_names)
 
 
@@ -101,8 +103,22 @@ class FakeTree:
                         "fClusterRangeEnd": np.array(ends), "fClusterSize": np.array(sizes),
                         "fZipBytes": zip_bytes}
 
-    def member(self, name: str) -> object:
+    def member(self, name: str, none_if_missing: bool = False) -> object:
+        if none_if_missing:
+            return self.members.get(name)
         return self.members[name]
+
+
+def test_cluster_layout_without_autoflush_or_ranges() -> None:
+    """An old TTree class version (5) has neither: ROOT keeps its default fAutoFlush
+    (-30000000) and estimates entries * 30 MB / fZipBytes, or entries - 1 when fZipBytes is 0."""
+    tree = FakeTree(autoflush=0, ends=[], sizes=[], zip_bytes=20_000_000)
+    del tree.members["fAutoFlush"], tree.members["fNClusterRange"]
+    assert cluster_layout(tree, 1000) == (((1000, 1),), "estimated")
+    tree.members["fZipBytes"] = 60_000_000  # 2 x 30 MB: two clusters of 500
+    assert cluster_layout(tree, 1000) == (((500, 2),), "estimated")
+    tree.members["fZipBytes"] = 0
+    assert cluster_layout(tree, 1000) == (((1, 1), (999, 1)), "estimated")
 
 
 def test_cluster_layout_follows_root_ranges() -> None:
@@ -156,3 +172,23 @@ def test_sampled_totals_are_extrapolated(tmp_path: Path) -> None:
     assert s.compressed_bytes == pytest.approx(e.compressed_bytes, rel=0.05)
     assert s.baskets.count == pytest.approx(e.baskets.count, rel=0.05)
     assert exact.trees[0].entries == 8 * (800 + 1000 + 1200 + 900 + 1100)
+
+
+def test_branches_uproot_cannot_interpret_are_still_probed(
+    flat_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The probe reads metadata only: a branch whose baskets uproot cannot interpret (as in
+    some files of other programs) keeps its bytes and baskets; its type comes from its leaf."""
+    from uproot.behaviors.TBranch import TBranch
+
+    with uproot.open(flat_file) as f:
+        want = {b.name: (b.typename, b.compressed_bytes) for b in f["t"].values()}
+
+    def cannot(self: object) -> str:
+        raise ValueError("cannot interpret this branch")
+
+    monkeypatch.setattr(TBranch, "typename", property(cannot))
+    (tree,) = inspect_file(str(flat_file)).trees
+    assert {b.name: (b.typename, b.compressed_bytes) for b in tree.branches} == want
+    assert any("cannot interpret" in n for n in tree.notes)
+    assert tree.compressed_bytes == sum(v for _, v in want.values())

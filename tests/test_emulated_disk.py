@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from advisor.testbench import emulated_disk as ed
-from advisor.testbench.emulated_disk import (
+from testbench import (
     CGROUP_ROOT,
+    DEFAULT_READ_AHEAD_KB,
     MB,
     EmulatedDiskError,
     EmulatedDisks,
@@ -30,8 +30,11 @@ from advisor.testbench.emulated_disk import (
     random_reads,
     resident_fraction,
     sequential_read,
+    teardown,
     write_random_file,
 )
+from testbench import cgroup as cg
+from testbench.common import pid_alive
 
 pytestmark = pytest.mark.emulated
 
@@ -103,7 +106,7 @@ def test_layout(bench: EmulatedDisks) -> None:
     with open("/proc/self/mounts") as f:
         mounts = [line.split() for line in f]
     assert [disk.device, str(disk.mount_point), "ext4"] in [m[:3] for m in mounts]
-    assert disk.read_ahead_kb == ed.DEFAULT_READ_AHEAD_KB
+    assert disk.read_ahead_kb == DEFAULT_READ_AHEAD_KB
     assert disk.direct_io
     assert bench.limits() == {disk.major_minor: (70.0, 120)}
     assert "hep-advisor-emu-" in str(disk.backing_file)
@@ -156,7 +159,7 @@ def test_small_requests_are_iops_bound(bench: EmulatedDisks, data: Path) -> None
         n, dt = bench.call(sequential_read, data, 65536, 18 << 20)
         assert _within(n / dt / MB, 100 * 128 * 1024 / MB), n / dt / MB
     finally:
-        queue.write_text(str(ed.DEFAULT_READ_AHEAD_KB))
+        queue.write_text(str(DEFAULT_READ_AHEAD_KB))
         bench.set_limits(70, 120)
 
 
@@ -192,7 +195,7 @@ def test_run_and_call_are_inside_the_cgroup(bench: EmulatedDisks) -> None:
     with pytest.raises(TimeoutError):
         bench.call(time.sleep, 30, timeout=0.3)
     assert time.monotonic() - t0 < 5
-    assert bench.cgroup is not None and os.getpid() not in ed._cgroup_pids(bench.cgroup)
+    assert bench.cgroup is not None and os.getpid() not in cg.pids(bench.cgroup)
 
 
 @pytest.mark.parametrize("exc", [RuntimeError, KeyboardInterrupt])
@@ -231,7 +234,7 @@ def test_busy_mount_is_released_lazily() -> None:
 def test_cleanup_stale_removes_a_crashed_run(tmp_path: Path) -> None:
     dead = subprocess.Popen(["true"])
     dead.wait()
-    assert not ed._pid_alive(dead.pid)
+    assert not pid_alive(dead.pid)
     workdir = Path("/var/tmp") / f"hep-advisor-emu-{dead.pid}-0-testcrash"
     cgroup = CGROUP_ROOT / f"hep-advisor-{dead.pid}-0"
     try:
@@ -252,7 +255,7 @@ def test_cleanup_stale_removes_a_crashed_run(tmp_path: Path) -> None:
         assert any(str(cgroup) in r for r in removed)
         assert _leftovers(workdir, cgroup) == []
     finally:
-        ed._teardown(workdir, cgroup, [], [])
+        teardown(workdir, cgroup, [], [])
 
 
 def test_cleanup_stale_keeps_live_benches(bench: EmulatedDisks) -> None:
@@ -271,7 +274,7 @@ def test_not_usable_outside_with() -> None:
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "advisor.testbench.emulated_disk", *args],
+        [sys.executable, "-m", "testbench", *args],
         capture_output=True, text=True, timeout=120,
         cwd=Path(__file__).resolve().parents[1],
     )

@@ -172,7 +172,9 @@ def test_raw_reads_alone_leave_the_analysis_unconstrained() -> None:
     truth = hdd(2.0)
     X = calibration_design()[:11]  # the concurrency and request sweeps only
     model = fitted(X, measure(truth, X, seed=4))
-    assert set(model.free_params_) == {"storage_mb_per_s", "access_ms", "devices"}
+    # (and the parallel efficiency, assumed over its plausible range: models.throughput)
+    assert set(model.free_params_) - set(model.assumed_) == {"storage_mb_per_s", "access_ms",
+                                                             "devices"}
     assert set(model.unconstrained_) == set(PARAMS) - set(model.free_params_)
     assert_recovered(model, truth, {"storage_mb_per_s", "access_ms", "devices"})
 
@@ -530,3 +532,52 @@ def test_remote_link_is_fitted_from_remote_points() -> None:
     assert m.params_["network_mb_per_s"] == pytest.approx(110, rel=0.05)
     assert m.params_["latency_ms"] == pytest.approx(2.0, rel=0.10)
     assert "latency_ms" not in m.unconstrained_
+
+
+# -- a model of given parameters, and the log-rate gradient ----------------------------------
+
+
+def test_from_params_is_the_fixed_fit_with_a_given_covariance() -> None:
+    """``from_params`` gives what fitting with every parameter fixed gives, plus the
+    covariance it is handed: the stds, the free parameters and the intervals follow from it."""
+    X = calibration_design()
+    cov = np.array([[0.04, 0.01], [0.01, 0.09]])
+    model = ThroughputModel.from_params(CPU_BOUND, Cores(CORES, 2), ["open_s", "access_ms"],
+                                        cov, noise=0.03)
+    fixed = dict(zip(PARAMS, CPU_BOUND.vector(), strict=True))
+    refit = ThroughputModel(cores=CORES, threads_per_core=2, noise=0.03,
+                            fixed=fixed).fit(config_matrix([{}]), np.ones(1))
+    assert model.params_ == refit.params_ and model.fixed == refit.fixed
+    np.testing.assert_array_equal(model.predict(X), refit.predict(X))
+    assert model.free_params_ == ("open_s", "access_ms") and model.unconstrained_ == ()
+    assert model.params_std_["open_s"] == pytest.approx(CPU_BOUND.open_s * 0.2)
+    assert model.params_std_["access_ms"] == pytest.approx(CPU_BOUND.access_ms * 0.3)
+    assert model.params_std_["devices"] is None
+    # the covariance widens the intervals beyond the noise alone
+    _, lo, hi = model.predict_interval(X)
+    _, lo0, hi0 = refit.predict_interval(X)
+    assert np.all(hi / lo >= hi0 / lo0) and np.any(hi / lo > 1.01 * hi0 / lo0)
+    # an estimator like any other: cloned and refitted, it keeps its fixed parameters
+    np.testing.assert_array_equal(clone(model).fit(X, np.ones(len(X))).predict(X),
+                                  model.predict(X))
+    with pytest.raises(ValueError, match="2 x 2"):
+        ThroughputModel.from_params(CPU_BOUND, Cores(CORES), ["open_s", "access_ms"],
+                                    np.eye(3))
+    with pytest.raises(ValueError, match="unknown parameters: nope"):
+        ThroughputModel.from_params(CPU_BOUND, Cores(CORES), ["nope"], np.eye(1))
+
+
+def test_log_rate_gradient_gives_each_time_share_for_one_worker() -> None:
+    """For one worker the rate is one over a sum of times per MB, so the elasticity of each
+    rate is its share of the time (and the elasticities of rate parameters sum to one)."""
+    from models.gradients import log_rate_gradient
+
+    p = Params(storage_mb_per_s=100.0, access_ms=1.0, devices=1.0, decompress_mb_per_s=50.0,
+               process_mb_per_s=200.0, open_s=0.0, cache_mb_per_s=5000.0)
+    X = config_matrix([{"io": 0.0, "decompress": 1.0, "process": 1.0, "file_mb": 1e6},
+                       {"io": 0.0, "decompress": 1.0, "file_mb": 1e6}])
+    g = log_rate_gradient(p, Cores(1), X, ["decompress_mb_per_s", "process_mb_per_s", "devices"])
+    t_dec, t_proc = 1 / 50.0, 1 / 200.0
+    np.testing.assert_allclose(g[0], [t_dec / (t_dec + t_proc), t_proc / (t_dec + t_proc), 0.0],
+                               atol=1e-6)
+    np.testing.assert_allclose(g[1], [1.0, 0.0, 0.0], atol=1e-6)

@@ -21,6 +21,7 @@ from probes.readtests.raw import (
     request_sweep,
     sequential_rate,
 )
+from probes.readtests.registry import MIN_S
 from probes.readtests.results import Conditions, RequestPoint
 from probes.readtests.runner import WEIGHTS, Cancelled, Session, measurement, spread
 
@@ -70,8 +71,10 @@ def test_budget_split_follows_weights_and_passes_on_unused_time() -> None:
     clock = FakeClock()
     s = Session(100.0, tests=["raw_read", "event_loop"], clock=clock)
     total = WEIGHTS["raw_read"] + WEIGHTS["event_loop"]
-    share = s.begin("raw_read")
-    assert share == pytest.approx(100 * WEIGHTS["raw_read"] / total)
+    minimums = MIN_S["raw_read"] + MIN_S["event_loop"]
+    share = s.begin("raw_read")  # its minimum, and its weight's part of the rest
+    assert share == pytest.approx(MIN_S["raw_read"]
+                                  + (100 - minimums) * WEIGHTS["raw_read"] / total)
     clock.t = share / 2  # the first test used half its share: the rest flows on
     assert s.begin("event_loop") == pytest.approx(100 - share / 2)
 

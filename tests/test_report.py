@@ -36,7 +36,7 @@ from advisor.advice import (
 from advisor.cli import main
 from advisor.core import advise, advise_from
 from advisor.fileio import write_atomically
-from advisor.render import report_parts
+from advisor.render import fmt, report_parts, scaling
 from advisor.render.html import report_html, scaling_svg
 from advisor.render.markdown import esc, report_markdown
 from advisor.schema import generate_schema
@@ -117,8 +117,7 @@ def test_text_has_the_verdict_counts_recommendations_and_legend(report: Report) 
             assert f"{100 * s.share:.0f}%" in text
     for r in report.recommendations:
         assert r.code in text and r.title in text
-        assert report_parts.speedup_text(r.predicted_speedup, r.speedup_low,
-                                         r.speedup_high) in text
+        assert fmt.speedup_text(r.predicted_speedup, r.speedup_low, r.speedup_high) in text
         for act in r.actions:
             assert (act.command or act.description).splitlines()[0] in text
     assert report_parts.counts_line(report) in text
@@ -156,10 +155,10 @@ def test_many_worker_counts_are_thinned_in_the_scaling_table(small: Advice) -> N
     p = small.model.predictions[0]
     many = tuple(replace(p, workers=w) for w in range(1, 129))
     big = replace(small, model=replace(small.model, predictions=many))
-    rows = report_parts.scaling_rows(big)
+    rows = scaling.scaling_rows(big)
     workers = [r.workers for r in rows]
     assert len(rows) <= 16 and {1, 2, 64, 128} <= set(workers)
-    assert [r.workers for r in rows if r.now] == [report_parts.now_workers(small)]
+    assert [r.workers for r in rows if r.now] == [scaling.now_workers(small)]
 
 
 # -- Markdown ----------------------------------------------------------------------------------
@@ -260,14 +259,24 @@ def test_html_escapes_text(made: Report) -> None:
     assert "echo '<b>' | grep -c b && ls" in "".join(root.itertext())
 
 
-def test_svg_plot_shows_predictions_measurements_and_limits(small: Advice) -> None:
+@pytest.fixture(scope="module")
+def stored() -> Advice:
+    """Advice from a stored calibration with a parallel loop and a concurrency sweep (a live
+    3 s calibration on a loaded machine may not reach the parallel loop)."""
+    from tui_helpers import fixture_advice
+
+    return fixture_advice(label="small")
+
+
+def test_svg_plot_shows_predictions_measurements_and_limits(stored: Advice) -> None:
+    small = stored
     svg = ET.fromstring(scaling_svg(small))
     text = " ".join(svg.itertext())
     cal = small.calibration
     assert cal is not None and cal.parallel_loop and cal.concurrency
     assert svg.find(".//polygon") is not None  # the interval band
     assert len(svg.findall(".//polyline")) == 2  # the prediction and ideal scaling
-    assert report_parts.MEASURED_LABEL in text and report_parts.RAW_LABEL in text
+    assert scaling.MEASURED_LABEL in text and scaling.RAW_LABEL in text
     assert "storage capacity (model)" in text and "90% interval" in text
     titles = [t.text or "" for t in svg.iter("title")]
     assert sum("measured" in t for t in titles) == len(cal.parallel_loop)
@@ -279,7 +288,8 @@ def test_svg_plot_shows_predictions_measurements_and_limits(small: Advice) -> No
 
 # -- the matplotlib plot -----------------------------------------------------------------------
 
-def test_matplotlib_plot(small: Advice) -> None:
+def test_matplotlib_plot(stored: Advice) -> None:
+    small = stored
     pytest.importorskip("matplotlib")
     import matplotlib
 
@@ -289,7 +299,7 @@ def test_matplotlib_plot(small: Advice) -> None:
     ax = small.plot()
     try:
         labels = ax.get_legend_handles_labels()[1]
-        assert report_parts.MEASURED_LABEL in labels and report_parts.RAW_LABEL in labels
+        assert scaling.MEASURED_LABEL in labels and scaling.RAW_LABEL in labels
         assert any(label.startswith("storage capacity") for label in labels)
         assert any("interval" in label for label in labels)
         fig, other = plt.subplots()
@@ -386,7 +396,7 @@ def test_cli_bad_path_is_one_line_and_exit_2(tmp_path: Path, cache_dir: Path, ki
 def test_cli_without_paths_reports_on_the_demo(report: Report,
                                                monkeypatch: pytest.MonkeyPatch,
                                                capsys: pytest.CaptureFixture[str]) -> None:
-    from advisor import core
+    from advisor.demo import report as demo
 
     calls: list[dict[str, Any]] = []
 
@@ -394,7 +404,7 @@ def test_cli_without_paths_reports_on_the_demo(report: Report,
         calls.append({"budget_s": budget_s, **kw})
         return report
 
-    monkeypatch.setattr(core, "demo_report", fake_demo_report)
+    monkeypatch.setattr(demo, "demo_report", fake_demo_report)
     assert main(["report", "--budget", "7", "--format", "md", "--no-cache"]) == 0
     assert calls and calls[0]["budget_s"] == 7 and calls[0]["cache"] is False
     md = capsys.readouterr().out
@@ -430,6 +440,6 @@ def test_a_report_on_calibrated_data_is_quick(small: Advice, report: Report) -> 
 
     t0 = time.perf_counter()
     advise_from(small.site, small.dataset, small.calibration, label=small.label)
-    for fmt in (report_markdown, report_html, lambda r: _text(r, 100), Report.to_json):
-        fmt(report)
+    for render in (report_markdown, report_html, lambda r: _text(r, 100), Report.to_json):
+        render(report)
     assert time.perf_counter() - t0 < 1.0

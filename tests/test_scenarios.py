@@ -317,7 +317,7 @@ def test_compression_assumes_relative_speeds_where_not_measured(cal_base: Baseli
     assert zstd.params.decompress_mb_per_s == pytest.approx(expected)
     assert zstd.assumed_sd["decompress_mb_per_s"] == RATIO_SD
     assert "decompress_mb_per_s" not in zstd.replaced  # scaled: keeps its fitted uncertainty
-    assert any("about 2x" in n for n in zstd.notes)
+    assert any("ZSTD-5 2x" in n and "development machine" in n for n in zstd.notes)
     given = compression("ZSTD", factor=5.0, decompress_mb_per_s=400).apply(cal_base)
     assert given.compression_factor == 5.0 and given.params.decompress_mb_per_s == 400
 

@@ -1,5 +1,6 @@
 """Site and workload descriptions: strict TOML validation, the layouts' storage rates, and the
-published shapes of DOMAIN.md's GSI study predicted from ``examples/sites/``."""
+shapes the GSI ALICE Tier-2 study of ROOT analysis I/O published (8-core servers, 4 SATA disks,
+1 Gb/s), predicted from ``examples/sites/``."""
 
 from __future__ import annotations
 
@@ -244,7 +245,7 @@ def test_network_is_88_percent_of_the_bit_rate(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The published shapes (DOMAIN.md, "Observed at a Tier-2")
+# The shapes the GSI Tier-2 study published
 
 
 def test_one_esd_job_on_small_files() -> None:

@@ -504,10 +504,11 @@ def test_test_labels_match_the_calibrate_command() -> None:
 
 
 def test_scaling_plot_fits_its_box(advice: Any) -> None:
-    from advisor.tui.plot import draw, nice_ceiling, scaling_data
+    from advisor.render.scaling import scaling_data
+    from advisor.tui.plot import draw, nice_ceiling
 
     data = scaling_data(advice)
-    assert data is not None and data.limit is not None
+    assert data.capacity is not None and data.knee is not None
     assert data.workers[0] == 1 and len(data.predicted) == len(data.workers)
     for width, height in ((76, 16), (40, 10), (120, 40)):
         rows = draw(data, width, height)
@@ -515,6 +516,32 @@ def test_scaling_plot_fits_its_box(advice: Any) -> None:
         assert all(sum(len(text) for text, _ in runs) <= width for runs in rows)
     assert nice_ceiling(0.59) == pytest.approx(0.6) and nice_ceiling(7.2) == pytest.approx(8)
     assert nice_ceiling(0) == 1
+
+
+def test_scaling_plot_shows_the_curve_and_the_points_over_the_interval(advice: Any) -> None:
+    """At 80×24 (a 78×15 plot): every measured point and the knee are drawn, the curve is
+    seen in every column between the first and the last worker count (the interval never
+    hides it), the interval is edges only, and a ceiling far above the curve is named."""
+    from advisor.render.scaling import scaling_data
+    from advisor.tui.plot import draw
+
+    data = scaling_data(advice)
+    rows = draw(data, 78, 15)
+    cells = [[(ch, series) for text, series in runs for ch in text] for runs in rows]
+    plot = [row for row, runs in zip(cells, rows, strict=True)
+            if runs and runs[0][1] == "axis" and runs[0][0][-1] in "┤│"]
+    assert len(plot) >= 10
+    marks = [ch for row in plot for ch, s in row if s in ("measured", "knee")]
+    assert marks.count("●") == len(data.measured) and marks.count("◆") == 1
+    first = min(i for row in plot for i, (_, s) in enumerate(row) if s == "predicted")
+    last = max(i for row in plot for i, (_, s) in enumerate(row) if s == "predicted")
+    columns = {i for row in plot for i, (_, s) in enumerate(row) if s in ("predicted", "knee")}
+    assert last - first > 60 and set(range(first, last + 1)) <= columns
+    band = [ch for row in plot for ch, s in row if s == "band"]
+    assert band and len(band) < 4 * 78  # two dotted edges, not a filled area
+    text = "".join(ch for row in cells for ch, _ in row)
+    assert "storage capacity (model) 5.26 MB/s" in text and "hardware limit" not in text
+    assert "90% interval" in text and "knee (90%)" in text
 
 
 def test_no_model_is_said_on_every_tab(advice: Any) -> None:
@@ -590,3 +617,15 @@ def test_textual_free_parts_do_not_load_textual() -> None:
             "print(','.join(m for m in sys.modules if m.split('.')[0] == 'textual'))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == ""
+
+
+def test_dataset_card_names_the_rntuple_format() -> None:
+    """An RNTuple shows as one, with fields and pages (not branches and baskets)."""
+    from advisor.tui.views import dataset_card
+    from probes import probe_dataset
+
+    path = Path(__file__).parent / "data" / "real-world" / "ntpl001_staff_rntuple_v1-0-0-0.root"
+    ds = probe_dataset([str(path)])
+    text = str(dataset_card("staff", ds))
+    assert "RNTuple" in text and "fields" in text and "pages" in text
+    assert "branches" not in text

@@ -90,7 +90,8 @@ def test_tui_in_tmux(tmux: Tmux, tiny_demo: Path, tmp_path: Path) -> None:
     screen = tmux.wait_for("branch", "bytes", "share")
     assert "esdTree" in screen
     tmux.keys("4")
-    tmux.wait_for("predicted", "workers", "hardware limit")
+    screen = tmux.wait_for("predicted", "workers", "knee (90%", "storage capacity (model)")
+    assert "hardware limit" not in screen
     tmux.keys("5")
     tmux.wait_for("Recommendations, ranked", "Evidence")
     tmux.keys("6")

@@ -1,88 +1,126 @@
-"""``hep-advisor calibrate``: the probes, then the budgeted read tests."""
+"""``hep-advisor calibrate``: the probes, the budgeted read tests and the fit
+(``advisor.core.calibrate_paths``), shown as they run and then as tables or JSON."""
 
 from __future__ import annotations
 
 import argparse
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
 
-from ..cli import EXIT_INTERRUPTED, EXIT_NO_DATA, EXIT_OK
 from ..render.labels import TEST_LABELS
-from .common import demo_paths, dump_json, err_console, print_errors
+from .common import EXIT_INTERRUPTED, EXIT_NO_DATA, EXIT_OK
+from .console import err_console
 
-if TYPE_CHECKING:
-    from models.scenarios import ModelSummary
-    from probes.readtests.results import Calibration
-    from probes.results import DatasetProfile, SiteProfile
 
+class BudgetClock:
+    """The time left of the calibration's budget, from the read tests' ``ProgressEvent.left_s``
+    (not the share of tests done): between events it counts down with the clock, and each event
+    sets it right again.  A calibration that starts after another (the demo report calibrates
+    one dataset after the other) is seen as ``left_s`` going up, and starts the clock anew.
+    ``budget_s``: each calibration's budget, when known (else the first ``left_s`` seen)."""
+
+    def __init__(self, budget_s: float | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.hint = budget_s
+        self.clock = clock
+        self.total: float | None = None
+        self.end: float | None = None
+        self._last: float | None = None
+
+    def update(self, left_s: float | None) -> None:
+        if left_s is None:
+            return
+        if self._last is None or left_s > self._last + 0.5:  # a (new) calibration starts
+            self.total = self.hint if self.hint is not None and self.hint >= left_s else left_s
+        self._last = left_s
+        self.end = self.clock() + left_s
+
+    def left(self) -> float | None:
+        """Seconds of the budget left now (``None`` before the first event)."""
+        return None if self.end is None else max(0.0, self.end - self.clock())
+
+    def spent(self) -> float:
+        """The share of the budget spent (0..1)."""
+        left, total = self.left(), self.total
+        return 0.0 if left is None or not total else min(1.0, max(0.0, 1.0 - left / total))
+
+    def text(self) -> str:
+        left = self.left()
+        if left is None:
+            return ""
+        return f"{left:.0f} s of the budget left" if left >= 1 else "budget spent"
 
 
 @contextmanager
-def calibration_progress(enabled: bool) -> Iterator[object]:
-    """Rich bars, one per test, and each figure printed as it is measured."""
+def calibration_progress(enabled: bool, budget_s: float | None = None) -> Iterator[object]:
+    """One bar: the time actually left of the budget (``ProgressEvent.left_s``, counting down
+    between events), the test under way and its step; each figure printed as it is measured.
+    ``budget_s``: each calibration's budget, when known."""
     if not enabled or not err_console.is_terminal:
         yield None
         return
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.console import RenderableType
+    from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn
+    from rich.progress_bar import ProgressBar
+    from rich.text import Text
 
     from probes.readtests.runner import ProgressEvent
 
-    with Progress(TextColumn("{task.description:<16}"), BarColumn(), TimeElapsedColumn(),
+    budget = BudgetClock(budget_s)
+
+    class LeftBar(BarColumn):
+        def render(self, task: Task) -> ProgressBar:
+            return ProgressBar(total=1.0, completed=budget.spent(), width=self.bar_width,
+                               style=self.style, complete_style=self.complete_style,
+                               finished_style=self.finished_style,
+                               pulse_style=self.pulse_style, pulse=budget.left() is None)
+
+    class LeftText(ProgressColumn):
+        def render(self, task: Task) -> RenderableType:
+            return Text(budget.text(), style="bold")
+
+    with Progress(TextColumn("{task.description:<16}"), LeftBar(), LeftText(),
                   TextColumn("{task.fields[message]}", style="dim"), console=err_console,
                   transient=True) as bar:
-        tasks = {t: bar.add_task(label, total=1.0, message="", visible=False)
-                 for t, label in TEST_LABELS.items()}
+        task = bar.add_task("calibrating", total=None, message="")
 
         def update(ev: ProgressEvent) -> None:
-            task = tasks.get(ev.test)
-            if task is None:
+            label = TEST_LABELS.get(ev.test)
+            if label is None:
                 return
-            bar.update(task, completed=ev.fraction, message=ev.message, visible=True)
+            budget.update(ev.left_s)
+            bar.update(task, description=label, message=ev.message)
             if ev.figure:
-                bar.console.print(f"  [bold]{TEST_LABELS[ev.test]}[/]: {ev.message} "
-                                  f"→ {ev.figure}", highlight=False)
+                bar.console.print(f"  [bold]{label}[/]: {ev.message} → {ev.figure}",
+                                  highlight=False)
 
         yield update
 
 
-def model_summary(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
-                  workers: tuple[int, ...]) -> ModelSummary | None:
-    """The fitted model and its predictions for 1 .. 2 x the logical cores (and the workers
-    asked for), or ``None`` with a one-line note when the calibration cannot be fitted."""
-    from models.scenarios import calibrated_baseline, summarize
-
-    try:
-        model, baseline = calibrated_baseline(cal, dataset, site)
-    except ValueError as exc:
-        err_console.print(f"hep-advisor: no model: {exc}")
-        return None
-    logical = site.cpu.logical_cores or 1
-    counts = sorted({*range(1, 2 * logical + 1), *workers})
-    return summarize(model, baseline, counts)
-
-
 def run_calibrate(args: argparse.Namespace) -> int:
-    from probes import probe_dataset, probe_site, storage_paths
-    from probes.readtests.calibrate import calibrate
-
+    from ..core import NoUsableData, calibrate_paths
     from ..document import document_json, make_document
+    from .console import demo_paths, dump_json, print_errors
 
     paths = list(args.paths) or demo_paths()
-    dataset = probe_dataset(paths, sample=args.sample or None)
-    print_errors(dataset.errors)
-    site = probe_site(storage_paths(paths, dataset.file_paths))
-    if not dataset.usable:
+    cancel = threading.Event()
+    try:
+        with calibration_progress(not args.json, args.budget) as update:
+            result = calibrate_paths(paths, budget_s=args.budget, workers=args.workers,
+                                     engine=args.engine, branches=args.branches,
+                                     uses=args.uses,
+                                     analysis=args.analysis, sample=args.sample or None,
+                                     progress=update,  # type: ignore[arg-type]
+                                     cancel=cancel,
+                                     on_probed=lambda dataset: print_errors(dataset.errors))
+    except NoUsableData:
         err_console.print("hep-advisor: no usable ROOT file: nothing to calibrate")
         return EXIT_NO_DATA
-    cancel = threading.Event()
-    with calibration_progress(not args.json) as update:
-        cal = calibrate(dataset, budget_s=args.budget, workers=args.workers, engine=args.engine,
-                        branches=args.branches, analysis=args.analysis,
-                        progress=update,  # type: ignore[arg-type]
-                        cancel=cancel)
-    summary = model_summary(cal, dataset, site, args.workers)
+    for note in result.notes:
+        err_console.print(f"hep-advisor: {note}")
+    site, dataset, cal, summary = result.site, result.dataset, result.calibration, result.model
     doc = make_document("calibrate", site, dataset, cal, summary)
     if args.json:
         dump_json(document_json(doc))

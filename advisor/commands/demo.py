@@ -5,10 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..cli import EXIT_OK
-from .common import dump_json, err_console, progress_bar
-
-EXIT_FAILED = 1
+from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -16,12 +13,13 @@ def run_demo(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from ..demo import MANIFEST, default_demo_dir, make_datasets, read_manifest
+    from .console import dump_json, err_console, progress_bar
 
     target = Path(args.dir).expanduser() if args.dir else default_demo_dir(args.writer)
     if args.dir is None and args.scale != "default":
         err_console.print("hep-advisor: --scale applies with --dir only (the cached demo is "
                           "always the default scale)")
-        return 2
+        return EXIT_USAGE
     if (target / MANIFEST).exists():
         err_console.print(f"Demo datasets already in {target}; reusing them.")
     else:

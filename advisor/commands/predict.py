@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import json
-import math
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..cli import EXIT_OK, EXIT_USAGE
-from ..jsonio import JsonInputError, from_jsonable
+from ..jsonio import JsonInputError
+from .common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    add_json_argument,
+    add_workers_argument,
+    positive_number,
+)
 
 if TYPE_CHECKING:
     from models.scenarios import Baseline, ModelSummary, Scenario
     from models.throughput import ThroughputModel
-
-MAX_WORKERS = 4096
 
 
 class InputError(JsonInputError):
@@ -33,48 +34,15 @@ class InputError(JsonInputError):
 # Arguments
 
 
-def parse_workers(text: str) -> tuple[int, ...]:
-    """``1-16``, ``1,2,4``, ``1-8,12,16``: sorted, without repeats."""
-    out: set[int] = set()
-    for part in (p.strip() for p in text.split(",")):
-        if not part:
-            continue
-        lo, sep, hi = part.partition("-")
-        try:
-            a = int(lo)
-            b = int(hi) if sep else a
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"not a worker list: {text!r} (e.g. 1-16, 1,2,4 or 1-8,12,16)") from None
-        if a < 1 or b < a:
-            raise argparse.ArgumentTypeError(f"bad range {part!r}: counts start at 1, low-high")
-        if b > MAX_WORKERS:
-            raise argparse.ArgumentTypeError(f"at most {MAX_WORKERS} workers")
-        out.update(range(a, b + 1))
-    if not out:
-        raise argparse.ArgumentTypeError("no worker count given (e.g. 1-16)")
-    return tuple(sorted(out))
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
-    return value
-
-
 def _fraction(text: str) -> float:
-    value = _positive(text)
+    value = positive_number(text)
     if value > 1:
         raise argparse.ArgumentTypeError(f"must be in (0, 1], got {text!r}")
     return value
 
 
 def _level(text: str) -> float:
-    value = _positive(text)
+    value = positive_number(text)
     if value >= 1:
         raise argparse.ArgumentTypeError(f"must be in (0, 1), got {text!r}")
     return value
@@ -89,17 +57,16 @@ def add_predict_arguments(p: argparse.ArgumentParser) -> None:
     src.add_argument("--workload", metavar="FILE", help="a workload description (TOML)")
     src.add_argument("--storage", metavar="NAME",
                      help="which [[site.storage]] holds the data (name or index; default first)")
-    p.add_argument("--workers", type=parse_workers, default=None, metavar="LIST",
-                   help="worker counts: 1-16, 1,2,4 or 1-8,12,16 (default: powers of two up "
-                   "to the logical cores)")
+    add_workers_argument(p, None, "worker counts: 1-16, 1,2,4 or 1-8,12,16 (default: powers "
+                         "of two up to the logical cores)")
     p.add_argument("--level", type=_level, default=0.9, metavar="P",
                    help="probability of the prediction intervals (default 0.9)")
     w = p.add_argument_group("what-if scenarios (combined into one unless --separately)")
-    w.add_argument("--merge-mb", type=_positive, metavar="MB",
+    w.add_argument("--merge-mb", type=positive_number, metavar="MB",
                    help="merge the files to about MB each")
-    w.add_argument("--read-ahead-kb", type=_positive, metavar="KB",
+    w.add_argument("--read-ahead-kb", type=positive_number, metavar="KB",
                    help="set the device read-ahead (KiB)")
-    w.add_argument("--request-kb", type=_positive, metavar="KB",
+    w.add_argument("--request-kb", type=positive_number, metavar="KB",
                    help="read in requests of KB KiB (a TTreeCache, vectored reads)")
     w.add_argument("--cached", action="store_true", help="the files in the page cache")
     w.add_argument("--layout", metavar="SPEC",
@@ -111,9 +78,9 @@ def add_predict_arguments(p: argparse.ArgumentParser) -> None:
                    help="copy the files ahead of use to SPEC (as for --layout), e.g. nvme")
     w.add_argument("--compression", metavar="ALG",
                    help="recompress with ALG: ZLIB, LZ4, ZSTD, LZMA or none")
-    w.add_argument("--compression-factor", type=_positive, metavar="F",
+    w.add_argument("--compression-factor", type=positive_number, metavar="F",
                    help="with --compression: the new compression factor (default: assumed)")
-    w.add_argument("--decompress-mb-per-s", type=_positive, metavar="R",
+    w.add_argument("--decompress-mb-per-s", type=positive_number, metavar="R",
                    help="with --compression: its decompression rate, compressed MB/s per core "
                    "(default: measured by the calibration, else assumed)")
     w.add_argument("--branches-fraction", type=_fraction, metavar="F",
@@ -122,7 +89,7 @@ def add_predict_arguments(p: argparse.ArgumentParser) -> None:
                    help="the same analysis on another (hypothetical) site description")
     w.add_argument("--separately", action="store_true",
                    help="one scenario per option instead of all of them together")
-    p.add_argument("--json", action="store_true", help="print the JSON document on stdout")
+    add_json_argument(p)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -130,8 +97,6 @@ def add_predict_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_predict(args: argparse.Namespace) -> int:
-    from .common import err_console
-
     try:
         model, baseline, source, doc = _model(args)
         scenarios = build_scenarios(args, baseline)
@@ -142,13 +107,12 @@ def run_predict(args: argparse.Namespace) -> int:
         summary = summarize(model, baseline, workers, scenarios, level=args.level,
                             source=source)
     except JsonInputError as e:
-        from rich.markup import escape
+        from .console import print_error
 
-        err_console.print(f"[red]hep-advisor:[/] {escape(str(e))}", soft_wrap=True,
-                          highlight=False, emoji=False, markup=True)
+        print_error(str(e))
         return EXIT_USAGE
     if args.json:
-        from .common import dump_json
+        from .console import dump_json
 
         dump_json(prediction_document(summary, doc))
     else:
@@ -177,6 +141,8 @@ def _model(args: argparse.Namespace
         raise InputError("give --calibration FILE, or --site FILE with --workload FILE, "
                          "not both")
     if args.calibration:
+        from ..document import model_from_document
+
         model, baseline, doc = model_from_document(args.calibration)
         return model, baseline, "calibration", doc
     if not (args.site and args.workload):
@@ -208,93 +174,29 @@ def _storage_index(site: Any, which: str | None, path: str) -> int:
 
 
 def build_scenarios(args: argparse.Namespace, baseline: Baseline) -> list[Scenario]:
-    """The scenario options as scenarios (combined into one unless ``--separately``)."""
-    from models import scenarios as sc
-    from models.sites import SpecError, load_site
+    """The scenario options as scenarios (combined into one unless ``--separately``), through
+    the library's one what-if translator (``advisor.whatif.scenarios_from``)."""
+    from ..whatif import scenarios_from
 
-    out: list[Scenario] = []
+    if not args.compression and (args.compression_factor or args.decompress_mb_per_s):
+        raise InputError("--compression-factor and --decompress-mb-per-s need "
+                         "--compression ALG")
     try:
-        if args.merge_mb:
-            out.append(sc.merge(args.merge_mb))
-        if args.read_ahead_kb:
-            out.append(sc.read_ahead(args.read_ahead_kb))
-        if args.request_kb:
-            out.append(sc.request_size(args.request_kb * 1024))
-        if args.cached:
-            out.append(sc.cached())
-        if args.layout:
-            spec, sd, note = sc.parse_storage(args.layout, baseline)
-            out.append(sc.devices(spec, sd, (note,)))
-        if args.prestage:
-            spec, sd, note = sc.parse_storage(args.prestage, baseline)
-            out.append(sc.prestaged(spec, sd if sd is not None else sc.SPEC_SD, (note,)))
-        if args.compression:
-            out.append(sc.compression(args.compression, args.compression_factor,
-                                      args.decompress_mb_per_s))
-        elif args.compression_factor or args.decompress_mb_per_s:
-            raise InputError("--compression-factor and --decompress-mb-per-s need "
-                             "--compression ALG")
-        if args.branches_fraction:
-            out.append(sc.branches(args.branches_fraction))
-        if args.on_site:
-            out.append(sc.site(load_site(args.on_site)))
-        if not args.separately and len(out) > 1:
-            out = [sc.combine(*out)]
-        for s in out:  # a transform that cannot apply says so now, as one line
-            s.apply(baseline)
-    except SpecError as e:
+        return scenarios_from(baseline, separately=args.separately, **whatif_keywords(args))
+    except ValueError as e:  # SpecError (a bad --on-site file) included
         raise InputError(str(e)) from None
-    except ValueError as e:
-        raise InputError(str(e)) from None
-    return out
 
 
-# ---------------------------------------------------------------------------------------------
-# A saved calibration
-
-
-def model_from_document(path: str) -> tuple[ThroughputModel, Baseline, dict[str, Any]]:
-    """Fit the model to a saved ``calibrate --json`` document."""
-    from models.scenarios import calibrated_baseline
-    from probes.readtests.results import Calibration
-    from probes.results import DatasetProfile, SiteProfile
-
-    doc = read_document(path)
-    if doc.get("calibration") is None:
-        raise InputError(f"{path}: calibration: missing (null): save the output of "
-                         "`hep-advisor calibrate --json`, not of `probe`")
-    for key in ("site", "dataset"):
-        if not isinstance(doc.get(key), dict):
-            raise InputError(f"{path}: {key}: missing")
-    site = from_jsonable(SiteProfile, doc["site"], path, "site")
-    dataset = from_jsonable(DatasetProfile, doc["dataset"], path, "dataset")
-    cal = from_jsonable(Calibration, doc["calibration"], path, "calibration")
-    try:
-        model, baseline = calibrated_baseline(cal, dataset, site)
-    except ValueError as e:
-        raise InputError(f"{path}: calibration: {e}") from None
-    return model, baseline, doc
-
-
-def read_document(path: str) -> dict[str, Any]:
-    try:
-        text = Path(path).read_text()
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"{path}: cannot read: {e}") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}: not JSON: {e.msg} (line {e.lineno})") from None
-    if not isinstance(doc, dict) or "schema_version" not in doc:
-        raise InputError(f"{path}: schema_version: missing: not a hep-advisor document")
-    if doc["schema_version"] != 1:
-        raise InputError(f"{path}: schema_version: {doc['schema_version']!r} is not supported "
-                         "(this version reads 1)")
-    return doc
+def whatif_keywords(args: argparse.Namespace) -> dict[str, Any]:
+    """The scenario options as ``advisor.whatif`` keywords."""
+    return {
+        "merge_mb": args.merge_mb, "read_ahead_kb": args.read_ahead_kb,
+        "request_bytes": None if args.request_kb is None else args.request_kb * 1024,
+        "cached": args.cached, "storage": args.layout, "prestage": args.prestage,
+        "compression": args.compression, "compression_factor": args.compression_factor,
+        "decompress_mb_per_s": args.decompress_mb_per_s, "branches": args.branches_fraction,
+        "site": args.on_site,
+    }
 
 
 # ---------------------------------------------------------------------------------------------

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from ..cli import EXIT_NO_DATA, EXIT_OK
-from .common import demo_paths, dump_json, print_errors, progress_bar
+from .common import EXIT_NO_DATA, EXIT_OK
 
 
 def run_probe(args: argparse.Namespace) -> int:
     from probes import probe_dataset, probe_site, storage_paths
 
     from ..document import document_json, make_document
+    from .console import demo_paths, dump_json, print_errors, progress_bar
 
     paths = list(args.paths) or demo_paths()
     with progress_bar("probing files", enabled=not args.json) as update:

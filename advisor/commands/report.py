@@ -16,23 +16,28 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..cli import EXIT_INTERRUPTED, EXIT_NO_DATA, EXIT_OK, EXIT_USAGE
 from ..fileio import write_atomically
 from ..render.formats import FORMATS, render_report
+from .common import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_NO_DATA,
+    EXIT_OK,
+    EXIT_USAGE,
+    add_dataset_arguments,
+)
 
 if TYPE_CHECKING:
     from probes.readtests.runner import ProgressEvent
 
     from ..advice import Report
 
-EXIT_WRITE = 1  # the report could not be written to -o FILE
+EXIT_WRITE = EXIT_FAILED  # the report could not be written to -o FILE
 #: Width of the plain text written with ``-o FILE --format text``.
 TEXT_WIDTH = 100
 
 
 def add_report_arguments(p: argparse.ArgumentParser) -> None:
-    from ..cli import add_dataset_arguments
-
     add_dataset_arguments(p, "ROOT files, directories or globs: one dataset (default: the "
                           "three demo datasets, created on first use)",
                           "time for the read tests, in seconds, shared by the datasets "
@@ -56,7 +61,7 @@ def _ctrl_c_cancels(cancel: threading.Event) -> Iterator[None]:
         yield
         return
 
-    from .common import err_console
+    from .console import err_console
 
     def handler(signum: int, frame: Any) -> None:
         if cancel.is_set():
@@ -73,13 +78,14 @@ def _ctrl_c_cancels(cancel: threading.Event) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _progress(enabled: bool) -> Iterator[Callable[[ProgressEvent], None] | None]:
-    """The calibration's bars, and a line when a dataset's probe starts or its cached
-    calibration is reused."""
+def _progress(enabled: bool, budget_s: float | None = None
+              ) -> Iterator[Callable[[ProgressEvent], None] | None]:
+    """The calibration's bar (the time left of each calibration's ``budget_s``), and a line
+    when a dataset's probe starts or its cached calibration is reused."""
     from .calibrate import calibration_progress
-    from .common import err_console
+    from .console import err_console
 
-    with calibration_progress(enabled) as update:
+    with calibration_progress(enabled, budget_s) as update:
         if update is None:
             yield None
             return
@@ -96,9 +102,19 @@ def _progress(enabled: bool) -> Iterator[Callable[[ProgressEvent], None] | None]
         yield on_event
 
 
+def _budget_each(args: argparse.Namespace) -> float:
+    """Each calibration's budget: the demo report shares ``--budget`` between its datasets."""
+    if args.paths:
+        return float(args.budget)
+    from ..demo.report import DEMO_DATASETS
+
+    return float(args.budget) / len(DEMO_DATASETS)
+
+
 def _compute(args: argparse.Namespace, cancel: threading.Event,
              progress: Callable[[ProgressEvent], None] | None) -> Report:
-    from ..core import advise, demo_report
+    from ..core import advise
+    from ..demo.report import demo_report
 
     cache = not args.no_cache
     if not args.paths:
@@ -106,12 +122,12 @@ def _compute(args: argparse.Namespace, cancel: threading.Event,
                            recalibrate=args.recalibrate, engine=args.engine)
     advice = advise(args.paths, budget_s=args.budget, engine=args.engine,
                     analysis=args.analysis, progress=progress, branches=args.branches,
-                    cancel=cancel, cache=cache, recalibrate=args.recalibrate)
+                    cancel=cancel, cache=cache, recalibrate=args.recalibrate, uses=args.uses)
     return advice.report()
 
 
 def _output(report: Report, args: argparse.Namespace) -> int:
-    from .common import err_console, print_error_line
+    from .console import err_console, print_error_line
 
     if args.output:
         path = Path(args.output)
@@ -134,21 +150,19 @@ def _output(report: Report, args: argparse.Namespace) -> int:
 
 def run_report(args: argparse.Namespace) -> int:
     from ..core import NoUsableData
-    from .common import err_console, print_errors
+    from .console import err_console, print_error, print_errors
 
-    if not args.paths and (args.branches or args.analysis):
-        err_console.print("hep-advisor: --branches and --analysis need PATHS (the demo "
-                          "report runs its own event loop)", highlight=False)
+    if not args.paths and (args.branches or args.analysis or args.uses):
+        err_console.print("hep-advisor: --branches, --uses and --analysis need PATHS (the "
+                          "demo report runs its own event loop)", highlight=False)
         return EXIT_USAGE
     cancel = threading.Event()
     try:
-        with _ctrl_c_cancels(cancel), _progress(sys.stderr.isatty()) as progress:
+        with _ctrl_c_cancels(cancel), _progress(sys.stderr.isatty(),
+                                                _budget_each(args)) as progress:
             report = _compute(args, cancel, progress)
     except NoUsableData as exc:
-        from rich.markup import escape
-
-        err_console.print(f"[red]hep-advisor:[/] {escape(str(exc))}", highlight=False,
-                          soft_wrap=True, markup=True, emoji=False)
+        print_error(str(exc))
         return EXIT_NO_DATA
     for a in report.advice:
         print_errors(a.dataset.errors)

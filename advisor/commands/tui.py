@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..cli import EXIT_OK, EXIT_USAGE, add_dataset_arguments
+from .common import EXIT_OK, EXIT_USAGE, add_dataset_arguments
 
 
 def add_tui_arguments(p: argparse.ArgumentParser) -> None:
@@ -27,7 +27,8 @@ def run_tui(args: argparse.Namespace) -> int:
 
     theme = {"dark": DARK, "light": LIGHT}.get(args.theme or "")
     app = make_app(args.paths or None, budget_s=args.budget, engine=args.engine,
-                   branches=args.branches, analysis=args.analysis, theme=theme)
+                   branches=args.branches, analysis=args.analysis, theme=theme,
+                   uses=args.uses)
     app.run()
     return app.return_code or EXIT_OK
 

@@ -1,4 +1,6 @@
-"""Demo and example datasets that show the shapes of DOMAIN.md (written with uproot or ROOT)."""
+"""Demo and example datasets (written with uproot or ROOT) in shapes that HEP analyses meet:
+many small files with hundreds of branches, the same events merged plainly into one file, and a
+flat tree in each compression algorithm.  :func:`demo_report` advises on them."""
 
 from .datasets import (
     FLAT_COMPRESSIONS,
@@ -12,9 +14,11 @@ from .datasets import (
     make_datasets,
     read_manifest,
 )
+from .report import DEMO_DATASETS, demo_dataset, demo_report
 from .spec import ESD, FLAT, Chunk, Collection, TreeSpec, make_chunk
 
 __all__ = [
+    "DEMO_DATASETS",
     "ESD",
     "FLAT",
     "FLAT_COMPRESSIONS",
@@ -27,6 +31,8 @@ __all__ = [
     "Scale",
     "TreeSpec",
     "default_demo_dir",
+    "demo_dataset",
+    "demo_report",
     "ensure_demo",
     "make_chunk",
     "make_datasets",

@@ -1,6 +1,6 @@
-"""The demo and example datasets, and the cache directory that keeps the default demo.
+"""The demo and example datasets (the default demo lives in the cache directory, ``paths``).
 
-Three datasets show the shapes of DOMAIN.md:
+Three datasets show the shapes of data that HEP analyses read, and the problems they bring:
 
 ``small_files/``
     many small files (100 events each) of an ESD-like tree with hundreds of branches;
@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .._version import __version__
+from ..paths import default_demo_dir
 from .spec import ESD, FLAT, Chunk, TreeSpec, make_chunk
 
 MANIFEST = "manifest.json"
@@ -217,17 +218,6 @@ def make_datasets(
 
 def read_manifest(directory: str | os.PathLike[str]) -> dict:
     return json.loads((Path(directory) / MANIFEST).read_text())
-
-
-def cache_root() -> Path:
-    base = os.environ.get("HEP_ADVISOR_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "hep-advisor"
-    )
-    return Path(base)
-
-
-def default_demo_dir(writer: str = "uproot") -> Path:
-    return cache_root() / f"demo-{__version__}-{writer}"
 
 
 def ensure_demo(writer: str = "uproot", progress: Progress | None = None) -> Path:

@@ -19,15 +19,6 @@ def uproot_compression(name: str, level: int) -> Any:
     ](level)
 
 
-def _branch_types(spec: TreeSpec) -> dict[str, Any]:
-    import awkward as ak  # noqa: F401  (uproot needs it for jagged types)
-
-    types: dict[str, Any] = {name: dt for name, dt in spec.scalars}
-    for c in spec.collections:
-        types[c.name] = {f: dt for f, dt in c.fields}
-    return types
-
-
 def _arrays(spec: TreeSpec, chunk: Chunk) -> dict[str, Any]:
     import awkward as ak
 

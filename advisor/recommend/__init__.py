@@ -11,22 +11,24 @@ code  kind         when
 M001  merge        per-file costs take >= 10% of a file's time
 R001  rewrite      mean basket < 8 kB, or clusters < 1 MB (and no merge applies)
 C001  compression  decompression takes >= 15% of the time
-B001  branches     the analysis' branches hold <= 50% of the bytes
+B001  branches     the used branches (--uses) hold <= 50% of the bytes read
 A001  readahead    larger sequential reads measured >= 10% faster
 T001  treecache    scattered reads reach the storage smaller than 512 kB
 P001  cache        the data fit in the available memory and are read cold
 L001  layout       storage takes >= 20% of the time at one worker per core
 W001  workers      the knee of the predicted scaling is above the workers now
+N001  rntuple      a TTree sample converted to RNTuple read >= 1.05x as fast (measured)
 ====  ===========  ==============================================================
 """
 
 from __future__ import annotations
 
-from ..advice import Recommendation
+from ..advice import Recommendation, rank_key
 from .context import Context
 from .data import branches_rule, compression_rule
 from .files import merge_rule, rewrite_rule
 from .parallel import workers_rule
+from .rntuple import rntuple_rule, silence_ttree_rules
 from .storage import cache_rule, layout_rule, readahead_rule, treecache_rule
 
 
@@ -35,9 +37,9 @@ def recommend(ctx: Context) -> list[Recommendation]:
     merge = merge_rule(ctx)
     found = [merge, rewrite_rule(ctx, merge is not None), compression_rule(ctx),
              branches_rule(ctx), readahead_rule(ctx), treecache_rule(ctx), cache_rule(ctx),
-             layout_rule(ctx), workers_rule(ctx)]
-    recs = [r for r in found if r is not None]
-    return sorted(recs, key=lambda r: (-r.predicted_speedup, r.code))
+             layout_rule(ctx), workers_rule(ctx), rntuple_rule(ctx)]
+    recs = [r for r in silence_ttree_rules(ctx, found) if r is not None]
+    return sorted(recs, key=rank_key)
 
 
 __all__ = ["Context", "recommend"]

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
+from models.replay import LocalDevice
+from models.replay.predict import (
+    STEP_BYTES,
+    CpuCosts,
+    MergePrediction,
+    costs_from,
+    device_from,
+    merge_prediction,
+)
 from models.scenarios import (
     Baseline,
     ModelSummary,
@@ -15,6 +25,7 @@ from models.scenarios import (
     predict_scenarios,
 )
 from models.throughput import ThroughputModel
+from probes.basketmap import BasketMap
 from probes.readtests.results import Calibration
 from probes.results import DatasetProfile, SiteProfile, TreeProfile
 
@@ -28,6 +39,7 @@ from ..advice import (
     Verdict,
     severity_for,
 )
+from .inputs import Inputs, inputs_of
 
 
 @dataclass(frozen=True)
@@ -41,11 +53,21 @@ class Context:
     verdict: Verdict
     label: str = "dataset"
     inputs: tuple[str, ...] = ()
+    #: the branches the program reads (``--branches``; empty: every branch)
     branches: tuple[str, ...] = ()
     level: float = 0.9
+    #: the branches the analysis uses (``--uses``; empty: not known)
+    uses: tuple[str, ...] = ()
+    #: basket maps of sampled files of the largest tree (``probes.basketmap``), for replays
+    basket_maps: tuple[BasketMap, ...] = field(default=(), repr=False, compare=False)
+    #: M001's speed-up from replaying the reads of the merged layout (``models.replay``)
+    #: rather than from the rate model's merge scenario (needs ``basket_maps``)
+    replay_merge: bool = False
     #: per context (``replace`` starts a new one): scenario -> its result
     _results: dict[Scenario, ScenarioResult] = field(default_factory=dict, init=False,
                                                      repr=False, compare=False)
+    _replays: dict[tuple[int, bool, int | str | float], MergePrediction | None] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def tree(self) -> TreeProfile | None:
@@ -76,19 +98,56 @@ class Context:
         speed-up over the analysis as it runs now."""
         return self.run(scenario).predictions[0]
 
-    def files_arg(self) -> str:
-        """The inputs as a shell argument naming ROOT files (a directory becomes its
-        ``*.root``), for commands such as ``hadd`` that take files."""
-        import os
-        import shlex
+    def merge_replay(self, per_output: int, optimise: bool,
+                     step: int | str | float = STEP_BYTES) -> MergePrediction | None:
+        """The merge of ``per_output`` files at a time replayed (one worker, uproot's
+        ``iterate`` at ``step``: by default the event loop's): ``None`` where it is off, no
+        basket maps were read, or the analysis runs several workers."""
+        key = (per_output, optimise, step)
+        if key not in self._replays:
+            self._replays[key] = self._merge_replay(per_output, optimise, step)
+        return self._replays[key]
 
-        if not self.inputs:
-            return "FILES.root"
-        out = []
-        for p in self.inputs:
-            out.append(f"{shlex.quote(p.rstrip('/'))}/*.root" if os.path.isdir(p)
-                       else shlex.quote(p))
-        return " ".join(out)
+    def replay_device(self) -> LocalDevice:
+        """The device of the replay: the calibration's raw read and request sweep, the site's
+        read-ahead (see ``models.replay.predict.device_from``)."""
+        raw = self.calibration.raw_read if self.calibration is not None else None
+        ra = next((s.read_ahead_kb for s in self.site.storage if s.read_ahead_kb), None)
+        return device_from(self.baseline.params, raw, ra)
+
+    def replay_costs(self) -> CpuCosts:
+        """The fitted CPU terms of one worker (the warm open where it was measured)."""
+        opened = self.calibration.open_overhead_s if self.calibration is not None else None
+        return costs_from(self.baseline.params, self.baseline.row(1),
+                          opened.warm if opened else None)
+
+    def _merge_replay(self, per_output: int, optimise: bool, step: int | str | float
+                      ) -> MergePrediction | None:
+        tree = self.tree
+        if (not self.replay_merge or not self.basket_maps or tree is None
+                or self.baseline.workers != 1):
+            return None
+
+        def rel(name: str) -> float:
+            p = self.summary.parameters.get(name)
+            if p is None or p.uncertainty is None or not p.value:
+                return 0.0
+            return min(abs(p.uncertainty / p.value), 1.0)
+
+        cpu_sd = max(rel("open_s"), rel("call_s"), rel("basket_s"))
+        try:
+            return merge_prediction(
+                self.basket_maps, tree.files, per_output, self.replay_device(),
+                self.replay_costs(), optimise=optimise, branches=self.branches or None,
+                step=step, device_sd=(rel("storage_mb_per_s"), rel("access_ms")),
+                cpu_sd=cpu_sd, jobs=self.cores)  # M001 prints hadd -j <cores>
+        except (KeyError, ValueError):  # a branch the maps lack, an empty map
+            return None
+
+    @cached_property
+    def paths(self) -> Inputs:
+        """The inputs as the printed commands name them (see :mod:`.inputs`)."""
+        return inputs_of(self.inputs, self.dataset.file_paths)
 
     def param(self, name: str) -> float:
         return float(getattr(self.baseline.params, name, 0.0))
@@ -113,12 +172,14 @@ class Context:
              ) -> Recommendation | None:
         """The recommendation, or ``None`` when the predicted speed-up is below
         ``MIN_SPEEDUP`` (it does not apply)."""
-        s = point.speedup
-        if s is None or s < MIN_SPEEDUP:
+        if point.speedup is None:
+            return None
+        s = round(point.speedup, 3)  # the figure shown: the severity and the cut are its
+        if s < MIN_SPEEDUP:
             return None
         return Recommendation(
             code=code, kind=kind, title=title, severity=severity_for(s), audience=audience,
-            predicted_speedup=round(s, 3), speedup_low=round(point.speedup_low or s, 3),
+            predicted_speedup=s, speedup_low=round(point.speedup_low or s, 3),
             speedup_high=round(point.speedup_high or s, 3), workers=point.workers,
             scenario=scenario.name, summary=summary, evidence=tuple(evidence),
             actions=tuple(actions),

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-import os
+import json
+from collections.abc import Sequence
+from dataclasses import replace
 
 from models import scenarios as sc
+from models.scenarios import PredictionPoint
+from probes.results import DatasetProfile
 
 from ..advice import Action, Evidence, Recommendation
+from . import versions
 from .context import Context
+from .inputs import Inputs, hadd_all, python_files
 
 #: Recommend another compression when decompression takes at least this share of the time.
 DECOMPRESSION_MIN_SHARE = 0.15
@@ -15,7 +21,8 @@ DECOMPRESSION_MIN_SHARE = 0.15
 CANDIDATES = {"LZ4": 404, "ZSTD": 505}
 #: uproot's spelling of each.
 UPROOT_CODEC = {"LZ4": "uproot.LZ4(4)", "ZSTD": "uproot.ZSTD(5)"}
-#: Recommend reading fewer branches when the analysis needs at most this share of the bytes.
+#: Recommend reading fewer branches when the branches the analysis uses hold at most this share
+#: of the bytes the program reads.
 BRANCHES_MAX_FRACTION = 0.5
 
 
@@ -69,15 +76,17 @@ def compression_rule(ctx: Context) -> Recommendation | None:
                  f"decompresses faster here; the files change size by {size_change:+.0f}%."),
         evidence=ev,
         actions=[
-            Action(f"rewrite the files with {cand} (ROOT setting {setting}: algorithm "
-                   f"{setting // 100}, level {setting % 100})",
-                   f"hadd -O -f{setting} recompressed.root {ctx.files_arg()}"),
-            Action("with uproot, when writing",
-                   f"uproot.recreate(path, compression={UPROOT_CODEC[cand]})"),
-            Action("for files written by ROOT or RDataFrame",
-                   f"opts = ROOT.RDF.RSnapshotOptions(); opts.fCompressionAlgorithm = "
-                   f"ROOT.RCompressionSetting.EAlgorithm.k{cand}; "
-                   f"opts.fCompressionLevel = {setting % 100}"),
+            Action.labelled(f"rewrite the files with {cand} (ROOT setting {setting}: "
+                            f"algorithm {setting // 100}, level {setting % 100})",
+                            hadd_all(ctx.paths, f"-O -f{setting}", "recompressed.root"),
+                            versions.HADD),
+            Action.labelled("with uproot, when writing",
+                            f"uproot.recreate(path, compression={UPROOT_CODEC[cand]})",
+                            versions.UPROOT),
+            Action.labelled("for files written by ROOT or RDataFrame",
+                            f"opts = ROOT.RDF.RSnapshotOptions(); opts.fCompressionAlgorithm = "
+                            f"ROOT.RCompressionSetting.EAlgorithm.k{cand}; "
+                            f"opts.fCompressionLevel = {setting % 100}", versions.ROOT_RDF),
         ])
 
 
@@ -120,47 +129,146 @@ def _candidate_evidence(ctx: Context, cand: str, alg: str | None, rate: float,
 
 
 def branches_rule(ctx: Context) -> Recommendation | None:
-    """When the analysis reads a subset of the branches (``--branches``) that holds at most
-    half of the bytes: read only those, or slim the files to them."""
+    """B001: the program reads more branches than the analysis uses.  ``ctx.branches`` is what
+    the program reads (``--branches``; none given: every branch, as ROOT without
+    ``SetBranchStatus`` and uproot without ``filter_name`` do), ``ctx.uses`` what the analysis
+    uses (``--uses``).  It fires only when the used branches are a strict subset of the read
+    ones holding at most ``BRANCHES_MAX_FRACTION`` of the bytes read; without ``uses`` it
+    cannot tell, and does not fire.  The speed-up is the model's for reading the used
+    branches' bytes over its prediction for reading the read ones' (both from the whole tree
+    the model's baseline reads)."""
     tree = ctx.tree
-    if tree is None or not ctx.branches or not tree.branch_profiles:
+    if tree is None or not ctx.uses or not tree.branch_profiles:
         return None
     by_name = {b.name: b for b in tree.branch_profiles}
-    chosen = [by_name[n] for n in ctx.branches if n in by_name]
+    given = bool(ctx.branches)
+    read = [n for n in dict.fromkeys(ctx.branches) if n in by_name] if given else list(by_name)
+    used = [n for n in dict.fromkeys(ctx.uses) if n in by_name]
+    if not read or not used or not set(used) < set(read):
+        return None  # the program reads no more than the analysis uses (or the names are off)
     total = sum(b.compressed_bytes for b in tree.branch_profiles)
-    if not chosen or total <= 0:
+    read_bytes = sum(by_name[n].compressed_bytes for n in read)
+    used_bytes = sum(by_name[n].compressed_bytes for n in used)
+    if total <= 0 or read_bytes <= 0 or used_bytes <= 0:
         return None
-    fraction = sum(b.compressed_bytes for b in chosen) / total
+    fraction = used_bytes / read_bytes
     if fraction > BRANCHES_MAX_FRACTION:
         return None
-    scen = sc.branches(fraction)
-    point = ctx.predict(scen)
-    names = ",".join(b.name for b in chosen)
-    first = ctx.inputs[0] if ctx.inputs else "FILE.root"
-    if os.path.isdir(first):
-        first = first.rstrip("/") + "/*.root"
+    now = ctx.predict(sc.branches(read_bytes / total)) if read_bytes < total else None
+    scen = sc.branches(used_bytes / total)
+    point = _relative(ctx.predict(scen), now)
+    what_read = (f"{len(read)} of the tree's {tree.branches} branches" if given
+                 else f"all {tree.branches} branches")
     return ctx.make(
         code="B001", kind="branches",
-        title=f"Read only the {len(chosen)} branches the analysis uses "
-              f"({100 * fraction:.0f}% of the bytes)",
+        title=f"Read only the {len(used)} branches the analysis uses, not {len(read)} "
+              f"({_percent(fraction)} of the bytes read now)",
         audience="analyst", point=point, scenario=scen,
-        summary=(f"The analysis uses {len(chosen)} of {tree.branches} branches, holding "
-                 f"{100 * fraction:.0f}% of the compressed bytes. Reading (or keeping) only "
-                 "those reads less."),
+        summary=(f"The program reads {what_read} ({read_bytes / 1e6:,.1f} MB), but the "
+                 f"analysis uses {len(used)} of them, holding {_percent(fraction)} of those "
+                 "bytes. Reading (or keeping) only those reads less."),
         evidence=[
-            Evidence("branches used", len(chosen), "", "probed", "given with --branches"),
-            Evidence("branches in the tree", tree.branches, "", "probed"),
-            Evidence("share of the bytes used", round(100 * fraction, 1), "%", "derived"),
-            Evidence("threshold", 100 * BRANCHES_MAX_FRACTION, "%", "threshold"),
+            Evidence("branches the program reads", len(read), "", "probed",
+                     "given with --branches" if given else
+                     "every branch (no --branches): ROOT's and uproot's default"),
+            Evidence("branches the analysis uses", len(used), "", "probed",
+                     "given with --uses"),
+            Evidence("bytes read now", float(f"{read_bytes / 1e6:.4g}"), "MB", "probed",
+                     f"{_percent(read_bytes / total)} of the tree's compressed bytes"),
+            Evidence("bytes the analysis uses", float(f"{used_bytes / 1e6:.4g}"), "MB",
+                     "probed"),
+            Evidence("share of the bytes read that are used", float(f"{100 * fraction:.3g}"),
+                     "%", "derived"),
+            Evidence("threshold", 100 * BRANCHES_MAX_FRACTION, "%", "threshold",
+                     "of the bytes read"),
         ],
         actions=[
-            Action("ROOT: enable only these branches",
-                   'tree->SetBranchStatus("*", 0); for (auto b : {...}) '
-                   'tree->SetBranchStatus(b, 1);'),
-            Action("uproot: name them", f"tree.iterate(filter_name={names.split(',')!r})"),
-            Action("or slim the files once to these branches (RDataFrame Snapshot)",
-                   f"ROOT.RDataFrame({tree.name!r}, {first!r}).Snapshot({tree.name!r}, "
-                   f"'slim.root', {names.split(',')!r})"),
+            Action.labelled("ROOT: enable only these branches",
+                            'tree->SetBranchStatus("*", 0); for (auto b : {'
+                            + ", ".join(_cxx_string(n) for n in used)
+                            + "}) tree->SetBranchStatus(b, 1);", versions.ROOT_TTREE),
+            Action.labelled("uproot: name them", f"tree.iterate(filter_name={used!r})",
+                            versions.UPROOT),
+            Action.labelled("or slim the files once to these branches (RDataFrame Snapshot)",
+                            snapshot_script(ctx.paths, tree.name, used), versions.ROOT_RDF),
         ],
-        extra_assumptions=("the analysis as it runs now reads every branch (ROOT's default "
-                           "without SetBranchStatus, uproot's without filter_name)",))
+        extra_assumptions=(
+            ("the program reads the branches given with --branches" if given else
+             "the program reads every branch (no --branches: ROOT's default without "
+             "SetBranchStatus, uproot's without filter_name)")
+            + " and the analysis needs only those given with --uses",))
+
+
+def _relative(point: PredictionPoint, now: PredictionPoint | None) -> PredictionPoint:
+    """``point``'s speed-up (and interval) over ``now`` rather than over the model's
+    baseline (``now`` is ``None``: the baseline itself)."""
+    if now is None or not now.speedup:
+        return point
+    s = point.speedup
+    return replace(point, speedup=None if s is None else s / now.speedup,
+                   speedup_low=None if point.speedup_low is None
+                   else point.speedup_low / now.speedup,
+                   speedup_high=None if point.speedup_high is None
+                   else point.speedup_high / now.speedup)
+
+
+def selection_notes(dataset: DatasetProfile, branches: Sequence[str] | None,
+                    uses: Sequence[str] | None) -> tuple[str, ...]:
+    """What to say about ``--branches`` (read) and ``--uses`` (used), as notes: names that
+    no tree has, used branches the program does not read, and, for ``--branches`` alone,
+    that B001 needs ``--uses``."""
+    trees = dataset.trees
+    if not trees or not (branches or uses):
+        return ()
+    tree = max(trees, key=lambda t: t.compressed_bytes)
+    known = {b.name for b in tree.branch_profiles}
+    if not known:
+        return ()
+    notes = []
+    for flag, names in (("--branches", branches), ("--uses", uses)):
+        missing = [n for n in dict.fromkeys(names or ()) if n not in known]
+        if missing:
+            notes.append(f"{flag}: no branch {_names(missing)} in tree {tree.name}")
+    if branches and uses:
+        unread = [n for n in dict.fromkeys(uses) if n in known and n not in set(branches)]
+        if unread:
+            notes.append(f"--uses names {_names(unread)}, which the program does not read "
+                         "(--branches): the used branches should be among the read ones")
+    elif branches and not uses:
+        notes.append(f"the program reads {len(set(branches) & known)} of the {len(known)} "
+                     "branches (--branches): that is the baseline; whether it reads more than "
+                     "the analysis needs (B001) takes the branches it uses (--uses)")
+    return tuple(notes)
+
+
+def _percent(x: float) -> str:
+    """``x`` as a percentage, with two significant digits below 1%."""
+    return f"{100 * x:.0f}%" if x >= 0.01 or x == 0 else f"{100 * x:.2g}%"
+
+
+def _names(names: Sequence[str], shown: int = 5) -> str:
+    head = ", ".join(names[:shown])
+    return head + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
+def _cxx_string(text: str) -> str:
+    """A C++ string literal (JSON's escapes are C++'s for these)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def snapshot_script(ins: Inputs, tname: str, names: list[str]) -> str:
+    """Python that slims the inputs' files to ``names`` with RDataFrame into slim.root.  The
+    files go to a TChain one by one (``AddFile``: no wildcards), through links with plain names
+    where ROOT would read their paths as syntax (see :mod:`.inputs`)."""
+    head = f"files = {python_files(ins)}\nchain = ROOT.TChain({tname!r})\n"
+    snap = f"ROOT.RDataFrame(chain).Snapshot({tname!r}, 'slim.root', {names!r})"
+    if not ins.links:
+        return ("import os\n\nimport ROOT\n\n" + head
+                + "for f in files:\n    chain.AddFile(f)\n" + snap)
+    return ("import os\nimport tempfile\n\nimport ROOT\n\n" + head
+            + "with tempfile.TemporaryDirectory() as links:  # ROOT reads $, ? and # as syntax\n"
+            "    for i, f in enumerate(files):\n"
+            "        link = os.path.join(links, f'{i}.root')\n"
+            "        os.symlink(os.path.abspath(f), link)\n"
+            "        chain.AddFile(link)\n"
+            "    " + snap)

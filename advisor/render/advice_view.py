@@ -20,7 +20,7 @@ from rich.text import Text
 
 from .._version import __version__
 from ..advice import Advice, Recommendation, Report, Verdict
-from . import fmt
+from . import fmt, scaling
 from . import report_parts as parts
 
 SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
@@ -65,6 +65,10 @@ def _verdict_block(a: Advice, several: bool) -> RenderableType:
     else:
         head.append(a.verdict.headline)
         rows += [head, Padding(shares_chart(a.verdict), (0, 0, 0, 2))]
+    warning = parts.self_check_warning(a)
+    if warning:
+        rows.append(Text(f"  ⚠ {warning}", style="bold red"))
+        rows += [Text(f"      – {x}", style="red") for x in parts.self_check_failures(a)]
     rows += [Text(f"  • {n}", style="yellow") for n in a.notes]
     return Group(*rows)
 
@@ -125,7 +129,7 @@ def options_table(rec: Recommendation) -> Table:
     t.add_column("speed-up", justify="right", no_wrap=True)
     t.add_column("caveat", overflow="fold")
     for o in rec.options:
-        t.add_row(o.name, parts.speedup_text(o.predicted_speedup, o.speedup_low, o.speedup_high),
+        t.add_row(o.name, fmt.speedup_text(o.predicted_speedup, o.speedup_low, o.speedup_high),
                   Text(o.caveat or "", style="yellow"))
     return t
 
@@ -139,11 +143,17 @@ def recommendation_view(rank: int, rec: Recommendation) -> RenderableType:
     style = SEVERITY_STYLE[rec.severity]
     body: list[RenderableType] = [Text(rec.title, style="bold")]
     line = Text()
-    line.append("predicted speed-up ", style="bold")
-    line.append(parts.speedup_text(rec.predicted_speedup, rec.speedup_low, rec.speedup_high),
-                style=f"bold {style.split()[-1]}")
+    if rec.contradicted:
+        line.append(parts.speedup_line(rec), style="bold yellow")
+    else:
+        line.append("predicted speed-up ", style="bold")
+        line.append(fmt.speedup_text(rec.predicted_speedup, rec.speedup_low,
+                                     rec.speedup_high), style=f"bold {style.split()[-1]}")
     line.append("  " + parts.meta_line(rec), style="dim")
-    body += [line, Text(rec.summary)]
+    body.append(line)
+    if rec.rank_note:
+        body.append(Text(f"ranking: {rec.rank_note}", style="dim yellow"))
+    body.append(Text(rec.summary))
     if rec.evidence:
         body.append(EvidenceTable(rec))
     if rec.options:
@@ -167,18 +177,20 @@ def recommendation_view(rank: int, rec: Recommendation) -> RenderableType:
 
 
 def scaling_table(a: Advice, level: float) -> Table:
-    now = parts.now_workers(a)
+    now = scaling.now_workers(a)
+    summary = scaling.summary_text(scaling.scaling_data(a))
     t = Table(title=f"{a.label}: predicted scaling", title_justify="left",
               caption=f"speed-up over {now} job{'s' if now != 1 else ''} (as now); "
-              f"{parts.percent(level)} intervals", caption_justify="left")
+              f"{fmt.percent(level)} intervals" + (f"\n{summary}" if summary else ""),
+              caption_justify="left")
     t.add_column("workers", justify="right")
     t.add_column("MB/s (interval)", justify="right")
     t.add_column("events/s", justify="right")
     t.add_column("speed-up", justify="right")
-    for r in parts.scaling_rows(a):
+    for r in scaling.scaling_rows(a):
         t.add_row(f"{r.workers}{' (now)' if r.now else ''}",
-                  parts.rate_interval(r.mb_per_s, r.low, r.high), fmt.num(r.events_per_s),
-                  fmt.UNKNOWN if r.speedup is None else parts.times(r.speedup),
+                  fmt.rate_interval(r.mb_per_s, r.low, r.high), fmt.num(r.events_per_s),
+                  fmt.UNKNOWN if r.speedup is None else fmt.times(r.speedup),
                   style="bold" if r.now else None)
     return t
 
@@ -209,7 +221,7 @@ def advice_view(report: Report) -> RenderableType:
                     align="left"))
     if not recs:
         out.append(Text("Nothing to change: no recommendation is predicted to gain "
-                        f"{parts.times(parts.MIN_SPEEDUP)} or more.", style="green"))
+                        f"{fmt.times(parts.MIN_SPEEDUP)} or more.", style="green"))
     out += [recommendation_view(i, r) for i, r in enumerate(recs, 1)]
     tables = [scaling_table(a, level) for a in report.advice if a.model is not None]
     if tables:

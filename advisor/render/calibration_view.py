@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from probes.readtests.registry import LABELS, READ_TESTS, ReadTest
 from probes.readtests.results import Calibration, Measurement
 
 from . import fmt
@@ -25,6 +29,14 @@ def _m(m: Measurement | None, digits: int = 0, scale: float = 1.0, unit: str = "
     return text
 
 
+def _g(m: Measurement) -> str:
+    """A measurement of any unit: its median to 3 significant figures, with its spread."""
+    if m.median is None:
+        return fmt.UNKNOWN
+    spread = f" ±{100 * m.spread / 2:.0f}%" if m.spread is not None else ""
+    return f"{m.median:.3g} {m.unit} [dim]{spread} (n={len(m.samples)})[/]"
+
+
 def _rate(x: float | None) -> str:
     return fmt.num(x, 1 if x is not None and x < 100 else 0)
 
@@ -33,53 +45,135 @@ def _kib(n: int) -> str:
     return f"{n // 1024} KiB" if n < 1 << 20 else f"{n >> 20} MiB"
 
 
+Row = tuple[str, str]
+
+
+def _raw_rows(cal: Calibration) -> list[Row]:
+    raw = cal.raw_read
+    if raw is None:
+        return []
+    return [("storage (cold)", _m(raw.cold, 0, unit=" MB/s") + "  sequential, 1 MiB reads"),
+            ("small reads", f"{fmt.num(raw.iops_4k)} IOPS (4 KiB random) · access "
+             f"{fmt.num(raw.access_time_ms, 2)} ms · read-ahead makes 4 KiB reads in file "
+             f"order {fmt.ratio(raw.readahead_gain_4k)} faster")]
+
+
+def _page_cache_rows(cal: Calibration) -> list[Row]:
+    raw = cal.raw_read
+    return [("page cache", _m(raw.warm, 0, unit=" MB/s"))] if raw is not None else []
+
+
+def _open_rows(cal: Calibration) -> list[Row]:
+    o = cal.open_overhead_s
+    if o is None:
+        return []
+    return [("open + metadata", f"{_m(o.cold_measurement, 1, 1e3, ' ms')} cold, "
+             f"{_m(o.warm_measurement, 1, 1e3, ' ms')} warm, per file")]
+
+
+def _decompression_rows(cal: Calibration) -> list[Row]:
+    rows = [(f"decompress {d.algorithm}",
+             f"{_m(d.measurement, 0, unit=' MB/s')} compressed, "
+             f"{fmt.num(d.uncompressed_mb_per_s)} MB/s uncompressed, one core "
+             f"[dim]({d.library}, {d.baskets} baskets)[/]") for d in cal.decompression]
+    up = cal.unpacking
+    if up is not None:
+        rows.append(("unpacking", f"{fmt.num(up.compressed_mb_per_s, 1)} MB/s compressed, "
+                     f"one core [dim](uproot, {up.baskets} baskets of {up.branches} branches "
+                     "decompressed in memory)[/]"))
+    return rows
+
+
+def _event_loop_rows(cal: Calibration) -> list[Row]:
+    rows: list[Row] = []
+    if cal.event_loop is not None:
+        e = cal.event_loop
+        what = f"analysis {e.analysis}" if e.analysis else f"{e.branches} branches"
+        rows.append(("event loop", f"{fmt.num(e.events_per_s)} events/s, "
+                     f"{fmt.num(e.compressed_mb_per_s, 1)} MB/s compressed, "
+                     f"{fmt.num(e.uncompressed_mb_per_s, 1)} MB/s uncompressed "
+                     f"[dim]({e.engine}, {what}; cold {_m(e.cold, 0)}, warm {_m(e.warm, 0)} "
+                     "events/s)[/]"))
+    for label, st in (("TTreeCache on", cal.root_cache_on), ("TTreeCache off", cal.root_cache_off)):
+        if st is not None:
+            rows.append((label, f"{st.read_calls:,} read calls of {fmt.kb(st.mean_read_bytes)}, "
+                         f"{fmt.mb(st.bytes_read)} read; disk {st.disk_time_s:.3f} s, unzip "
+                         f"{st.unzip_time_s:.3f} s, real {st.real_time_s:.3f} s "
+                         f"[dim](TTreePerfStats, {st.entries:,} entries, {st.cache} cache)[/]"))
+    return rows
+
+
+def _call_cost_rows(cal: Calibration) -> list[Row]:
+    cc = cal.call_cost
+    if cc is None or cc.call_s is None:
+        return []
+    return [("per read call", f"{_m(cc.measurement, 1, 1e3, ' ms')} fixed, then "
+             f"{fmt.num(cc.mb_per_s, 1)} MB/s [dim]({cc.branches} branches; "
+             f"{cc.measurement.conditions.note})[/]")]
+
+
+def _basket_cost_rows(cal: Calibration) -> list[Row]:
+    bc = cal.basket_cost
+    if bc is None or bc.basket_s is None:
+        return []
+    return [("per basket", f"{_m(bc.measurement, 1, 1e6, ' µs')} fixed, then "
+             f"{fmt.num(bc.mb_per_s, 1)} MB/s [dim]({bc.baskets} baskets per repetition, "
+             "warm)[/]")]
+
+
+def _parallel_rows(cal: Calibration) -> list[Row]:
+    if not cal.parallel_loop:
+        return []
+    return [("parallel loop", " · ".join(
+        f"{p.workers} worker{'s' if p.workers > 1 else ''} {_m(p.measurement, 1, unit=' MB/s')}"
+        for p in cal.parallel_loop) + " [dim](warm, whole files)[/]")]
+
+
+#: The grid's rows of each read test (by registry name); the request sweep and the
+#: concurrency sweep are tables of their own.
+_ROWS: dict[str, Callable[[Calibration], list[Row]]] = {
+    "raw_read": _raw_rows,
+    "request_sweep": lambda cal: [],
+    "concurrency": lambda cal: [],
+    "open_cost": _open_rows,
+    "decompression": _decompression_rows,
+    "event_loop": _event_loop_rows,
+    "call_cost": _call_cost_rows,
+    "basket_cost": _basket_cost_rows,
+    "parallel_loop": _parallel_rows,
+    "page_cache": _page_cache_rows,
+}
+
+
+def _generic_rows(cal: Calibration, test: ReadTest) -> list[Row]:
+    """A test this view has no rows of its own for: its result's measurement (or each
+    point's), by the test's label."""
+    value: Any = getattr(cal, test.field, None) if test.field else None
+    items = value if isinstance(value, tuple) else (value,) if value is not None else ()
+    shown = [_g(m) for m in (getattr(v, "measurement", None) for v in items)
+             if isinstance(m, Measurement)]
+    return [(test.label, " · ".join(shown))] if shown else []
+
+
+def calibration_rows(cal: Calibration) -> list[Row]:
+    """The figures of every read test, in the order the tests run, then the memory fit."""
+    rows: list[Row] = []
+    for test in READ_TESTS:
+        own = _ROWS.get(test.name)
+        rows += own(cal) if own is not None else _generic_rows(cal, test)
+    if cal.memory is not None:
+        m = cal.memory
+        rows.append(("fits in RAM", f"{fmt.yes_no(m.fits_in_ram)} ({fmt.mb(m.dataset_bytes)} "
+                     f"data, {fmt.gb(m.available_bytes)} available)"))
+    return rows
+
+
 def calibration_view(cal: Calibration) -> RenderableType:
     g = Table.grid(padding=(0, 2))
     g.add_column(style="bold", no_wrap=True)
     g.add_column(overflow="fold")
-    raw = cal.raw_read
-    if raw is not None:
-        g.add_row("storage (cold)", _m(raw.cold, 0, unit=" MB/s") + "  sequential, 1 MiB reads")
-        g.add_row("page cache", _m(raw.warm, 0, unit=" MB/s"))
-        g.add_row("small reads", f"{fmt.num(raw.iops_4k)} IOPS (4 KiB random) · access "
-                  f"{fmt.num(raw.access_time_ms, 2)} ms · read-ahead makes 4 KiB reads in file "
-                  f"order {fmt.ratio(raw.readahead_gain_4k)} faster")
-    if cal.open_overhead_s is not None:
-        o = cal.open_overhead_s
-        g.add_row("open + metadata", f"{_m(o.cold_measurement, 1, 1e3, ' ms')} cold, "
-                  f"{_m(o.warm_measurement, 1, 1e3, ' ms')} warm, per file")
-    for d in cal.decompression:
-        g.add_row(f"decompress {d.algorithm}",
-                  f"{_m(d.measurement, 0, unit=' MB/s')} compressed, "
-                  f"{fmt.num(d.uncompressed_mb_per_s)} MB/s uncompressed, one core "
-                  f"[dim]({d.library}, {d.baskets} baskets)[/]")
-    if cal.event_loop is not None:
-        e = cal.event_loop
-        what = f"analysis {e.analysis}" if e.analysis else f"{e.branches} branches"
-        g.add_row("event loop", f"{fmt.num(e.events_per_s)} events/s, "
-                  f"{fmt.num(e.compressed_mb_per_s, 1)} MB/s compressed, "
-                  f"{fmt.num(e.uncompressed_mb_per_s, 1)} MB/s uncompressed "
-                  f"[dim]({e.engine}, {what}; cold {_m(e.cold, 0)}, warm {_m(e.warm, 0)} "
-                  "events/s)[/]")
-    if cal.call_cost is not None and cal.call_cost.call_s is not None:
-        cc = cal.call_cost
-        g.add_row("per read call", f"{_m(cc.measurement, 1, 1e3, ' ms')} fixed, then "
-                  f"{fmt.num(cc.mb_per_s, 1)} MB/s [dim]({cc.branches} branches; "
-                  f"{cc.measurement.conditions.note})[/]")
-    if cal.parallel_loop:
-        g.add_row("parallel loop", " · ".join(
-            f"{p.workers} worker{'s' if p.workers > 1 else ''} {_m(p.measurement, 1, unit=' MB/s')}"
-            for p in cal.parallel_loop) + " [dim](warm, whole files)[/]")
-    for label, st in (("TTreeCache on", cal.root_cache_on), ("TTreeCache off", cal.root_cache_off)):
-        if st is not None:
-            g.add_row(label, f"{st.read_calls:,} read calls of {fmt.kb(st.mean_read_bytes)}, "
-                      f"{fmt.mb(st.bytes_read)} read; disk {st.disk_time_s:.3f} s, unzip "
-                      f"{st.unzip_time_s:.3f} s, real {st.real_time_s:.3f} s "
-                      f"[dim](TTreePerfStats, {st.entries:,} entries, {st.cache} cache)[/]")
-    if cal.memory is not None:
-        m = cal.memory
-        g.add_row("fits in RAM", f"{fmt.yes_no(m.fits_in_ram)} ({fmt.mb(m.dataset_bytes)} data, "
-                  f"{fmt.gb(m.available_bytes)} available)")
+    for label, text in calibration_rows(cal):
+        g.add_row(label, text)
     parts: list[RenderableType] = [g]
     if cal.request_sweep:
         t = Table(title="request size (cold), MB/s", title_justify="left")
@@ -101,7 +195,8 @@ def calibration_view(cal: Calibration) -> RenderableType:
             t.add_row(str(c.workers), _m(c.measurement, 0), fmt.num(per))
         parts.append(t)
     for skip in cal.skipped:
-        parts.append(Text(f"skipped {skip.test}: {skip.reason}", style="yellow"))
+        label = LABELS.get(skip.test, skip.test.replace("_", " "))
+        parts.append(Text(f"not measured: {label}: {skip.reason}", style="yellow"))
     status = "[yellow]partial (cancelled)[/]" if cal.partial else "complete"
     title = (f"[bold]calibration[/] — {status}, {cal.elapsed_s:.1f} s of {cal.budget_s:.0f} s "
              f"budget, {fmt.mb(cal.bytes_read)} read from {cal.files_used} files, "

@@ -44,3 +44,45 @@ def yes_no(x: bool | None) -> str:
 
 def text(x: object) -> str:
     return UNKNOWN if x is None or x == "" else str(x)
+
+
+def times(x: float) -> str:
+    """A speed-up, the same in every view: ``1.8×``, ``1.05×``, ``2.0×``, ``12×``."""
+    if x >= 10:
+        return f"{x:.0f}×"
+    text = f"{x:.2f}"
+    if text.endswith("0"):
+        text = text[:-1]
+    return text + "×"
+
+
+def speedup_text(s: float | None, low: float | None = None, high: float | None = None) -> str:
+    """``1.8× (1.5–2.1×)``: the predicted speed-up with its interval."""
+    if s is None:
+        return UNKNOWN
+    if low is None or high is None:
+        return times(s)
+    return f"{times(s)} ({times(low)[:-1]}–{times(high)})"
+
+
+def rate(x: float | None) -> str:
+    """A rate in MB/s, without the unit: ``0.67``, ``12.3``, ``1,234``."""
+    if x is None:
+        return UNKNOWN
+    return num(x, 2 if x < 10 else 1 if x < 1000 else 0)
+
+
+def mb_per_s(x: float | None) -> str:
+    """A rate with its unit: ``1.33 MB/s``."""
+    return UNKNOWN if x is None else f"{rate(x)} MB/s"
+
+
+def rate_interval(mb: float, low: float | None, high: float | None) -> str:
+    """``3.3 (2.1–5.1)``."""
+    if low is None or high is None:
+        return rate(mb)
+    return f"{rate(mb)} ({rate(low)}–{rate(high)})"
+
+
+def percent(level: float) -> str:
+    return f"{100 * level:.0f}%"

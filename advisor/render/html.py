@@ -15,7 +15,7 @@ from html import escape
 
 from .._version import __version__
 from ..advice import Advice, Recommendation, Report
-from . import fmt
+from . import fmt, scaling
 from . import report_parts as parts
 
 CSS = """
@@ -50,6 +50,7 @@ CSS = """
 .hepa .src-measured,.hepa .src-probed{color:#1a7f37}.hepa .src-fitted{color:#0550ae}
 .hepa .src-assumed{color:#9a6700}.hepa .src-threshold{color:#8250df}
 .hepa .note{color:#9a6700}
+.hepa .selfcheck{color:#b42318;border-left:3px solid #cf222e;padding-left:.6em}
 .hepa figure{margin:.5em 0}
 .hepa svg{max-width:100%;height:auto;font-family:inherit}
 .hepa .scaling{display:flex;flex-wrap:wrap;gap:0 2em;align-items:flex-start}
@@ -63,11 +64,6 @@ COLORS = {"predicted": "#0969da", "ideal": "#8c959f", "capacity": "#cf222e",
 
 def e(x: object) -> str:
     return escape(str(x), quote=True)
-
-
-def _tag(name: str, body: str, cls: str | None = None) -> str:
-    attr = f' class="{e(cls)}"' if cls else ""
-    return f"<{name}{attr}>{body}</{name}>"
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequence[int] = (),
@@ -126,7 +122,7 @@ def scaling_svg(advice: Advice, uid: str = "") -> str:
     """The scaling plot of one dataset as inline SVG: predicted aggregate MB/s against workers
     with its interval band, ideal linear scaling, the storage's capacity and the measured
     points (the parallel event loop; raw cold reads, which skip decompression)."""
-    d = parts.scaling_data(advice)
+    d = scaling.scaling_data(advice)
     if d.empty:
         return ""
     uid = uid or hashlib.sha1(d.label.encode()).hexdigest()[:8]
@@ -213,15 +209,15 @@ def scaling_svg(advice: Advice, uid: str = "") -> str:
         for w, y, lo, hi in zip(d.workers, d.predicted, d.low, d.high, strict=True):
             body.append(f'<circle cx="{xmap(w):.1f}" cy="{ymap(y):.1f}" r="2.5" '
                         f'fill="{COLORS["predicted"]}"><title>{w} workers: predicted '
-                        f"{e(parts.rate_interval(y, lo, hi))} MB/s</title></circle>")
+                        f"{e(fmt.rate_interval(y, lo, hi))} MB/s</title></circle>")
         legend.append((f'<rect x="0" y="-6" width="22" height="10" fill="{COLORS["predicted"]}" '
                        f'fill-opacity="0.18"/><line x1="0" y1="-1" x2="22" y2="-1" '
                        f'stroke="{COLORS["predicted"]}" stroke-width="2.2"/>',
-                       f"predicted, with its {parts.percent(d.level)} interval"))
+                       f"predicted, with its {fmt.percent(d.level)} interval"))
         if d.ideal:
             legend.append((f'<line x1="0" y1="-1" x2="22" y2="-1" stroke="{COLORS["ideal"]}" '
                            'stroke-width="1.5" stroke-dasharray="6 4"/>',
-                           parts.IDEAL_LABEL + " (from 1 worker)"))
+                           scaling.IDEAL_LABEL + " (from 1 worker)"))
     if d.capacity is not None:
         y = ymap(d.capacity)
         body.append(f'<line x1="{x0}" y1="{y:.1f}" x2="{x0 + plot_w}" y2="{y:.1f}" '
@@ -229,25 +225,25 @@ def scaling_svg(advice: Advice, uid: str = "") -> str:
                     'stroke-dasharray="10 3 2 3"/>')
         body.append(f'<text x="{x0 + plot_w - 4}" y="{y - 4:.1f}" font-size="11" '
                     f'text-anchor="end" fill="{COLORS["capacity"]}">'
-                    f"{e(parts.CAPACITY_LABEL)}: {e(parts.rate(d.capacity))} MB/s</text>")
+                    f"{e(scaling.CAPACITY_LABEL)}: {e(fmt.rate(d.capacity))} MB/s</text>")
         legend.append((f'<line x1="0" y1="-1" x2="22" y2="-1" stroke="{COLORS["capacity"]}" '
                        'stroke-width="1.5" stroke-dasharray="10 3 2 3"/>',
-                       f"{parts.CAPACITY_LABEL}: {parts.CAPACITY_NOTE}"))
+                       f"{scaling.CAPACITY_LABEL}: {scaling.CAPACITY_NOTE}"))
     for w, y in d.measured:
         body.append(f'<circle cx="{xmap(w):.1f}" cy="{ymap(y):.1f}" r="4.5" '
                     f'fill="{COLORS["measured"]}"><title>{w} workers: measured '
-                    f"{e(parts.rate(y))} MB/s (event loop, warm)</title></circle>")
+                    f"{e(fmt.rate(y))} MB/s (event loop, warm)</title></circle>")
     if d.measured:
         legend.append((f'<circle cx="11" cy="-1" r="4.5" fill="{COLORS["measured"]}"/>',
-                       parts.MEASURED_LABEL))
+                       scaling.MEASURED_LABEL))
     for w, y in d.raw_reads:
         x, yy = xmap(w), ymap(y)
         body.append(f'<rect x="{x - 4:.1f}" y="{yy - 4:.1f}" width="8" height="8" fill="none" '
                     f'stroke="{COLORS["raw"]}" stroke-width="1.8"><title>{w} workers: raw '
-                    f"reads {e(parts.rate(y))} MB/s (cold, no decompression)</title></rect>")
+                    f"reads {e(fmt.rate(y))} MB/s (cold, no decompression)</title></rect>")
     if d.raw_reads:
         legend.append((f'<rect x="7" y="-5" width="8" height="8" fill="none" '
-                       f'stroke="{COLORS["raw"]}" stroke-width="1.8"/>', parts.RAW_LABEL))
+                       f'stroke="{COLORS["raw"]}" stroke-width="1.8"/>', scaling.RAW_LABEL))
     out.append(f'<g clip-path="url(#{clip})">' + "".join(body) + "</g>")
     # the legend, under the plot
     ly = y0 + PLOT_HEIGHT + 58
@@ -278,6 +274,11 @@ def _verdict(a: Advice, several: bool) -> str:
     text = (e(a.verdict.headline) if a.verdict is not None
             else "no verdict: the calibration could not be fitted")
     notes = "".join(f'<p class="note">{e(n)}</p>' for n in a.notes)
+    warning = parts.self_check_warning(a)
+    if warning:
+        items = "".join(f"<li>{e(x)}</li>" for x in parts.self_check_failures(a))
+        notes = (f'<div class="selfcheck"><p><strong>{e(warning)}</strong></p>'
+                 f"<ul>{items}</ul></div>{notes}")
     return f"<p>{name}{text}</p>{_bars(a)}{notes}"
 
 
@@ -295,9 +296,9 @@ def _recommendation(rank: int, rec: Recommendation) -> str:
     out = [f'<section class="rec {e(sev)}">',
            f'<h3>{rank}. <span class="sev {e(sev)}">{e(parts.SEVERITY_LABEL[sev])}</span>'
            f"<code>{e(rec.code)}</code> {e(rec.kind)}: {e(rec.title)}</h3>",
-           f'<p><span class="speedup">predicted speed-up '
-           f"{e(parts.speedup_text(rec.predicted_speedup, rec.speedup_low, rec.speedup_high))}"
+           f'<p><span class="speedup">{e(parts.speedup_line(rec))}'
            f'</span> <span class="dim">· {e(parts.meta_line(rec))}</span></p>',
+           *([f'<p class="note">ranking: {e(rec.rank_note)}</p>'] if rec.rank_note else []),
            f"<p>{e(rec.summary)}</p>"]
     if rec.evidence:
         out.append(_table(["evidence", "value", "source", "note"], (
@@ -306,7 +307,7 @@ def _recommendation(rank: int, rec: Recommendation) -> str:
             for x in rec.evidence), numeric=(1,)))
     if rec.options:
         out.append(_table(["option", "speed-up", "caveat"], (
-            [e(o.name), e(parts.speedup_text(o.predicted_speedup, o.speedup_low,
+            [e(o.name), e(fmt.speedup_text(o.predicted_speedup, o.speedup_low,
                                              o.speedup_high)), e(o.caveat or "")]
             for o in rec.options), numeric=(1,)))
     if rec.actions:
@@ -323,17 +324,20 @@ def _recommendation(rank: int, rec: Recommendation) -> str:
 
 
 def _scaling(a: Advice, level: float, index: int) -> str:
-    now = parts.now_workers(a)
+    now = scaling.now_workers(a)
     rows = ([f"<strong>{r.workers}</strong> (now)" if r.now else str(r.workers),
-             e(parts.rate(r.mb_per_s)), e(f"{parts.rate(r.low)}–{parts.rate(r.high)}"),
+             e(fmt.rate(r.mb_per_s)), e(f"{fmt.rate(r.low)}–{fmt.rate(r.high)}"),
              e(fmt.num(r.events_per_s)),
-             e(fmt.UNKNOWN if r.speedup is None else parts.times(r.speedup))]
-            for r in parts.scaling_rows(a))
-    table = _table(["workers", "MB/s", f"interval ({parts.percent(level)})", "events/s",
+             e(fmt.UNKNOWN if r.speedup is None else fmt.times(r.speedup))]
+            for r in scaling.scaling_rows(a))
+    table = _table(["workers", "MB/s", f"interval ({fmt.percent(level)})", "events/s",
                     f"speed-up over {now} (now)"], rows, numeric=(0, 1, 2, 3, 4))
     svg = scaling_svg(a, uid=f"{index}-{hashlib.sha1(a.label.encode()).hexdigest()[:6]}")
+    summary = "".join(f"<li>{e(k)}: <strong>{e(v)}</strong></li>"
+                      for k, v in scaling.summary_parts(scaling.scaling_data(a)))
+    summary = f'<ul class="dim">{summary}</ul>' if summary else ""
     return (f"<h3>{e(a.label)}</h3>"
-            f'<div class="scaling"><figure>{svg}</figure><div>{table}</div></div>')
+            f'<div class="scaling"><figure>{svg}</figure><div>{table}{summary}</div></div>')
 
 
 def report_body(report: Report) -> str:
@@ -349,7 +353,7 @@ def report_body(report: Report) -> str:
     out.append(f"<h2>Recommendations, ranked by predicted speed-up ({len(recs)})</h2>")
     if not recs:
         out.append(f"<p>Nothing to change: no recommendation is predicted to gain "
-                   f"{e(parts.times(parts.MIN_SPEEDUP))} or more.</p>")
+                   f"{e(fmt.times(parts.MIN_SPEEDUP))} or more.</p>")
     out += [_recommendation(i, r) for i, r in enumerate(recs, 1)]
     modelled = [a for a in report.advice if a.model is not None]
     if modelled:

@@ -1,18 +1,10 @@
-"""Names of the read tests as people read them (the CLI's bars, the TUI's Calibrate tab).
-Import-light: the TUI loads it before its first screen."""
+"""Names of the read tests as people read them (the CLI's bars, the TUI's Calibrate tab), from
+the registry of the read tests.  Import-light: the TUI loads it before its first screen (the
+registry is plain data)."""
 
 from __future__ import annotations
 
+from probes.readtests.registry import LABELS
+
 #: ``ProgressEvent.test`` -> label, in the order the tests run.
-TEST_LABELS = {
-    "raw_read": "storage, cold",
-    "request_sweep": "request sizes",
-    "concurrency": "concurrency",
-    "open_cost": "open cost",
-    "decompression": "decompression",
-    "event_loop": "event loop",
-    "call_cost": "per-call cost",
-    "parallel_loop": "parallel loop",
-    "basket_cost": "per-basket cost",
-    "page_cache": "page cache",
-}
+TEST_LABELS: dict[str, str] = dict(LABELS)

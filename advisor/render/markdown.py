@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 
 from .._version import __version__
 from ..advice import Advice, Recommendation, Report
-from . import fmt
+from . import fmt, scaling
 from . import report_parts as parts
 
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|#~&])")
@@ -33,7 +33,7 @@ def fence(code: str, language: str) -> list[str]:
     ticks = "```"
     while ticks in code:
         ticks += "`"
-    return [f"{ticks}{language}", code.rstrip("\n"), ticks]
+    return [f"{ticks}{language}", *code.rstrip("\n").split("\n"), ticks]
 
 
 def _bar(share: float, width: int = 20) -> str:
@@ -48,6 +48,11 @@ def _verdict(a: Advice) -> list[str]:
         out += table(["limit", "share of the time", ""],
                      ([esc(s.limit), f"{100 * s.share:.0f}%", f"`{_bar(s.share)}`"]
                       for s in a.verdict.shares), "lrl")
+    warning = parts.self_check_warning(a)
+    if warning:
+        out += [f"> **Warning:** {esc(warning)}", ">"]
+        out += [f"> - {esc(x)}" for x in parts.self_check_failures(a)]
+        out.append("")
     out += [f"> **Note:** {esc(n)}" for n in a.notes]
     if a.notes:
         out.append("")
@@ -56,17 +61,19 @@ def _verdict(a: Advice) -> list[str]:
 
 def _recommendation(rank: int, rec: Recommendation) -> list[str]:
     label = parts.SEVERITY_LABEL[rec.severity]
-    speedup = parts.speedup_text(rec.predicted_speedup, rec.speedup_low, rec.speedup_high)
+    line = parts.speedup_line(rec)
     out = [f"### {rank}. {label} `{rec.code}` {esc(rec.kind)}: {esc(rec.title)}", "",
-           f"**Predicted speed-up {esc(speedup)}** · {esc(parts.meta_line(rec))}", "",
-           esc(rec.summary), ""]
+           f"**{esc(line[:1].upper() + line[1:])}** · {esc(parts.meta_line(rec))}", ""]
+    if rec.rank_note:
+        out += [f"*Ranking:* {esc(rec.rank_note)}", ""]
+    out += [esc(rec.summary), ""]
     if rec.evidence:
         out += table(["evidence", "value", "source", "note"],
                      ([esc(e.name), esc(parts.evidence_value(e.value, e.unit)), esc(e.source),
                        esc(e.note or "")] for e in rec.evidence), "lrll")
     if rec.options:
         out += table(["option", "speed-up", "caveat"],
-                     ([esc(o.name), esc(parts.speedup_text(o.predicted_speedup, o.speedup_low,
+                     ([esc(o.name), esc(fmt.speedup_text(o.predicted_speedup, o.speedup_low,
                                                           o.speedup_high)),
                        esc(o.caveat or "")] for o in rec.options), "lrl")
     if rec.actions:
@@ -83,14 +90,17 @@ def _recommendation(rank: int, rec: Recommendation) -> list[str]:
 
 
 def _scaling(a: Advice, level: float) -> list[str]:
-    now = parts.now_workers(a)
+    now = scaling.now_workers(a)
     out = [f"### {esc(a.label)}", ""]
-    out += table(["workers", "MB/s", f"interval ({parts.percent(level)})", "events/s",
+    out += table(["workers", "MB/s", f"interval ({fmt.percent(level)})", "events/s",
                   f"speed-up over {now} (now)"],
-                 ([f"**{r.workers}** (now)" if r.now else str(r.workers), parts.rate(r.mb_per_s),
-                   f"{parts.rate(r.low)}–{parts.rate(r.high)}", fmt.num(r.events_per_s),
-                   fmt.UNKNOWN if r.speedup is None else parts.times(r.speedup)]
-                  for r in parts.scaling_rows(a)), "rrrrr")
+                 ([f"**{r.workers}** (now)" if r.now else str(r.workers), fmt.rate(r.mb_per_s),
+                   f"{fmt.rate(r.low)}–{fmt.rate(r.high)}", fmt.num(r.events_per_s),
+                   fmt.UNKNOWN if r.speedup is None else fmt.times(r.speedup)]
+                  for r in scaling.scaling_rows(a)), "rrrrr")
+    summary = scaling.summary_text(scaling.scaling_data(a))
+    if summary:
+        out += [esc(summary[:1].upper() + summary[1:]), ""]
     return out
 
 
@@ -107,7 +117,7 @@ def report_markdown(report: Report) -> str:
     out += ["## Recommendations", "", "Ranked by predicted speed-up.", ""]
     if not recs:
         out += [f"Nothing to change: no recommendation is predicted to gain "
-                f"{parts.times(parts.MIN_SPEEDUP)} or more.", ""]
+                f"{fmt.times(parts.MIN_SPEEDUP)} or more.", ""]
     for i, rec in enumerate(recs, 1):
         out += _recommendation(i, rec)
     modelled = [a for a in report.advice if a.model is not None]

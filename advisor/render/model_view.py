@@ -72,6 +72,19 @@ def _assumptions(lines: Sequence[str]) -> list[Text]:
                                                      for x in lines]
 
 
+def _self_check(summary: ModelSummary) -> list[Text]:
+    """The self-check's warning and each configuration the model misses, where any does."""
+    from models.selfcheck import describe, failures, warning_line
+
+    line = warning_line(summary.self_check)
+    if line is None:
+        return ([Text(f"self-check: the model passes through all {len(summary.self_check)} "
+                      "measured configurations (within 10% or their spread)", style="dim")]
+                if summary.self_check else [])
+    return [Text(f"⚠ model self-check: {line}", style="bold red"),
+            *(Text(f"  – {describe(c)}", style="red") for c in failures(summary.self_check))]
+
+
 def model_view(summary: ModelSummary) -> RenderableType:
     parts: list[RenderableType] = []
     if summary.site is not None or summary.workload is not None:
@@ -84,6 +97,7 @@ def model_view(summary: ModelSummary) -> RenderableType:
                 f"{summary.ht_weight:g} of a core)")
     parts.append(Text(cpu, style="dim"))
     parts.extend(_assumptions(summary.assumptions))
+    parts.extend(_self_check(summary))
     parts.append(predictions_table("baseline", summary.predictions, summary.level))
     for sc in summary.scenarios:
         parts.append(predictions_table(f"what if: {sc.name}", sc.predictions, summary.level))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import report_parts as parts
+from . import fmt, scaling
 
 if TYPE_CHECKING:
     from ..advice import Advice
@@ -30,33 +30,33 @@ def plot_scaling(advice: Advice, ax: Any = None) -> Any:
     points: the event loop in parallel, and raw cold reads (which skip decompression).
     Draws on ``ax`` (default: a new figure) and returns it."""
     plt = _pyplot()
-    d = parts.scaling_data(advice)
+    d = scaling.scaling_data(advice)
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 5.2), layout="constrained")
     if d.workers:
         ax.fill_between(d.workers, d.low, d.high, color=COLORS["predicted"], alpha=0.18,
-                        linewidth=0, label=f"predicted, {parts.percent(d.level)} interval")
+                        linewidth=0, label=f"predicted, {fmt.percent(d.level)} interval")
         ax.plot(d.workers, d.predicted, color=COLORS["predicted"], linewidth=2, marker=".",
                 label="predicted")
         if d.ideal:
             ax.plot(d.workers, d.ideal, color=COLORS["ideal"], linestyle="--", linewidth=1.5,
-                    label=parts.IDEAL_LABEL + " (from 1 worker)")
+                    label=scaling.IDEAL_LABEL + " (from 1 worker)")
         ax.axvline(d.now, color=COLORS["now"], linestyle=":", linewidth=1)
         ax.annotate("now", (d.now, 1), xycoords=("data", "axes fraction"),
                     xytext=(3, -12), textcoords="offset points", color=COLORS["now"],
                     fontsize="small")
     if d.capacity is not None:
         ax.axhline(d.capacity, color=COLORS["capacity"], linestyle="-.", linewidth=1.5,
-                   label=f"{parts.CAPACITY_LABEL}: {parts.rate(d.capacity)} MB/s "
-                   f"({parts.CAPACITY_NOTE})")
+                   label=f"{scaling.CAPACITY_LABEL}: {fmt.rate(d.capacity)} MB/s "
+                   f"({scaling.CAPACITY_NOTE})")
     if d.measured:
         w, y = zip(*d.measured, strict=True)
         ax.plot(w, y, linestyle="none", marker="o", markersize=7, color=COLORS["measured"],
-                label=parts.MEASURED_LABEL)
+                label=scaling.MEASURED_LABEL)
     if d.raw_reads:
         w, y = zip(*d.raw_reads, strict=True)
         ax.plot(w, y, linestyle="none", marker="s", markersize=7, markerfacecolor="none",
-                markeredgewidth=1.6, color=COLORS["raw"], label=parts.RAW_LABEL)
+                markeredgewidth=1.6, color=COLORS["raw"], label=scaling.RAW_LABEL)
     if d.log_scale():
         ax.set_yscale("log")
     else:

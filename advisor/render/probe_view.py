@@ -78,36 +78,56 @@ def compression_text(c: Compression) -> str:
 
 def tree_view(tr: TreeProfile) -> RenderableType:
     g = _grid()
+    rntuple = tr.format == "rntuple"
     g.add_row("files", f"{tr.files:,} ({tr.sampled_files:,} opened) · {tr.entries:,} entries · "
-              f"{fmt.num(tr.events_per_file)} per file · {tr.branches} branches")
+              f"{fmt.num(tr.events_per_file)} per file · {tr.branches} "
+              f"{'top-level fields' if rntuple else 'branches'}")
     g.add_row("bytes", f"{fmt.mb(tr.compressed_bytes)} on disk, "
               f"{fmt.mb(tr.uncompressed_bytes)} uncompressed "
               f"(factor {fmt.ratio(tr.compression_factor)}) · files "
               f"{fmt.mb(tr.file_bytes.min_bytes)}–{fmt.mb(tr.file_bytes.max_bytes)}")
     g.add_row("compression", f"{compression_text(tr.compression)} "
               f"[dim](from {tr.compression.source.replace('-', ' ')}s)[/]")
-    g.add_row("baskets", f"{tr.baskets.count:,}, mean {fmt.kb(tr.baskets.mean_compressed_bytes)}"
-              " on disk")
+    g.add_row("pages" if rntuple else "baskets", f"{tr.baskets.count:,}, mean "
+              f"{fmt.kb(tr.baskets.mean_compressed_bytes)} on disk")
     if tr.clusters:
         c = tr.clusters
         spread = f" ({c.min_entries:,}–{c.max_entries:,})" if c.min_entries != c.max_entries else ""
         source = {"autoflush": "fAutoFlush", "ranges": "cluster ranges",
-                  "estimated": "ROOT's estimate: no flush recorded"}[c.source]
-        g.add_row("clusters", f"{c.count:,} of {fmt.num(c.mean_entries)} entries{spread} "
+                  "estimated": "ROOT's estimate: no flush recorded",
+                  "rntuple": "RNTuple footer"}.get(c.source, c.source)
+        groups = ""
+        if tr.rntuple is not None:
+            groups = f" in {tr.rntuple.cluster_groups:,} cluster group(s)"
+        g.add_row("clusters", f"{c.count:,} of {fmt.num(c.mean_entries)} entries{spread}{groups} "
                   f"[dim]({source})[/]")
     if tr.open_s:
         g.add_row("open", f"median {fmt.ms(tr.open_s.median_s)}, p90 {fmt.ms(tr.open_s.p90_s)} "
                   "per file (open + tree metadata)")
-    return Panel(g, title=f"[bold]tree {tr.name}[/]", title_align="left")
+    if tr.rntuple is not None:
+        r = tr.rntuple
+        g.add_row("RNTuple", f"format {', '.join(r.versions)} · {', '.join(r.writers)} · "
+                  f"{r.fields} fields, {r.columns} columns · pages mean "
+                  f"{fmt.kb(r.mean_page_compressed_bytes)} on disk "
+                  f"({fmt.kb(r.mean_page_uncompressed_bytes)} in memory), largest "
+                  f"{fmt.kb(r.max_page_compressed_bytes)} · {fmt.num(r.clusters_per_group, 1)} "
+                  "clusters per group")
+    for note in tr.notes:
+        g.add_row("note", f"[yellow]{note}[/]")
+    title = f"RNTuple {tr.name}" if rntuple else f"tree {tr.name}"
+    return Panel(g, title=f"[bold]{title}[/]", title_align="left")
 
 
 def branches_table(tree: TreeProfile, top: int = 10) -> Table:
     total = tree.compressed_bytes or 1
-    t = Table(title=f"{tree.name}: largest branches ({min(top, len(tree.branch_profiles))} of "
+    rntuple = tree.format == "rntuple"
+    what = "top-level fields" if rntuple else "branches"
+    t = Table(title=f"{tree.name}: largest {what} ({min(top, len(tree.branch_profiles))} of "
               f"{len(tree.branch_profiles)})", title_justify="left")
-    t.add_column("branch")
+    t.add_column("field" if rntuple else "branch")
     t.add_column("type")
-    for col in ("on disk", "share", "factor", "baskets", "mean basket"):
+    for col in ("on disk", "share", "factor", *(("pages", "mean page") if rntuple else
+                                                ("baskets", "mean basket"))):
         t.add_column(col, justify="right")
     for b in tree.branch_profiles[:top]:
         t.add_row(b.name, b.typename, fmt.mb(b.compressed_bytes),

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from probes.readtests.runner import ProgressEvent
 
     from ..advice import Advice
-    from .plot import ScalingData
+    from ..render.scaling import ScalingData
     from .source import Loaded, Loader
 
 DARK, LIGHT = "textual-dark", "textual-light"
@@ -107,7 +107,7 @@ class AdvisorApp(App[None]):
     def on_mount(self) -> None:
         self._drawn = threading.Event()
         if self.initial is not None:  # the cached conclusions, on the first screen
-            from .plot import scaling_data
+            from ..render.scaling import scaling_data
 
             self.post_message(AdviceReady(self.initial, scaling_data(self.initial.advice),
                                           0.0, False))
@@ -136,7 +136,7 @@ class AdvisorApp(App[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="load",
           description="advise: probe, calibrate, fit")
     def _load(self, recalibrate: bool) -> None:
-        from .plot import scaling_data
+        from ..render.scaling import scaling_data
 
         t0 = time.perf_counter()
         cancel = self._cancel
@@ -360,7 +360,8 @@ def make_app(paths: list[str] | tuple[str, ...] | None = None, *, advice: Advice
              branches: list[str] | tuple[str, ...] | None = None, analysis: str | None = None,
              loader: Loader | None = None, export_dir: Path | None = None,
              on_ready: Callable[[AdvisorApp], Any] | None = None,
-             theme: str | None = None) -> AdvisorApp:
+             theme: str | None = None,
+             uses: list[str] | tuple[str, ...] | None = None) -> AdvisorApp:
     """The app, shared by the CLI and the tests: on ``paths`` (``None``: the demo's small
     files), on an ``advice`` already made, or on any ``loader``."""
     from .source import AdviceSource, FixedAdvice
@@ -373,7 +374,7 @@ def make_app(paths: list[str] | tuple[str, ...] | None = None, *, advice: Advice
     else:
         chosen = AdviceSource(paths=tuple(paths) if paths else None, budget_s=budget_s,
                               engine=engine, branches=tuple(branches) if branches else None,
-                              analysis=analysis)
+                              analysis=analysis, uses=tuple(uses) if uses else None)
         # a cached advice of these files is read before the app starts (a fraction of a
         # second, no model libraries), so the first screen shows it
         try:

@@ -11,7 +11,7 @@ from textual.message import Message
 if TYPE_CHECKING:  # the probes load in the worker, not before the first screen
     from probes.readtests.runner import ProgressEvent
 
-    from .plot import ScalingData
+    from ..render.scaling import ScalingData
     from .source import Loaded
 
 

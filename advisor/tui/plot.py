@@ -1,83 +1,39 @@
-"""The Scaling tab's plot: aggregate MB/s against workers, drawn with Unicode braille.
+"""The Scaling tab's plot: aggregate MB/s against workers, drawn in text cells.
 
-Textual-free and Rich-free: :func:`scaling_data` gathers the series from an ``Advice`` (the
-model's predicted curve with its interval, the measured points, ideal linear scaling from one
-worker, and the hardware limit: the model's rate for many more workers than there are cores,
-where the cores and the devices cap it); :func:`draw` lays them out on a grid of cells and
-returns rows of ``(text, series)`` runs that the widget colours by series.
+Textual-free and Rich-free: the series, the knee and the ceiling come from
+:mod:`advisor.render.scaling` (the same as the report's); :func:`draw` lays them out on a grid
+of cells and returns rows of ``(text, series)`` runs that the widget colours by series.
+
+Made to be read at 80×24: the interval is only its two edges, drawn as light dotted lines;
+lines are Unicode braille (2×4 dots a cell), and a cell shows one series only, the one drawn
+last (the curve over the ideal line over the interval), so that lines never blur into each
+other; the measured points and the knee are whole-cell markers on top of everything.  A
+ceiling far above the curve is not drawn to scale (it would flatten the curve) but named with
+an arrow at the top.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from itertools import pairwise
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from ..advice import Advice
+from ..render import fmt
+from ..render.scaling import CAPACITY_LABEL, KNEE_FRACTION, ScalingData
+
+__all__ = ["LEGEND", "PRIORITY", "Canvas", "ScalingData", "draw", "nice_ceiling"]
 
 #: Braille dot bits by (row 0..3, column 0..1) inside a cell.
 _DOTS = ((0x01, 0x08), (0x02, 0x10), (0x04, 0x20), (0x40, 0x80))
-#: Which series wins a cell that several share (later wins).
-PRIORITY = ("band", "cores", "ideal", "limit", "predicted", "measured")
-LEGEND = (("predicted", "━ predicted"), ("band", "░ interval"), ("measured", "● measured"),
-          ("ideal", "╌ ideal linear"), ("limit", "┄ hardware limit"))
+#: Which line series a cell shows when several pass through it (later wins).
+PRIORITY = ("band", "cores", "ideal", "capacity", "predicted")
+#: The legend: (series, sample, words); ``{level}`` and ``{knee}`` filled in by :func:`draw`.
+LEGEND = (("predicted", "━━", "predicted"), ("band", "⠒⠒", "{level} interval"),
+          ("measured", "●", "measured"), ("knee", "◆", "knee ({knee})"),
+          ("ideal", "╌╌", "ideal linear"), ("capacity", "┄┄", CAPACITY_LABEL))
+#: A ceiling above this many times the highest other figure is named, not drawn to scale.
+OFF_SCALE = 1.5
 
 Runs = list[tuple[str, str]]
-
-
-@dataclass(frozen=True)
-class ScalingData:
-    workers: tuple[int, ...]
-    predicted: tuple[float, ...]
-    low: tuple[float, ...]
-    high: tuple[float, ...]
-    ideal: tuple[float, ...]
-    measured: tuple[tuple[int, float], ...]
-    limit: float | None
-    cores: int | None
-    now_workers: int
-    level: float
-
-    @property
-    def knee(self) -> int:
-        """The fewest workers reaching 95% of the best predicted rate."""
-        best = max(self.predicted)
-        for n, v in zip(self.workers, self.predicted, strict=True):
-            if v >= 0.95 * best:
-                return n
-        return self.workers[-1]
-
-
-def scaling_data(advice: Advice) -> ScalingData | None:
-    """The plot's series, or ``None`` without a fitted model."""
-    summary = advice.model
-    if summary is None or not summary.predictions:
-        return None
-    pts = sorted(summary.predictions, key=lambda p: p.workers)
-    workers = tuple(p.workers for p in pts)
-    one = pts[0].aggregate_mb_per_s / max(pts[0].workers, 1)
-    measured: list[tuple[int, float]] = []
-    cal = advice.calibration
-    if cal is not None:
-        measured = [(p.workers, p.aggregate_mb_per_s) for p in cal.parallel_loop
-                    if p.aggregate_mb_per_s]
-        if not measured and cal.event_loop is not None and cal.event_loop.compressed_mb_per_s:
-            measured = [(1, cal.event_loop.compressed_mb_per_s)]
-    limit = None
-    if advice.fitted is not None and advice.baseline is not None:
-        try:
-            far = max(64, 8 * (advice.site.cpu.logical_cores or 1))
-            limit = advice.predict(workers=far)[0].aggregate_mb_per_s
-        except (ValueError, ArithmeticError):
-            limit = None
-    return ScalingData(
-        workers=workers, predicted=tuple(p.aggregate_mb_per_s for p in pts),
-        low=tuple(p.low for p in pts), high=tuple(p.high for p in pts),
-        ideal=tuple(one * n for n in workers), measured=tuple(measured), limit=limit,
-        cores=advice.site.cpu.physical_cores,
-        now_workers=advice.verdict.workers if advice.verdict else 1, level=summary.level)
 
 
 def nice_ceiling(x: float) -> float:
@@ -92,7 +48,7 @@ def nice_ceiling(x: float) -> float:
     return 10 * p
 
 
-def _fmt(v: float) -> str:
+def _tick(v: float) -> str:
     if v >= 100:
         return f"{v:,.0f}"
     if v >= 10:
@@ -101,12 +57,15 @@ def _fmt(v: float) -> str:
 
 
 class Canvas:
-    """Braille pixels (2 x 4 per cell) with one series per cell, and whole-cell markers."""
+    """Braille pixels (2 x 4 per cell) kept per series, and whole-cell markers.
+
+    A cell shows the dots of one series only: the highest in :data:`PRIORITY` that passes
+    through it; a marker replaces the cell."""
 
     def __init__(self, width: int, height: int) -> None:
         self.width, self.height = width, height
-        self.bits = [[0] * width for _ in range(height)]
-        self.series: list[list[str | None]] = [[None] * width for _ in range(height)]
+        self.bits: list[list[dict[str, int]]] = [[{} for _ in range(width)]
+                                                  for _ in range(height)]
         self.marks: dict[tuple[int, int], tuple[str, str]] = {}
 
     @property
@@ -116,11 +75,8 @@ class Canvas:
     def dot(self, x: int, y: int, series: str) -> None:
         if not (0 <= x < 2 * self.width and 0 <= y < 4 * self.height):
             return
-        cx, cy = x // 2, y // 4
-        self.bits[cy][cx] |= _DOTS[y % 4][x % 2]
-        cur = self.series[cy][cx]
-        if cur is None or PRIORITY.index(series) >= PRIORITY.index(cur):
-            self.series[cy][cx] = series
+        cell = self.bits[y // 4][x // 2]
+        cell[series] = cell.get(series, 0) | _DOTS[y % 4][x % 2]
 
     def line(self, x0: float, y0: float, x1: float, y1: float, series: str,
              dash: int = 0) -> None:
@@ -131,20 +87,23 @@ class Canvas:
             t = i / steps
             self.dot(round(x0 + (x1 - x0) * t), round(y0 + (y1 - y0) * t), series)
 
-    def mark(self, x: int, y: int, char: str, series: str) -> None:
-        cx, cy = x // 2, y // 4
-        if 0 <= cx < self.width and 0 <= cy < self.height:
-            self.marks[(cx, cy)] = (char, series)
+    def mark(self, cx: int, cy: int, text: str, series: str) -> None:
+        """``text`` from cell (``cx``, ``cy``) on, over whatever is there."""
+        for i, ch in enumerate(text):
+            if 0 <= cx + i < self.width and 0 <= cy < self.height:
+                self.marks[(cx + i, cy)] = (ch, series)
 
     def rows(self) -> list[Runs]:
         out: list[Runs] = []
         for cy in range(self.height):
             runs: Runs = []
             for cx in range(self.width):
+                cell = self.bits[cy][cx]
                 if (cx, cy) in self.marks:
                     ch, s = self.marks[(cx, cy)]
-                elif self.bits[cy][cx]:
-                    ch, s = chr(0x2800 + self.bits[cy][cx]), self.series[cy][cx] or ""
+                elif cell:
+                    s = max(cell, key=PRIORITY.index)
+                    ch = chr(0x2800 + cell[s])
                 else:
                     ch, s = " ", ""
                 if runs and runs[-1][1] == s:
@@ -155,82 +114,106 @@ class Canvas:
         return out
 
 
+def _legend(data: ScalingData, capacity_drawn: bool, width: int) -> list[Runs]:
+    """The legend items present, packed into as few rows of ``width`` as they need."""
+    present = {"predicted", "band", "ideal"} if data.workers else set()
+    if data.measured:
+        present.add("measured")
+    if data.knee is not None:
+        present.add("knee")
+    if capacity_drawn:
+        present.add("capacity")
+    rows: list[Runs] = [[]]
+    used = 0
+    for series, sample, words in LEGEND:
+        if series not in present or (series == "ideal" and not data.ideal):
+            continue
+        text = words.format(level=fmt.percent(data.level), knee=fmt.percent(KNEE_FRACTION))
+        if series == "capacity" and data.capacity is not None:
+            text += f" {fmt.mb_per_s(data.capacity)}"
+        need = len(sample) + 1 + len(text) + (2 if used else 0)
+        if used and used + need > width - 1:
+            rows.append([])
+            used, need = 0, need - 2
+        row = rows[-1]
+        row.append(("  " if used else " ", ""))
+        row += [(sample, series), (" " + text, "label")]
+        used += need + (0 if used else 1)
+    return rows
+
+
 def draw(data: ScalingData, width: int, height: int) -> list[Runs]:
-    """The plot in ``width`` x ``height`` cells: a legend line, the plot with its y axis, the
-    x axis with tick labels and the axis title."""
-    top = max([*data.high, *(v for _, v in data.measured), data.limit or 0.0,
-               *data.predicted]) * 1.08
-    ymax = 4 * nice_ceiling(top / 4)
-    labels = [_fmt(ymax * k / 4) for k in range(4, -1, -1)]
+    """The plot in ``width`` x ``height`` cells: the legend, the plot with its y axis, the x
+    axis with tick labels and the axis title."""
+    measured = [(n, v) for n, v in data.measured if n <= max(data.workers, default=0)]
+    top = max([*data.high, *data.predicted, *(v for _, v in measured), 0.0])
+    cap = data.capacity
+    capacity_drawn = cap is not None and (top <= 0 or cap <= OFF_SCALE * top)
+    if capacity_drawn and cap is not None:
+        top = max(top, cap)
+    ymax = 4 * nice_ceiling(top * 1.08 / 4)
+    labels = [_tick(ymax * k / 4) for k in range(4, -1, -1)]
     lw = max(len(s) for s in labels) + 1
-    pw, ph = max(8, width - lw - 1), max(4, height - 4)
+    legend = _legend(data, capacity_drawn, width)
+    pw, ph = max(8, width - lw - 1), max(4, height - 3 - len(legend))
     canvas = Canvas(pw, ph)
     w_px, h_px = canvas.px
-    xmax = max(data.workers[-1], 2)
+    xmax = max(max(data.workers, default=1), 2)
 
     def X(n: float) -> float:
         return (n - 1) / (xmax - 1) * (w_px - 1)
 
     def Y(v: float) -> float:
-        return (1 - min(max(v / ymax, 0.0), 1.2)) * (h_px - 1)
+        return (1 - v / ymax) * (h_px - 1)
 
-    # the interval: its edges, and a sparse fill between them
-    for x in range(w_px):
-        n = 1 + x / (w_px - 1) * (xmax - 1)
-        lo, hi = _interp(data.workers, data.low, n), _interp(data.workers, data.high, n)
-        if lo is None or hi is None:
-            continue
-        top_y, bottom_y = round(Y(hi)), round(Y(lo))
-        for y in range(top_y, bottom_y + 1):
-            if y in (top_y, bottom_y) or (x % 2 == 0 and y % 4 == 2):
-                canvas.dot(x, y, "band")
+    if data.workers:
+        # the interval: its two edges, dotted (every other pixel)
+        for edge in (data.low, data.high):
+            for x in range(0, w_px, 2):
+                v = _interp(data.workers, edge, 1 + x / (w_px - 1) * (xmax - 1))
+                if v is not None:
+                    canvas.dot(x, round(Y(v)), "band")
     if data.cores and 1 < data.cores < xmax:
         canvas.line(X(data.cores), 0, X(data.cores), h_px - 1, "cores", dash=1)
-    if data.limit is not None:
-        canvas.line(0, Y(data.limit), w_px - 1, Y(data.limit), "limit", dash=2)
+    if capacity_drawn and cap is not None:
+        canvas.line(0, Y(cap), w_px - 1, Y(cap), "capacity", dash=2)
     for (n0, v0), (n1, v1) in pairwise(zip(data.workers, data.ideal, strict=True)):
-        if v0 <= ymax * 1.2:
-            canvas.line(X(n0), Y(v0), X(n1), Y(v1), "ideal", dash=3)
+        canvas.line(X(n0), Y(v0), X(n1), Y(v1), "ideal", dash=3)
     pts = list(zip(data.workers, data.predicted, strict=True))
     if len(pts) == 1:
         canvas.dot(round(X(pts[0][0])), round(Y(pts[0][1])), "predicted")
     for (n0, v0), (n1, v1) in pairwise(pts):
         canvas.line(X(n0), Y(v0), X(n1), Y(v1), "predicted")
-    for n, v in data.measured:
-        if n <= xmax:
-            canvas.mark(round(X(n)), round(Y(v)), "●", "measured")
+    knee = data.knee
+    if knee is not None:
+        canvas.mark(round(X(knee)) // 2, round(Y(data.predicted_at(knee) or 0.0)) // 4, "◆",
+                    "knee")
+    for n, v in measured:
+        canvas.mark(round(X(n)) // 2, round(Y(v)) // 4, "●", "measured")
+    if cap is not None and not capacity_drawn:
+        text = f"↑ {CAPACITY_LABEL} {fmt.mb_per_s(cap)}"
+        canvas.mark(max(pw - len(text), 0), 0, text, "capacity")
 
-    rows: list[Runs] = []
-    legend: Runs = []
-    for series, text in LEGEND:
-        if series == "measured" and not data.measured:
-            continue
-        if series == "limit" and data.limit is None:
-            continue
-        if legend:
-            legend.append(("  ", ""))
-        legend.append((text, series))
-    rows.append(legend)
+    rows: list[Runs] = list(legend)
     label_at = {round(k * (ph - 1) / 4): labels[k] for k in range(5)}
     for cy, runs in enumerate(canvas.rows()):
         lab = label_at.get(cy, "")
         tick = "┤" if cy in label_at else "│"
         rows.append([(lab.rjust(lw - 1) + " " + tick, "axis"), *runs])
     rows.append([(" " * lw + "└" + "─" * pw, "axis")])
-    ticks = _ticks(xmax, pw)
     line = [" "] * (lw + 1 + pw)
-    for n in ticks:
+    for n in _ticks(xmax, pw):
         pos = lw + 1 + round(X(n) / 2)
         s = str(n)
         start = min(max(pos - len(s) // 2, lw + 1), len(line) - len(s))
         if all(c == " " for c in line[max(start - 1, 0):start + len(s) + 1]):
             line[start:start + len(s)] = list(s)
     rows.append([("".join(line), "axis")])
-    title = f"workers  (MB/s compressed, interval {data.level:.0%})"
+    title = "workers   (aggregate MB/s, compressed)"
     if data.cores:
         title += f"  ┊ {data.cores} cores"
     rows.append([(" " * lw + " " + title, "label")])
-    return [_crop(runs, width) for runs in rows]
+    return [_crop(runs, width) for runs in rows[:height]]
 
 
 def _crop(runs: Runs, width: int) -> Runs:

@@ -52,6 +52,8 @@ class AdviceSource:
     analysis: str | None = None
     label: str | None = None
     can_recalibrate: bool = True
+    #: the branches the analysis uses (``--uses``)
+    uses: tuple[str, ...] | None = None
 
     @property
     def description(self) -> str:
@@ -82,7 +84,7 @@ class AdviceSource:
         branches = list(self.branches) if self.branches else None
         advice = advise(paths, budget_s=self.budget_s, engine=self.engine, progress=progress,
                         branches=branches, analysis=self.analysis, cancel=cancel,
-                        recalibrate=recalibrate, label=label)
+                        recalibrate=recalibrate, label=label, uses=self.uses)
         created = advice.calibration_created
         reused = advice.calibration_reused and created is not None
         return Loaded(advice, cache.age_seconds(created) if reused and created else None)
@@ -103,7 +105,8 @@ class AdviceSource:
                 return None
             paths = [str(demo / "small_files")]
         branches = list(self.branches) if self.branches else None
-        advice = cached_advice(paths, self.engine, branches=branches, analysis=self.analysis)
+        advice = cached_advice(paths, self.engine, branches=branches, analysis=self.analysis,
+                               uses=self.uses)
         created = advice.calibration_created if advice is not None else None
         if advice is None or created is None:
             return None

@@ -29,28 +29,6 @@ def bar(fraction: float, width: int) -> str:
     return s + " " * (width - len(s))
 
 
-def speedup(x: float | None, low: float | None = None, high: float | None = None) -> str:
-    if x is None:
-        return fmt.UNKNOWN
-    text = f"{_short(x)}×"
-    if low is not None and high is not None:
-        text += f" ({_short(low)}–{_short(high)})"
-    return text
-
-
-def _short(x: float) -> str:
-    if x >= 10:
-        return f"{x:.0f}"
-    return f"{x:.1f}" if x >= 1 else f"{x:.2f}"
-
-
-def rate(mb_per_s: float | None) -> str:
-    if mb_per_s is None:
-        return fmt.UNKNOWN
-    digits = 2 if mb_per_s < 10 else 1 if mb_per_s < 100 else 0
-    return f"{mb_per_s:,.{digits}f} MB/s"
-
-
 def verdict_content(v: Verdict, width: int = 30) -> Content:
     """The headline, then one bar per limit: its share of the time."""
     parts: list[Content | tuple[str, str] | str] = [(v.headline, "bold"), "\n"]
@@ -68,7 +46,7 @@ def rec_line(i: int, r: Recommendation, width: int | None = None) -> Content:
         title = title[: width - 1] + "…"
     return Content.assemble(
         (f"{i:>2} ", "$text-muted"), (SEVERITY_BADGE[r.severity], SEVERITY_STYLE[r.severity]),
-        (f"{_short(r.predicted_speedup)}×".rjust(5), "bold"), " ", title)
+        (fmt.times(r.predicted_speedup).rjust(5), "bold"), " ", title)
 
 
 def top_recommendations(recs: tuple[Recommendation, ...], n: int = 3) -> Content:
@@ -78,7 +56,7 @@ def top_recommendations(recs: tuple[Recommendation, ...], n: int = 3) -> Content
     lines = []
     for i, r in enumerate(recs[:n], 1):
         lines.append(Content.assemble(
-            rec_line(i, r), (f"  ({_short(r.speedup_low)}–{_short(r.speedup_high)}×, "
+            rec_line(i, r), (f"  ({_interval(r.speedup_low, r.speedup_high)}, "
                              f"{_jobs(r.workers)})", "$text-muted")))
     if len(recs) > n:
         lines.append(Content.styled(f"   … and {len(recs) - n} more on the Advice tab (5)",
@@ -118,12 +96,14 @@ def dataset_card(label: str, ds: DatasetProfile) -> Content:
                               f" · {ds.files} file{'s' if ds.files != 1 else ''}"
                               f" · {fmt.mb(ds.total_bytes)}")]
     for t in ds.trees[:2]:
-        lines.append(Content(f"{t.name}: {t.entries:,} entries, {t.branches} branches"))
+        rntuple = t.format == "rntuple"
+        lines.append(Content(f"{'RNTuple ' if rntuple else ''}{t.name}: {t.entries:,} entries, "
+                             f"{t.branches} {'fields' if rntuple else 'branches'}"))
         basket = fmt.kb(t.baskets.mean_compressed_bytes)
         open_ms = f" · open {fmt.ms(t.open_s.median_s)}" if t.open_s else ""
         lines.append(Content.styled(
             f"{compression_text(t.compression)} {fmt.ratio(t.compression_factor)} · "
-            f"baskets {basket}{open_ms}", "$text-muted"))
+            f"{'pages' if rntuple else 'baskets'} {basket}{open_ms}", "$text-muted"))
     if len(ds.trees) > 2:
         lines.append(Content.styled(f"… {len(ds.trees) - 2} more trees", "$text-muted"))
     if ds.sampling.method == "sampled":
@@ -143,8 +123,9 @@ def recommendation_detail(r: Recommendation) -> Content:
         Content.assemble((r.title, "bold"), "\n",
                          (f"{r.severity} · {r.kind} ({r.code}) · for the {r.audience}",
                           SEVERITY_STYLE[r.severity])),
-        Content.assemble("Predicted: ", (speedup(r.predicted_speedup), "bold $text-success"),
-                         f" faster (interval {_short(r.speedup_low)}–{_short(r.speedup_high)}×)"
+        Content.assemble("Predicted: ",
+                         (fmt.speedup_text(r.predicted_speedup), "bold $text-success"),
+                         f" faster (interval {_interval(r.speedup_low, r.speedup_high)})"
                          f" at {jobs}; scenario: {r.scenario}"),
         Content(r.summary),
     ]
@@ -161,8 +142,8 @@ def recommendation_detail(r: Recommendation) -> Content:
         rows = [Content.styled("Options", "bold underline")]
         for o in r.options:
             rows.append(Content.assemble(
-                f"• {o.name}: ", (speedup(o.predicted_speedup, o.speedup_low, o.speedup_high),
-                                  "bold"),
+                f"• {o.name}: ",
+                (fmt.speedup_text(o.predicted_speedup, o.speedup_low, o.speedup_high), "bold"),
                 *([(f" ({o.caveat})", "$text-muted")] if o.caveat else [])))
         parts.append(Content("\n").join(rows))
     if r.assumptions:
@@ -178,23 +159,25 @@ def prediction_content(now: PredictionPoint | None, new: PredictionPoint,
     lines: list[Content] = []
     if now is not None:
         lines.append(Content.assemble(("Now      ", "$text-muted"),
-                                      (rate(now.aggregate_mb_per_s), "bold"),
+                                      (fmt.mb_per_s(now.aggregate_mb_per_s), "bold"),
                                       f" · {_jobs(now.workers)}"))
     lines.append(Content.assemble(("What-if  ", "$text-muted"),
-                                  (rate(new.aggregate_mb_per_s), "bold $text-accent"),
+                                  (fmt.mb_per_s(new.aggregate_mb_per_s), "bold $text-accent"),
                                   f" · {_jobs(new.workers)}"))
     lines.append(Content.assemble(("Interval ", "$text-muted"),
-                                  f"{_short(new.low)}–{rate(new.high)} ({level:.0%})"))
+                                  f"{fmt.rate(new.low)}–{fmt.mb_per_s(new.high)} "
+                                  f"({fmt.percent(level)})"))
     if new.events_per_s is not None:
         lines.append(Content.assemble(("Events   ", "$text-muted"),
-                                      f"{new.events_per_s:,.0f}/s"))
+                                      f"{fmt.num(new.events_per_s)}/s"))
     if new.speedup is not None:
         style = "bold $text-success" if new.speedup >= 1.05 else \
             "bold $text-error" if new.speedup < 0.95 else "bold"
         low, high = new.speedup_low, new.speedup_high
-        interval = f" ({_short(low)}–{_short(high)}×)" if low and high else ""
+        interval = f" ({_interval(low, high)})" if low and high else ""
         lines.append(Content.assemble(("Speed-up ", "$text-muted"),
-                                      (speedup(new.speedup), style), (interval, "$text-muted")))
+                                      (fmt.speedup_text(new.speedup), style),
+                                      (interval, "$text-muted")))
     if now is not None and now.aggregate_mb_per_s > 0:
         top = max(now.aggregate_mb_per_s, new.aggregate_mb_per_s)
         lines.append(Content.assemble(("now      ", "$text-muted"),
@@ -202,6 +185,11 @@ def prediction_content(now: PredictionPoint | None, new: PredictionPoint,
         lines.append(Content.assemble(("what-if  ", "$text-muted"),
                                       (bar(new.aggregate_mb_per_s / top, 20), "$text-accent")))
     return Content("\n").join(lines)
+
+
+def _interval(low: float, high: float) -> str:
+    """``2.35–2.84×``: a speed-up's interval, as the report prints it."""
+    return f"{fmt.times(low)[:-1]}–{fmt.times(high)}"
 
 
 def _jobs(n: int) -> str:

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from .results import BasketCost, Conditions
-from .runner import Session, measurement
+from .runner import OutOfTime, Session, measurement
 
 TEST = "basket_cost"
 #: Groups of branches, along the order of their bytes per basket.
@@ -65,14 +65,20 @@ MAX_BYTES = 2e6
 CANDIDATES = 3
 #: Files opened at most while looking for the tree (a dataset may mix trees).
 MAX_OPENED = 32
-#: Repetitions at least and at most; more than the least only while they fit the share and
-#: the estimates still scatter.
+#: Repetitions at least (where they fit the share) and at most; more than the least only while
+#: they fit the share and the estimates still scatter.
 MIN_REPEATS = 3
 MAX_REPEATS = 9
 STABLE_SPREAD = 0.10
-#: For single-basket files: inputs copied into the temporary file, and baskets per branch.
-COPY_INPUTS = 1
+#: For single-basket files: baskets per branch in the temporary copy, and what the copy takes
+#: in units of the search for a file (that opened it), about.
 COPY_BASKETS = 32
+COPY_FIND = 2.0
+#: The copy holds at most this many compressed bytes of the source's branches (its first
+#: entries): a large file's whole branches would take many seconds to copy.
+COPY_MAX_BYTES = 8e6
+#: ... and at most this many per second of the test's share (the copy is written twice).
+COPY_BYTES_PER_S = 3e6
 #: The groups' bytes per basket must differ at least this much to tell baskets from bytes.
 MIN_SIZE_RATIO = 2.0
 
@@ -218,14 +224,14 @@ def _fit(extra_s: Sequence[float], groups: Sequence[_Group]) -> tuple[float, flo
 
 
 def _branch_names(tree: Any, branches: Sequence[str] | None) -> list[str]:
-    from .eventloop import _leaf_branches
+    from .eventloop import leaf_branches
 
     if branches:
         missing = [b for b in branches if b not in tree]
         if missing:
             raise ValueError(f"no branch {missing[0]} in tree {tree.name!r}")
         return list(branches)
-    return _leaf_branches(tree)
+    return leaf_branches(tree)
 
 
 def _several_baskets(tree: Any, branches: Sequence[str] | None) -> bool:
@@ -239,16 +245,20 @@ def _several_baskets(tree: Any, branches: Sequence[str] | None) -> bool:
 
 
 def _find_file(files: Sequence[str], tree_name: str, branches: Sequence[str] | None,
-               session: Session) -> tuple[str | None, tuple[str, list[_Group]] | None]:
+               session: Session, deadline: float | None = None,
+               ) -> tuple[str | None, tuple[str, list[_Group]] | None]:
     """The largest file holding the tree, and the first of the ``CANDIDATES`` largest such
     files whose branches hold several baskets each of many-fold different sizes (with its
-    groups), or ``None``.  At most ``MAX_OPENED`` files are looked at."""
+    groups), or ``None``.  At most ``MAX_OPENED`` files are looked at, and no more once
+    ``deadline`` has passed and a file holds the tree."""
     import uproot
 
     first = None
     tried = 0
     for path in sorted(files, key=os.path.getsize, reverse=True)[:MAX_OPENED]:
         session.check()
+        if first is not None and deadline is not None and session.clock() >= deadline:
+            break
         try:
             with uproot.open(path) as f:
                 if tree_name not in f:
@@ -272,7 +282,8 @@ def _find_file(files: Sequence[str], tree_name: str, branches: Sequence[str] | N
 
 
 def _chunked_copy(source: str, tree_name: str, branches: Sequence[str] | None,
-                  directory: str) -> tuple[str, list[_Group]]:
+                  directory: str, max_bytes: float = COPY_MAX_BYTES
+                  ) -> tuple[str, list[_Group]]:
     """A temporary file holding a few branches of ``source`` (spread along their bytes)
     twice: as tree ``fine``, written in ``COPY_BASKETS`` chunks (one basket per branch each),
     and as ``coarse``, in an eighth as many: the same bytes in baskets of many-fold different
@@ -308,7 +319,11 @@ def _chunked_copy(source: str, tree_name: str, branches: Sequence[str] | None,
                     chosen.append(name)
         if not chosen:
             raise ValueError("no branch uproot can read: no per-basket cost")
-        arrays = tree.arrays(chosen, library="ak")
+        zipped = sum(int(tree[name].member("fZipBytes")) for name in chosen)
+        stop = tree.num_entries
+        if zipped > max_bytes:
+            stop = max(8 * COPY_BASKETS, int(stop * max_bytes / zipped))
+        arrays = tree.arrays(chosen, entry_stop=stop, library="ak")
     out = os.path.join(directory, "baskets.root")
     n = len(arrays)
     with uproot.recreate(out) as w:
@@ -342,15 +357,22 @@ def measure_basket_cost(session: Session, files: Sequence[str], tree_name: str,
     import uproot
 
     session.report(TEST, 0.0, "finding a file with several baskets per branch")
-    t_start = time.perf_counter()
+    clock = session.clock
+    t_start = clock()
     deadline = t_start + share_s
-    first, found = _find_file(files, tree_name, branches, session)
+    # the search takes at most half the share (a file found is used, a copy takes time)
+    first, found = _find_file(files, tree_name, branches, session, t_start + share_s / 2)
     if first is None:
         raise ValueError(f"no tree {tree_name!r} in the largest files")
     with tempfile.TemporaryDirectory(prefix="hep-advisor-baskets-") as tmp:
         if found is None:
+            # the copy reads a few branches of a file and writes them twice: about twice
+            # what opening the files took
+            session.need(COPY_FIND * (clock() - t_start), "copying a few branches into a "
+                         "temporary file (the files hold one basket per branch)", deadline)
             session.report(TEST, 0.1, "copying a few branches into a temporary file")
-            path, groups = _chunked_copy(first, tree_name, branches, tmp)
+            path, groups = _chunked_copy(first, tree_name, branches, tmp, min(
+                COPY_MAX_BYTES, max(1e6, COPY_BYTES_PER_S * session.left(deadline))))
             source = ("a temporary copy of a few branches in small and in large baskets "
                       "(removed)")
         else:
@@ -364,10 +386,15 @@ def measure_basket_cost(session: Session, files: Sequence[str], tree_name: str,
         with uproot.open(path, array_cache=None) as f:
             trees = {g.tree: f[g.tree] for g in groups}
             for g in groups:  # warm-up: interpretations built, pages cached
+                session.check()
+                # the set-up is done: past the share, the reads may take what the tests after it
+                # do not need
+                if session.clock() >= deadline and session.spare() <= 0:
+                    raise OutOfTime("no time left for its reads: the tests after it need theirs")
                 _timed(trees[g.tree], g.branches, g.long_stop)
             while True:
                 session.check()
-                t0 = time.perf_counter()
+                t0 = clock()
                 extra = []
                 for g in groups:
                     short = _timed(trees[g.tree], g.branches, g.short_stop)
@@ -377,16 +404,14 @@ def measure_basket_cost(session: Session, files: Sequence[str], tree_name: str,
                 t_basket, t_mb = _fit(extra, groups)
                 costs.append(t_basket)
                 per_mb.append(t_mb)
-                rep_s = time.perf_counter() - t0
-                session.report(TEST, min(1.0, (time.perf_counter() - t_start) / max(share_s,
-                                                                                   1e-9)),
+                rep_s = clock() - t0
+                session.report(TEST, min(1.0, (clock() - t_start) / max(share_s, 1e-9)),
                                "reading groups of branches over two ranges")
-                if len(costs) >= MAX_REPEATS:
-                    break
+                if len(costs) >= MAX_REPEATS or clock() + rep_s > deadline:
+                    break  # fewer than MIN_REPEATS where no more fit the share
                 if len(costs) >= MIN_REPEATS:
                     s = measurement(costs, "s", Conditions(cache="warm")).spread
-                    if (s is not None and s <= STABLE_SPREAD) or \
-                            time.perf_counter() + rep_s > deadline:
+                    if s is not None and s <= STABLE_SPREAD:
                         break
     per_rep = sum(g.baskets for g in groups)
     m = measurement(costs, "s", Conditions(

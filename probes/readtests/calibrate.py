@@ -4,9 +4,18 @@ Order: cold sequential reads (the storage rate), the request-size sweep, the con
 the per-file open cost, decompression per algorithm (with recompressed samples of the other
 algorithms and, for uproot's plain event loop, uproot's unpacking of decompressed baskets, in
 the same share), the event loop, (with uproot) the per-call cost, the per-basket cost and the
-parallel event loop, and the page-cache (warm) rate.  Each test gets a share of the budget
-(``runner.WEIGHTS``); time a test leaves unused flows to the tests after it.  A test that
-cannot run here is listed in ``skipped`` with its reason; a cancelled calibration
+parallel event loop, and the page-cache (warm) rate: the tests, their order, weights and
+minimums are those of :mod:`.registry`.
+
+The budget is kept.  Each test's share is its minimum and its weight's part of what is left
+beyond the minimums of the tests still to run; time a test leaves unused flows to the tests
+after it.  A test checks its deadline before each costly step and scales its work to the time
+left; where even its smallest useful measurement does not fit it skips itself, with the reason
+(:class:`~.runner.OutOfTime`), and a test whose minimum is more than what is left of the budget
+is not started.  Past the budget and half the tolerance (``runner.tolerance``: 5%, at least
+1 s) the test under way is stopped.
+
+A test that cannot run here is listed in ``skipped`` with its reason; a cancelled calibration
 (``cancel.set()`` or Ctrl-C) returns what was measured, marked ``partial``.  Reads never write
 to the data and leave no files behind; the concurrency sweep's child processes are ended
 before this returns, whatever happens.
@@ -14,39 +23,26 @@ before this returns, whatever happens.
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
 
 import psutil
 
 from ..results import DatasetProfile
 from ..rootfile import one_line
-from .opencost import open_overhead
-from .raw import FileSet, concurrency_sweep, fit_access, request_sweep, sequential_rate
-from .results import (
-    Calibration,
-    ConcurrencyPoint,
-    DecompressionPoint,
-    EventLoop,
-    MemoryFit,
-    OpenOverhead,
-    ParallelPoint,
-    RawRead,
-    RequestPoint,
-    Skipped,
-    Unpacking,
-)
-from .runner import Cancelled, ProgressCallback, Session
+from .raw import fit_access
+from .registry import READ_TESTS, ReadTest, tests_for
+from .results import Calibration, MemoryFit, RawRead, RequestPoint, Skipped
+from .runner import Cancelled, Context, OutOfTime, ProgressCallback, Session
 
 DEFAULT_BUDGET_S = 60.0
 DEFAULT_WORKERS = (1, 2, 4)
 ENGINES = ("uproot", "root")
 #: Files the read tests draw from at most (spread over the dataset, largest first).
 MAX_FILES = 256
-#: Fraction of the decompression test's share that goes to uproot's unpacking test.
-UNPACK_FRACTION = 0.2
 
 
 def _spread(paths: Sequence[str], k: int) -> list[str]:
@@ -54,6 +50,14 @@ def _spread(paths: Sequence[str], k: int) -> list[str]:
         return list(paths)
     step = len(paths) / k
     return [paths[int(i * step)] for i in range(k)]
+
+
+def step_of(test: ReadTest) -> Callable[[Context, float], Any]:
+    """The function that runs ``test`` (its registry entry's ``step``)."""
+    module, _, name = test.step.partition(":")
+    fn: Callable[[Context, float], Any] = getattr(
+        importlib.import_module(f"{__package__}.{module}"), name)
+    return fn
 
 
 def calibrate(
@@ -70,103 +74,65 @@ def calibrate(
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r} (choose from {', '.join(ENGINES)})")
     files = _spread(dataset.file_paths, MAX_FILES)
-    session = Session(budget_s, progress=progress, cancel=cancel)
-    skipped: list[Skipped] = []
-    partial = False
-
-    cold = warm = None
-    sweep: tuple[RequestPoint, ...] = ()
-    conc: tuple[ConcurrencyPoint, ...] = ()
-    opened: OpenOverhead | None = None
-    decomp: tuple[DecompressionPoint, ...] = ()
-    loop: EventLoop | None = None
-
+    session = Session(budget_s, tests=[t.name for t in tests_for(engine)], progress=progress,
+                      cancel=cancel)
     if not files or not dataset.trees:
-        skipped.append(Skipped("all", "no usable ROOT file to read"))
-        return _result(session, engine, partial, None, (), (), None, (), None, dataset, skipped)
-    fileset = FileSet.of(files)
-    tree = max(dataset.trees, key=lambda t: t.compressed_bytes)
-
-    def run(test: str, fn: Callable[[float], Any]) -> Any:
-        nonlocal partial
+        return _calibration(session, engine, False, dataset, {},
+                            [Skipped("all", "no usable ROOT file to read")], [])
+    ctx = Context(session=session, dataset=dataset, files=files,
+                  tree=max(dataset.trees, key=lambda t: t.compressed_bytes), engine=engine,
+                  workers=tuple(workers), branches=tuple(branches) if branches else None,
+                  analysis=analysis)
+    partial = False
+    for test in READ_TESTS:
         if partial:
-            return None
-        share = session.begin(test)
+            break
+        if engine not in test.engines:  # no share: the budget goes to the tests that run
+            if test.why_not:
+                ctx.skipped.append(Skipped(test.name, test.why_not))
+            continue
+        left = session.remaining()
+        share = session.begin(test.name)
+        if left < test.min_s:  # what is left flows to the (smaller) tests after it
+            ctx.skipped.append(Skipped(test.name, (
+                f"no time left: its smallest measurement takes about {test.min_s:g} s, "
+                f"{left:.2g} s of the budget were left")))
+            continue
         try:
-            return fn(share)
+            ctx.results[test.name] = step_of(test)(ctx, share)
         except (Cancelled, KeyboardInterrupt):
             partial = True
             session.cancel()
-            return None
+        except OutOfTime as exc:  # it could not fit: the time is the next tests'
+            ctx.skipped.append(Skipped(test.name, str(exc)))
         except Exception as exc:  # one test failing never stops the others
-            skipped.append(Skipped(test, f"{type(exc).__name__}: {one_line(exc)}"))
-            return None
+            ctx.skipped.append(Skipped(test.name, f"{type(exc).__name__}: {one_line(exc)}"))
+    values = dict(ctx.fields)
+    for test in READ_TESTS:
+        result = ctx.results.get(test.name)
+        if test.field is not None and result is not None:
+            values[test.field] = result
+    values["raw_read"] = _raw_read(ctx.results)
+    return _calibration(session, engine, partial, dataset, values, ctx.skipped, files)
 
-    cold = run("raw_read", lambda s: sequential_rate(session, fileset, s, True, "raw_read"))
-    sweep = run("request_sweep", lambda s: request_sweep(session, fileset, s)) or ()
-    conc = run("concurrency", lambda s: concurrency_sweep(session, fileset, s, workers)) or ()
-    names = [t.name for t in dataset.trees]
-    if engine == "root":
-        opened = run("open_cost", lambda s: _root_open(session, files, names, s))
-    else:
-        opened = run("open_cost", lambda s: open_overhead(session, files, names, s))
-    # uproot's unpacking per MB shares the decompression test's time (the plain loop's only)
-    unpack_tree = tree.name if engine == "uproot" and analysis is None else None
-    dec = run("decompression", lambda s: _decompression(session, dataset, files, s, skipped,
-                                                        unpack_tree, branches))
-    decomp, unpacking = dec if dec is not None else ((), None)
-    root_perf: list[Any] = [None, None]
 
-    def event_loop(share: float) -> EventLoop:
-        if engine == "root":
-            from .rootengine import measure_root_event_loop
-
-            result = measure_root_event_loop(session, files, tree.name, branches, share)
-            root_perf[:] = [result.cache_on, result.cache_off]
-            return result.event_loop
-        from .eventloop import measure_event_loop
-
-        return measure_event_loop(session, files, tree.name, branches=branches,
-                                  analysis=analysis, share_s=share)
-
-    loop = run("event_loop", event_loop)
-    call_cost = None
-    basket_cost = None
-    parallel: tuple[ParallelPoint, ...] | None = None
-    if engine == "uproot":
-        from .baskets import measure_basket_cost
-        from .overhead import measure_call_cost, measure_parallel_loop
-
-        call_cost = run("call_cost", lambda s: measure_call_cost(session, files, tree.name,
-                                                                 branches, s))
-        basket_cost = run("basket_cost", lambda s: measure_basket_cost(
-            session, files, tree.name, branches, s))
-        rate = loop.compressed_mb_per_s if loop is not None else None
-        parallel = run("parallel_loop", lambda s: measure_parallel_loop(
-            session, files, tree.name, branches, s, rate_mb_per_s=rate))
-    else:
-        session.begin("basket_cost")  # its share flows to the tests after it
-        skipped.append(Skipped("basket_cost", "measured for uproot only: ROOT's per-basket "
-                               "cost (C++) differs from uproot's and is not separated here"))
-    warm = run("page_cache", lambda s: sequential_rate(session, fileset, s, False, "page_cache"))
-    raw = None
-    if cold is not None or warm is not None or sweep:
-        fit = fit_access(sweep, cold.median if cold is not None else None)
-        raw = RawRead(
-            cold_mb_per_s=cold.median if cold is not None else None,
-            warm_mb_per_s=warm.median if warm is not None else None,
-            iops_4k=fit.iops_4k,
-            access_time_ms=fit.access_time_ms,
-            bandwidth_mb_per_s=fit.bandwidth_mb_per_s,
-            cold=cold,
-            warm=warm,
-            readahead_gain_4k=_readahead_gain(sweep),
-        )
-    cal = _result(session, engine, partial, raw, sweep, conc, opened, decomp, loop, dataset,
-                  skipped, files)
-    return replace(cal, root_cache_on=root_perf[0], root_cache_off=root_perf[1],
-                   call_cost=call_cost, parallel_loop=parallel or (),
-                   basket_cost=basket_cost, unpacking=unpacking)
+def _raw_read(results: dict[str, Any]) -> RawRead | None:
+    """The cold and warm sequential rates and the request sweep, as one ``RawRead``."""
+    cold, warm = results.get("raw_read"), results.get("page_cache")
+    sweep: Sequence[RequestPoint] = results.get("request_sweep") or ()
+    if cold is None and warm is None and not sweep:
+        return None
+    fit = fit_access(sweep, cold.median if cold is not None else None)
+    return RawRead(
+        cold_mb_per_s=cold.median if cold is not None else None,
+        warm_mb_per_s=warm.median if warm is not None else None,
+        iops_4k=fit.iops_4k,
+        access_time_ms=fit.access_time_ms,
+        bandwidth_mb_per_s=fit.bandwidth_mb_per_s,
+        cold=cold,
+        warm=warm,
+        readahead_gain_4k=_readahead_gain(sweep),
+    )
 
 
 def _readahead_gain(sweep: Sequence[RequestPoint]) -> float | None:
@@ -176,61 +142,31 @@ def _readahead_gain(sweep: Sequence[RequestPoint]) -> float | None:
     return seq / rnd if seq and rnd else None
 
 
-def _decompression(session: Session, dataset: DatasetProfile, files: list[str],
-                   share_s: float, skipped: list[Skipped],
-                   unpack_tree: str | None = None, branches: Sequence[str] | None = None,
-                   ) -> tuple[tuple[DecompressionPoint, ...], Unpacking | None]:
-    """Decompression per algorithm (its own and recompressed samples), then, given a tree,
-    uproot's unpacking of decompressed baskets (``UNPACK_FRACTION`` of the share, and what the
-    decompression left)."""
-    from .decompress import measure_decompression, measure_unpacking
-
-    t0 = session.clock()
-    points = measure_decompression(
-        session, dataset, files, share_s * (1 - UNPACK_FRACTION) if unpack_tree else share_s,
-        skipped=skipped)
-    unpacking = None
-    if unpack_tree is not None:
-        try:
-            unpacking = measure_unpacking(session, files, unpack_tree, branches,
-                                          max(0.0, share_s - (session.clock() - t0)))
-        except (Cancelled, KeyboardInterrupt):
-            raise
-        except Exception as exc:  # the decompression points are kept
-            skipped.append(Skipped("unpacking", f"{type(exc).__name__}: {one_line(exc)}"))
-    return points, unpacking
+#: The calibration's figures: every field but the run's own (budget, time, memory, ...).
+_RUN_FIELDS = {"budget_s", "elapsed_s", "partial", "engine", "memory", "skipped",
+               "files_used", "bytes_read"}
 
 
-def _root_open(session: Session, files: list[str], names: list[str],
-               share_s: float) -> OpenOverhead:
-    from .rootengine import root_open_overhead
-
-    return root_open_overhead(session, files, names, share_s)
-
-
-def _result(session: Session, engine: str, partial: bool, raw: RawRead | None,
-            sweep: tuple[RequestPoint, ...], conc: tuple[ConcurrencyPoint, ...],
-            opened: OpenOverhead | None, decomp: tuple[DecompressionPoint, ...],
-            loop: EventLoop | None, dataset: DatasetProfile, skipped: list[Skipped],
-            files: list[str] | None = None) -> Calibration:
+def _calibration(session: Session, engine: str, partial: bool, dataset: DatasetProfile,
+                 values: dict[str, Any], skipped: list[Skipped], files: list[str]
+                 ) -> Calibration:
+    """The one place a ``Calibration`` is built: the tests' ``values`` (by field), and the
+    fields the tests did not fill empty (``None``, or ``()`` for a list of points)."""
+    empty = {f.name: () if str(f.type).startswith("tuple") else None
+             for f in dataclasses.fields(Calibration) if f.name not in _RUN_FIELDS}
     available = int(psutil.virtual_memory().available)
     return Calibration(
         budget_s=session.budget_s,
         elapsed_s=session.elapsed(),
         partial=partial,
         engine=engine,
-        raw_read=raw,
-        request_sweep=sweep,
-        concurrency=conc,
-        open_overhead_s=opened,
-        decompression=decomp,
-        event_loop=loop,
         memory=MemoryFit(dataset_bytes=dataset.total_bytes, available_bytes=available,
                          fits_in_ram=dataset.total_bytes < available),
         skipped=tuple(skipped),
-        files_used=len(files or ()),
+        files_used=len(files),
         bytes_read=session.bytes_read,
+        **{**empty, **{k: v for k, v in values.items() if k in empty}},
     )
 
 
-__all__ = ["DEFAULT_BUDGET_S", "DEFAULT_WORKERS", "ENGINES", "calibrate"]
+__all__ = ["DEFAULT_BUDGET_S", "DEFAULT_WORKERS", "ENGINES", "calibrate", "step_of"]

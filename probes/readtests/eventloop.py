@@ -38,6 +38,9 @@ DEFAULT_MAX_BYTES = 200_000_000
 #: Uncompressed bytes per step of ``iterate`` (arrays in memory are about this size, at most a
 #: few times it with awkward's offsets and uproot's basket buffers).
 DEFAULT_STEP_BYTES = 50_000_000
+#: ... and at most this many per second of the test's share: a step is read whole (cold, on a
+#: slow disk, a 50 MB step takes seconds), so a short share reads in smaller steps.
+STEP_BYTES_PER_S = 1_000_000
 #: Fraction of the share the first (pilot) pass may take; it fixes how much is read per sample.
 PILOT_FRACTION = 0.3
 #: With cold and warm samples, the fraction of what is left after the pilot that goes to cold.
@@ -65,12 +68,11 @@ class FilePart:
         return self.entries / self.tree_entries if self.tree_entries else 0.0
 
 
-@dataclass(frozen=True)
-class Plan:
-    tree_name: str
-    branches: tuple[str, ...]
-    parts: tuple[FilePart, ...]
-    skipped: tuple[str, ...] = ()
+class PartTotals:
+    """Totals over a plan's ``parts`` (each with path, entries, compressed and uncompressed
+    bytes, and the fraction of them read)."""
+
+    parts: tuple[Any, ...]
 
     @property
     def entries(self) -> int:
@@ -87,6 +89,14 @@ class Plan:
     @property
     def paths(self) -> list[str]:
         return [p.path for p in self.parts]
+
+
+@dataclass(frozen=True)
+class Plan(PartTotals):
+    tree_name: str
+    branches: tuple[str, ...]
+    parts: tuple[FilePart, ...]
+    skipped: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -176,7 +186,7 @@ def _import_module(mod_name: str) -> Any:
 
 
 # -- planning --------------------------------------------------------------------------------
-def _leaf_branches(tree: Any) -> list[str]:
+def leaf_branches(tree: Any) -> list[str]:
     """Every branch uproot can read into an array (sub-branches, not their parents)."""
     from uproot.interpretation.identify import UnknownInterpretation
 
@@ -222,7 +232,7 @@ def plan_reads(
                     continue
                 tree = f[tree_name]
                 if selected is None:
-                    selected = tuple(_leaf_branches(tree))
+                    selected = tuple(leaf_branches(tree))
                 missing = [b for b in selected if b not in tree]
                 if missing:
                     shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
@@ -339,6 +349,7 @@ def measure_event_loop(
     """
     func, analysis_name = resolve_analysis(analysis)
     share = session.begin(TEST) if share_s is None else float(share_s)
+    step_bytes = min(step_bytes, max(1e6, STEP_BYTES_PER_S * share))
     clock = session.clock
     t0 = clock()
     session.check()

@@ -30,16 +30,22 @@ import numpy as np
 
 from .eventloop import plan_reads
 from .results import CallCost, Conditions, ParallelPoint
-from .runner import Session, measurement
+from .runner import OutOfTime, Session, measurement
 
 #: The largest files searched for one with several baskets per branch.
 CANDIDATES = 8
 #: Files merged into the temporary file when the data's files hold one basket per branch.
 MERGE_INPUTS = 2
+#: A merge of the inputs takes about this many times opening them (reading every branch).
+MERGE_OPENS = 4
 #: Compressed bytes the per-call test reads in its long read at most.
 SPLIT_BYTES = 16e6
+#: ... and at most this many per second of the share left when the reads start.
+SPLIT_BYTES_PER_S = 4e6
 #: Compressed bytes the parallel test reads per pass at most.
 PARALLEL_BYTES = 8e6
+#: Seconds to start a parallel run's processes and their imports, about.
+START_S = 0.3
 #: Bytes (uncompressed) one read call of the event loop covers (eventloop's default step).
 STEP_BYTES = 50e6
 
@@ -83,12 +89,21 @@ def _timed_reads(path: str, tree_name: str, branches: Sequence[str], first: int,
         n = int(tree.num_entries)
         zipped = sum(int(tree[b].member("fZipBytes")) for b in branches) / 1e6
         stops = [e for e in _boundaries(tree, branches) if e > first]
-        within = [e for e in stops if zipped * e / n <= SPLIT_BYTES / 1e6]
+        # a short share reads less (cold, on a slow disk, many branches' baskets take seconds)
+        split = min(SPLIT_BYTES, max(1e6, SPLIT_BYTES_PER_S * session.left(deadline)))
+        within = [e for e in stops if zipped * e / n <= split / 1e6]
         stop = within[-1] if within else stops[0]
         mb_first, mb_all = zipped * first / n, zipped * stop / n
         extra = _baskets_before(tree, branches, stop) - _baskets_before(tree, branches, first)
         density = extra / (mb_all - mb_first) if mb_all > mb_first else None
+        # the set-up is done: past the share, the reads may take what the tests after it
+        # do not need
+        if session.clock() >= deadline and session.spare() <= 0:
+            raise OutOfTime("no time left for its reads: the tests after it need theirs")
         tree.arrays(list(branches), entry_stop=first, library="ak")  # warm up
+        if session.clock() >= deadline and session.spare() <= 0:
+            raise OutOfTime("no time left for its reads after the warm-up: the tests after it "
+                            "need theirs")
         costs: list[float] = []
         rates: list[float] = []
         for _ in range(8):
@@ -103,10 +118,9 @@ def _timed_reads(path: str, tree_name: str, branches: Sequence[str], first: int,
                 per_mb = (b - a) / (mb_all - mb_first)
                 costs.append(max(a - mb_first * per_mb, 0.0))
                 rates.append(1.0 / per_mb)
-            # at least three pairs (the difference of two reads is noisy), at most five, and
-            # more than three only while they fit the share
-            if len(costs) >= 5 or (len(costs) >= 3
-                                   and time.perf_counter() + (t2 - t0) > deadline):
+            # three pairs where they fit (the difference of two reads is noisy), at most
+            # five, and never one that does not fit the share
+            if len(costs) >= 5 or (costs and session.clock() + (t2 - t0) > deadline):
                 break
     return costs, float(np.median(rates)) if rates else math.nan, mb_first, density
 
@@ -133,28 +147,45 @@ def _merged_copy(files: Sequence[str], tree_name: str, branches: Sequence[str],
 
 
 def measure_call_cost(session: Session, files: Sequence[str], tree_name: str,
-                      branches: Sequence[str] | None, share_s: float) -> CallCost:
+                      branches: Sequence[str] | None, share_s: float,
+                      several_baskets: bool = True) -> CallCost:
+    """The fixed cost per read call and the rate per MB beyond it (see the module's notes).
+    ``several_baskets=False`` (the probe found one basket per branch in each file) skips the
+    search for a file with several and merges two files."""
     import uproot
 
     test = "call_cost"
     session.report(test, 0.0, "finding a file with several baskets per branch")
-    # only the largest files are candidates: planning opens each file it looks at
+    clock = session.clock
+    deadline = clock() + share_s
+    # only the largest files are candidates: planning opens each file it looks at (a quarter
+    # of the share at most, at least one file)
     largest = sorted(files, key=os.path.getsize, reverse=True)[:CANDIDATES]
-    plan = plan_reads(largest, tree_name, branches, max_bytes=1e12)
+    t_plan = clock()
+    plan = plan_reads(largest, tree_name, branches, max_bytes=1e12,
+                      deadline=t_plan + share_s / 4, clock=clock)
+    open_s = (clock() - t_plan) / max(len(plan.parts), 1)  # opening one file, about
     selected = list(plan.branches)
     best = None
-    for part in plan.parts:
+    for part in plan.parts if several_baskets else ():
+        session.check()
         with uproot.open(part.path) as f:
             bounds = _boundaries(f[tree_name], selected)
         if len(bounds) >= 2:
             best = (part.path, bounds[0])
             break
-    deadline = time.perf_counter() + share_s
     with tempfile.TemporaryDirectory(prefix="hep-advisor-calls-") as tmp:
         if best is None:
             inputs = [p.path for p in plan.parts[:MERGE_INPUTS]]
             if len(inputs) < 2:
+                inputs = [p.path for p in plan_reads(
+                    largest, tree_name, branches, max_bytes=1e12).parts[:MERGE_INPUTS]]
+            if len(inputs) < 2:
                 raise ValueError("one file with one basket per branch: no per-call cost")
+            # reading the inputs whole and writing them takes a few times opening them
+            session.need(MERGE_OPENS * open_s * len(inputs),
+                         f"merging {len(inputs)} files into a temporary file (the files hold "
+                         "one basket per branch)", deadline)
             session.report(test, 0.2, f"merging {len(inputs)} files into a temporary file")
             path, first = _merged_copy(inputs, tree_name, selected, tmp)
             source = f"a temporary merge of {len(inputs)} files (removed)"
@@ -180,10 +211,14 @@ def measure_parallel_loop(session: Session, files: Sequence[str], tree_name: str
     """The event loop (files opened and read whole, warm) by 1 and by k worker processes.
 
     ``rate_mb_per_s`` (the single event loop's rate, when known) sizes the data so that the
-    runs fit ``share_s``: about three single-worker passes' worth of time."""
+    runs fit ``share_s``: about three single-worker passes' worth of time.  A run is started
+    only where it fits the time left (the k workers' run is left out where it does not);
+    raises :class:`~probes.readtests.runner.OutOfTime` where not even the single worker's
+    run fits."""
     from .parallel import measure_job
 
     test = "parallel_loop"
+    deadline = session.clock() + share_s
     budget_bytes = PARALLEL_BYTES
     if rate_mb_per_s:
         budget_bytes = min(PARALLEL_BYTES, max(1e6, rate_mb_per_s * 1e6 * share_s / 4))
@@ -191,11 +226,20 @@ def measure_parallel_loop(session: Session, files: Sequence[str], tree_name: str
     paths = [p.path for p in plan.parts if p.entries == p.tree_entries] or [plan.parts[0].path]
     k = workers or max(2, min(os.cpu_count() or 2, 4))
     out: list[ParallelPoint] = []
+    repeats = 1 if share_s < 4 else 2
+    # one run: the processes' start, and the data at the single loop's rate where known
+    mb = sum(p.compressed_bytes for p in plan.parts if p.path in paths) / 1e6
+    run_s = START_S + (mb / rate_mb_per_s if rate_mb_per_s else 0.0)
     for i, n in enumerate((1, k)):
         session.check()
-        result, m = measure_job(paths, tree_name, n, repeats=1 if share_s < 4 else 2,
-                                cold=False,
+        if i == 0:
+            session.need(repeats * run_s, f"{n} worker process reading {mb:.1f} MB", deadline)
+        elif session.left(deadline) < repeats * run_s:
+            break  # the single worker's point is kept; the k workers' did not fit
+        t0 = session.clock()
+        result, m = measure_job(paths, tree_name, n, repeats=repeats, cold=False,
                                 branches=list(branches) if branches else None)
+        run_s = (session.clock() - t0) / repeats
         opens = len({(r.worker, r.path) for r in result.per_file}) or max(result.files, 1)
         unc_per_file = result.uncompressed_bytes / opens
         out.append(ParallelPoint(workers=n, aggregate_mb_per_s=m.median,
@@ -204,4 +248,6 @@ def measure_parallel_loop(session: Session, files: Sequence[str], tree_name: str
                                  units=len(paths), measurement=m))
         session.report(test, (i + 1) / 2, f"{n} workers",
                        f"{m.median:,.1f} MB/s" if m.median is not None else None)
+    if len(out) < 2:
+        session.report(test, 1.0, f"no time left for {k} workers")
     return tuple(out)

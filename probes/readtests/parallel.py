@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .eventloop import DEFAULT_STEP_BYTES, Analysis, _leaf_branches, resolve_analysis
+from .eventloop import DEFAULT_STEP_BYTES, Analysis, leaf_branches, resolve_analysis
 from .pagecache import Eviction, evict_all, resident_fraction
 from .procs import end_processes
 from .raw import LARGE_REQUEST, cache_state, eviction_note, read_sequential
@@ -122,7 +122,7 @@ class _Open:
                 raise ValueError(f"no tree {tree_name!r}")
             self.tree = self.file[tree_name]
             tree = self.tree
-            self.selected = list(branches) if branches is not None else _leaf_branches(tree)
+            self.selected = list(branches) if branches is not None else leaf_branches(tree)
             missing = [b for b in self.selected if b not in tree]
             if missing:
                 shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
@@ -233,7 +233,7 @@ def _prepare(path: str, tree_name: str, branches: Sequence[str] | None, library:
         if tree_name not in f:
             raise ValueError(f"no tree {tree_name!r} in {path}")
         tree = f[tree_name]
-        selected = list(branches) if branches is not None else _leaf_branches(tree)
+        selected = list(branches) if branches is not None else leaf_branches(tree)
         missing = [b for b in selected if b not in tree]
         if missing:
             shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")

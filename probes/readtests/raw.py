@@ -104,11 +104,6 @@ class Marks:
         dt, n_bytes, _ = self._window()
         return mb_per_s(n_bytes, dt)
 
-    def request_rate(self) -> float:
-        """Steady-state requests per second."""
-        dt, _, n_req = self._window()
-        return n_req / dt if dt > 0 else float("nan")
-
 
 def read_sequential(path: str, request: int, limit: int | None = None,
                     buf: bytearray | None = None, marks: Marks | None = None) -> int:
@@ -165,9 +160,19 @@ def sequential_rate(session: Session, files: FileSet, share_s: float, cold: bool
                     test: str) -> Measurement:
     """MB/s of whole-file sequential reads with large requests, cold (evicted) or warm."""
     buf = bytearray(LARGE_REQUEST)
-    target = min(files.total, 64 * MiB)
+    # the first sample at most 64 MiB per second of the share (a large file is read only in
+    # part: whole, it may take seconds on a slow disk)
+    target = min(files.total, 64 * MiB, max(4 * MiB, int(64 * MiB * share_s)))
     start = last_bytes = 0
     evictions: list[Eviction] = []
+
+    def read(chosen: list[str], marks: Marks | None = None) -> int:
+        got = 0
+        for p in chosen:
+            got += read_sequential(p, LARGE_REQUEST, limit=target - got, buf=buf, marks=marks)
+            if got >= target:
+                break
+        return got
 
     def sample() -> float:
         nonlocal target, start, last_bytes
@@ -175,17 +180,17 @@ def sequential_rate(session: Session, files: FileSet, share_s: float, cold: bool
         start = (start + len(chosen)) % len(files.paths)
         if cold:
             evictions.extend(evict_all(chosen))
-        else:
-            for p in chosen:  # make sure they are cached
-                read_sequential(p, LARGE_REQUEST, buf=buf)
+        else:  # make sure they are cached
+            read(chosen)
         marks = Marks()
-        n = sum(read_sequential(p, LARGE_REQUEST, buf=buf, marks=marks) for p in chosen)
+        n = read(chosen, marks)
         session.bytes_read += n
         last_bytes = n
         # size the next samples to take about a third of the share each: long enough that a
         # throttled device is measured at its sustained rate, and three fit
         rate = n / marks.seconds if marks.seconds > 0 else 1e9
-        target = int(min(MAX_SAMPLE_BYTES, max(MiB, rate * share_s / 3.5)))
+        if cold:  # warm, the next sample keeps its size: making more bytes warm reads them cold
+            target = int(min(MAX_SAMPLE_BYTES, max(MiB, rate * share_s / 3.5)))
         return marks.rate()
 
     label = "cold" if cold else "warm"
@@ -359,8 +364,9 @@ def _reader(jobs: list[tuple[str, int, int]], barrier: object, queue: object) ->
 
 
 def assign(files: FileSet, workers: int, quota: int) -> list[list[tuple[str, int, int]]]:
-    """Give each worker its own data: whole different files where there are enough, otherwise
-    different regions of the files.  Each worker gets about ``quota`` bytes."""
+    """Give each worker its own data: different files where there are enough (whole, or their
+    first ``quota`` bytes), otherwise different regions of the files.  Each worker gets about
+    ``quota`` bytes."""
     jobs: list[list[tuple[str, int, int]]] = [[] for _ in range(workers)]
     if len(files.paths) >= workers:
         w = 0
@@ -370,8 +376,9 @@ def assign(files: FileSet, workers: int, quota: int) -> list[list[tuple[str, int
                 break
             while got[w] >= quota:
                 w = (w + 1) % workers
-            jobs[w].append((p, 0, s))
-            got[w] += s
+            length = min(s, quota)  # a file larger than the quota: its first part
+            jobs[w].append((p, 0, length))
+            got[w] += length
             w = (w + 1) % workers
         return jobs
     # fewer files than workers: contiguous regions of the files, ``per`` bytes each

@@ -221,6 +221,50 @@ class ParallelPoint:
 
 
 @dataclass(frozen=True)
+class ConversionPoint:
+    """A sample of the largest TTree (its first clusters in one file, ``entries`` entries)
+    copied as a TTree and converted to an RNTuple, both with the dataset's compression setting,
+    in a temporary directory removed afterwards; then the same read (``engine``'s, of the
+    selected branches / the fields they became) timed on both, alternating.
+
+    ``cache`` says which reads ``gain`` compares: ``cold`` only where eviction was confirmed
+    with mincore for both files, else ``warm``.  ``gain`` = TTree seconds / RNTuple seconds
+    (median of the pairs; for reads of ``target_entries``); ``measurement`` holds the pairs'
+    gains (unit ``x``), ``ttree`` and ``rntuple`` the seconds of the compared reads of the
+    whole sample, ``warm_gain`` the warm pairs' median gain (also where the cold ones are
+    compared).  ``*_bytes`` are each sample's stored bytes of what is read; ``*_requests``
+    the baskets (TTree) and pages (RNTuple) holding them: uproot reads an RNTuple's pages one
+    request each."""
+
+    engine: str
+    converter: str
+    compression_setting: int | None
+    entries: int
+    branches: int
+    cache: CacheState
+    gain: float | None
+    warm_gain: float | None
+    ttree_bytes: int
+    rntuple_bytes: int
+    ttree_requests: int | None
+    rntuple_requests: int | None
+    convert_s: float
+    measurement: Measurement
+    ttree: Measurement
+    rntuple: Measurement
+    note: str = ""
+    #: the entries of one read of the analysis (a file's, at most one event-loop step) the
+    #: gains are given for: the sample's reads of all its entries and of its first quarter
+    #: split each format's time into a fixed part and a part per entry; ``None``: the sample's
+    target_entries: int | None = None
+    #: TTree / RNTuple seconds on the sample itself (``cache`` as ``gain``)
+    sample_gain: float | None = None
+    #: whether the temporary directory lies on the device of the dataset's file (``st_dev``):
+    #: then cold reads there are reads from the dataset's own storage
+    same_storage: bool | None = None
+
+
+@dataclass(frozen=True)
 class MemoryFit:
     dataset_bytes: int
     available_bytes: int
@@ -259,3 +303,5 @@ class Calibration:
     basket_cost: BasketCost | None = None
     #: uproot's unpacking of decompressed baskets into arrays (processing per MB, uproot)
     unpacking: Unpacking | None = None
+    #: a sample of the largest TTree converted to RNTuple, the same read timed on both
+    conversion: ConversionPoint | None = None

@@ -17,48 +17,80 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .results import Conditions, Measurement
+from .registry import MIN_S, WEIGHTS
+from .results import Conditions, Measurement, Skipped
+
+if TYPE_CHECKING:
+    from ..results import DatasetProfile, TreeProfile
 
 #: Relative spread ((p75 - p25) / median) under which a test stops repeating.
 STABLE_SPREAD = 0.05
 MIN_SAMPLES = 3
 MAX_SAMPLES = 25
 
-#: How the budget is shared when every test runs (renormalised over the tests that do run).
-WEIGHTS = {
-    "raw_read": 0.12,
-    "request_sweep": 0.16,
-    "concurrency": 0.16,
-    "open_cost": 0.06,
-    "decompression": 0.10,
-    "event_loop": 0.22,
-    "call_cost": 0.07,
-    "basket_cost": 0.03,
-    "parallel_loop": 0.07,
-    "page_cache": 0.04,
-}
+# How the budget is shared when every test runs (renormalised over the tests that do run):
+# ``WEIGHTS`` beyond the minimums ``MIN_S``, from the registry of the read tests.
 
 
 class Cancelled(Exception):
     """The calibration was cancelled; what was measured so far is kept."""
 
 
+class OutOfTime(Exception):
+    """A read test cannot make even its smallest useful measurement in the time it has left:
+    it is listed in ``Calibration.skipped`` with this reason, and the tests after it keep
+    their time."""
+
+
 @dataclass(frozen=True)
 class ProgressEvent:
     """One step of one test.  ``fraction`` is the test's progress (0..1); ``figure`` a figure
-    just measured, as text, for skins that show figures as they appear."""
+    just measured, as text, for skins that show figures as they appear; ``left_s`` the time
+    left of the budget."""
 
     test: str
     fraction: float
     message: str
     figure: str | None = None
+    #: seconds of the calibration's budget actually left (``None`` where not known)
+    left_s: float | None = None
 
 
 ProgressCallback = Callable[[ProgressEvent], None]
+
+
+@dataclass
+class Context:
+    """What every read test's step (``step(ctx, share_s)``, see :mod:`.registry`) is given:
+    the session, the dataset and the files drawn from it, its largest tree, the engine and
+    the user's choices; ``results`` holds what the tests before returned (by test name),
+    ``fields`` further :class:`~probes.readtests.results.Calibration` fields a step sets
+    beside its own (``unpacking``, ``root_cache_on``), ``skipped`` the reasons of what was
+    left out."""
+
+    session: Session
+    dataset: DatasetProfile
+    files: list[str]
+    tree: TreeProfile
+    engine: str = "uproot"
+    workers: tuple[int, ...] = (1,)
+    branches: tuple[str, ...] | None = None
+    analysis: Any = None
+    skipped: list[Skipped] = field(default_factory=list)
+    results: dict[str, Any] = field(default_factory=dict)
+    fields: dict[str, Any] = field(default_factory=dict)
+    #: values the steps share (the raw tests' file list, sorted by size)
+    scratch: dict[str, Any] = field(default_factory=dict)
+
+
+def tolerance(budget_s: float) -> float:
+    """How far past its budget a calibration may end: 5% of it, at least 1 s."""
+    return max(0.05 * budget_s, 1.0)
 
 
 def spread(samples: list[float] | tuple[float, ...]) -> float | None:
@@ -103,6 +135,11 @@ class Session:
         self.cancel_event = cancel or threading.Event()
         self.pending = list(tests if tests is not None else WEIGHTS)
         self.bytes_read = 0
+        #: when the test under way should end (its share from ``begin``)
+        self.deadline = self.start + self.budget_s
+        #: past this, ``check`` stops the test under way (:class:`OutOfTime`): the budget, and
+        #: half the calibration's tolerance (5% of the budget, at least 1 s)
+        self.hard_end = self.start + self.budget_s + 0.5 * tolerance(self.budget_s)
 
     # -- time ------------------------------------------------------------------------------
     def elapsed(self) -> float:
@@ -112,25 +149,59 @@ class Session:
         return max(0.0, self.budget_s - self.elapsed())
 
     def begin(self, test: str) -> float:
-        """Start ``test``; return its share of the remaining budget, in seconds."""
-        weights = {t: WEIGHTS.get(t, 0.1) for t in self.pending}
+        """Start ``test``; return its share of the remaining budget, in seconds (and set the
+        ``deadline`` it should end by): its minimum (``MIN_S``), and its weight's part of
+        what is left beyond the minimums of the tests still to run."""
+        pending = {*self.pending, test}
+        weights = {t: WEIGHTS.get(t, 0.1) for t in pending}
         total = sum(weights.values()) or 1.0
-        share = self.remaining() * weights.get(test, 0.1) / total
+        spare = max(0.0, self.remaining() - sum(MIN_S.get(t, 0.0) for t in pending))
+        share = min(self.remaining(), MIN_S.get(test, 0.0) + spare * weights[test] / total)
         if test in self.pending:
             self.pending.remove(test)
+        self.deadline = self.clock() + share
         return share
+
+    def reserved(self) -> float:
+        """Seconds the tests still to run need at least (their minimums)."""
+        return sum(MIN_S.get(t, 0.0) for t in self.pending)
+
+    def spare(self) -> float:
+        """Seconds of the budget left beyond the minimums of the tests still to run: what the
+        test under way may take beyond its share without taking the next tests' time."""
+        return max(0.0, self.remaining() - self.reserved())
+
+    def extend(self, share_s: float) -> None:
+        """Give the test under way ``share_s`` seconds from now (more than its share)."""
+        self.deadline = self.clock() + share_s
+
+    def left(self, deadline: float | None = None) -> float:
+        """Seconds left to ``deadline`` (default: the test's, from ``begin``)."""
+        return max(0.0, (self.deadline if deadline is None else deadline) - self.clock())
+
+    def need(self, seconds: float, what: str, deadline: float | None = None) -> None:
+        """Raise :class:`OutOfTime` unless ``seconds`` fit before ``deadline`` (default: the
+        test's)."""
+        left = self.left(deadline)
+        if seconds > left:
+            raise OutOfTime(f"no time for {what}: about {seconds:.2g} s needed, "
+                            f"{left:.2g} s left of its share of the budget")
 
     # -- control ---------------------------------------------------------------------------
     def check(self) -> None:
+        """Raise :class:`Cancelled` when cancelled, :class:`OutOfTime` past the budget."""
         if self.cancel_event.is_set():
             raise Cancelled()
+        if self.clock() > self.hard_end:
+            raise OutOfTime("the calibration's budget ran out")
 
     def cancel(self) -> None:
         self.cancel_event.set()
 
     def report(self, test: str, fraction: float, message: str, figure: str | None = None) -> None:
         if self.progress_cb is not None:
-            self.progress_cb(ProgressEvent(test, min(max(fraction, 0.0), 1.0), message, figure))
+            self.progress_cb(ProgressEvent(test, min(max(fraction, 0.0), 1.0), message, figure,
+                                           left_s=self.remaining()))
 
     def repeat(
         self,

@@ -1,12 +1,15 @@
 """Advice: the ranked recommendations; the highlighted one's evidence, predicted gain and the
 actions to take, whose commands ``c`` copies to the clipboard (OSC 52, where the terminal
-allows)."""
+allows).  ``y`` tries the highlighted file recommendation (M001, R001, C001) on a sample in a
+worker thread (``advisor.trial``), live, and shows predicted against realised; ``Esc`` there,
+or leaving the app, stops it (the scratch data are removed)."""
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
@@ -19,17 +22,25 @@ from .base import show_if_loaded
 
 if TYPE_CHECKING:
     from ...advice import Action, Recommendation
-    from ..plot import ScalingData
+    from ...render.scaling import ScalingData
     from ..source import Loaded
 
 
 class AdvicePane(Vertical):
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("c", "copy", "Copy")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("c", "copy", "Copy"),
+        Binding("y", "try_selected", "Try", show=False),
+        Binding("escape", "cancel_try", "Stop the trial", show=False)]
+    #: the trial's budget in the TUI (seconds)
+    TRY_BUDGET_S = 30.0
 
     def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)
         self.recommendations: tuple[Recommendation, ...] = ()
         self.selected: Recommendation | None = None
+        self.trying: str | None = None
+        self.trial: Any = None  # the last TrialResult
+        self._try_cancel = threading.Event()
 
     def compose(self) -> ComposeResult:
         recs = OptionList(id="rec-list")
@@ -43,6 +54,9 @@ class AdvicePane(Vertical):
             actions.border_title = "Actions (c copies the highlighted command)"
             actions.display = False
             yield actions
+            trial = Static("", id="rec-try")
+            trial.display = False
+            yield trial
 
     def on_mount(self) -> None:
         show_if_loaded(self)
@@ -115,6 +129,90 @@ class AdvicePane(Vertical):
         first = cmd.splitlines()[0]
         self.notify(f"Copied to the clipboard: {first[:60]}{'…' if len(first) > 60 else ''}",
                     title="Copied")
+
+
+    # -- try --------------------------------------------------------------------------------------
+    def action_try_selected(self) -> None:
+        from ...trial import TRY_CODES
+
+        rec, advice = self.selected, getattr(self.app, "advice", None)
+        if rec is None or advice is None:
+            self.notify("No recommendation selected.", severity="warning")
+            return
+        if self.trying is not None:
+            self.notify(f"{self.trying} is being tried (Esc stops it).")
+            return
+        if rec.code not in TRY_CODES:
+            self.notify(f"{rec.code} changes no file: try knows {', '.join(TRY_CODES)}.",
+                        severity="warning")
+            return
+        if advice.fitted is None:
+            self.notify("The model is still loading: try again in a moment.")
+            return
+        self.trying = rec.code
+        self._try_cancel = threading.Event()
+        self._show_try(Content.styled(f"Trying {rec.code} on a sample (about "
+                                      f"{self.TRY_BUDGET_S:.0f} s; Esc stops)…", "bold"))
+        self._run_try(advice, rec.code, self._try_cancel)
+
+    def action_cancel_try(self) -> None:
+        if self.trying is not None:
+            self._try_cancel.set()
+        else:  # Esc as everywhere else: the app's (cancel the read tests, leave a field)
+            cancel = getattr(self.app, "action_cancel", None)
+            if cancel is not None:
+                cancel()
+
+    def on_unmount(self) -> None:
+        self._try_cancel.set()
+
+    def _show_try(self, text: Content) -> None:
+        w = self.query_one("#rec-try", Static)
+        w.update(text)
+        w.display = True
+
+    @work(thread=True, exit_on_error=False, group="try", description="try a recommendation")
+    def _run_try(self, advice: Any, code: str, cancel: threading.Event) -> None:
+        def progress(fraction: float, message: str) -> None:
+            self.app.call_from_thread(self._show_try, Content.assemble(
+                (f"Trying {code}: {100 * fraction:.0f}%  ", "bold"), message))
+
+        try:
+            result = advice.try_(code, budget_s=self.TRY_BUDGET_S, progress=progress,
+                                 cancel=cancel)
+        except KeyboardInterrupt:
+            self.app.call_from_thread(self._try_done, None, f"{code}: trial stopped; "
+                                      "the scratch data were removed")
+            return
+        except Exception as exc:
+            self.app.call_from_thread(self._try_done, None, f"{code}: {exc}")
+            return
+        self.app.call_from_thread(self._try_done, result, None)
+
+    def _try_done(self, result: Any, error: str | None) -> None:
+        self.trying = None
+        if result is None:
+            self._show_try(Content.styled(error or "", "$text-warning"))
+            self.notify(error or "", severity="warning", title="Try")
+            return
+        self.trial = result
+        s = result.sample
+        style = "$text-success" if result.within_interval else "$text-error"
+        lines = [Content.styled(f"Tried {result.code} on {s.files} file(s), "
+                                f"{s.bytes / 1e6:,.1f} MB", "bold"),
+                 Content(f"predicted {result.predicted_speedup:.2f}× "
+                         f"[{result.speedup_low:.2f}–{result.speedup_high:.2f}]"),
+                 Content.styled(f"realised {result.realised_speedup:.2f}× "
+                                f"({'within' if result.within_interval else 'outside'} the "
+                                "interval)", style)]
+        if result.sample_predicted_speedup is not None:
+            lines.insert(2, Content(f"predicted for the sample "
+                                    f"{result.sample_predicted_speedup:.2f}×"))
+        if result.refit:
+            lines.append(Content.styled("refitted: ranking " + (", ".join(result.refit_ranking)
+                                                                or "(none)"), "$text-muted"))
+        self._show_try(Content("\n").join(lines))
+        self.notify(result.headline(), title="Try")
 
 
 def _action_prompt(a: Action) -> Content:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ..plot import ScalingData
     from ..source import Loaded
 
-#: The read tests in the order they run, after the probe.
+#: The rows: the probe, then the read tests in the order they run (from their registry).
 TEST_LABELS = {"probe": "probe", **READ_TEST_LABELS}
 
 
@@ -81,6 +81,8 @@ class CalibratePane(VerticalScroll):
         #: whether read tests reported progress in this run (else: nothing ran live)
         self.live = False
         self.cached_age_s: float | None = None
+        #: the state line while the tests run (the time left is shown after it)
+        self.running_state: Content | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("", id="cal-state")
@@ -104,9 +106,10 @@ class CalibratePane(VerticalScroll):
         self.query_one("#cal-summary", Static).update("")
         what = "Re-running the read tests" if recalibrate else "Probing and calibrating"
         budget = f" (budget {budget_s:g} s)" if budget_s else ""
-        self._state(Content.assemble((f"{what} on {description}{budget}", "bold"),
-                                     ("  ·  Esc cancels, keeping what was measured",
-                                      "$text-muted")))
+        self.running_state = Content.assemble((f"{what} on {description}{budget}", "bold"),
+                                              ("  ·  Esc cancels, keeping what was measured",
+                                               "$text-muted"))
+        self._state(self.running_state)
 
     def progress(self, event: ProgressEvent) -> None:
         row = self.row(event.test)
@@ -116,6 +119,14 @@ class CalibratePane(VerticalScroll):
         row.step(event)
         if event.test != "probe":
             self.live = True
+        if self.running and self.running_state is not None and event.left_s is not None:
+            self._state(Content.assemble(self.running_state, "  ·  ",
+                                         (self.time_left(event.left_s), "bold")))
+
+    @staticmethod
+    def time_left(left_s: float) -> str:
+        """The budget's time left, as the state line shows it while the tests run."""
+        return f"{left_s:.0f} s of the budget left" if left_s >= 1 else "budget spent"
 
     def cancelling(self) -> None:
         self._state(Content.styled("Cancelling: the test under way stops at its next step…",

@@ -19,7 +19,7 @@ from .base import show_if_loaded
 if TYPE_CHECKING:
     from probes.results import DatasetProfile
 
-    from ..plot import ScalingData
+    from ...render.scaling import ScalingData
     from ..source import Loaded
 
 
@@ -125,9 +125,11 @@ class DataPane(Vertical):
         ds = loaded.advice.dataset
         self.rows = branch_rows(ds)
         self.with_tree = len({r.tree for r in self.rows}) > 1
-        trees = "; ".join(f"{t.name}: {t.files} files, {t.entries:,} entries, {t.branches} "
-                          f"branches, {fmt.mb(t.compressed_bytes)} "
-                          f"({fmt.ratio(t.compression_factor)})" for t in ds.trees)
+        trees = "; ".join(
+            f"{'RNTuple' if t.format == 'rntuple' else 'TTree'} {t.name}: {t.files} files, "
+            f"{t.entries:,} entries, {t.branches} "
+            f"{'fields' if t.format == 'rntuple' else 'branches'}, {fmt.mb(t.compressed_bytes)} "
+            f"({fmt.ratio(t.compression_factor)})" for t in ds.trees)
         listed = len(self.rows)
         total = sum(t.branches for t in ds.trees)
         if listed < total:

@@ -13,7 +13,7 @@ from textual.widgets import Static
 from .. import views
 
 if TYPE_CHECKING:
-    from ..plot import ScalingData
+    from ...render.scaling import ScalingData
     from ..source import Loaded
 
 

@@ -1,5 +1,6 @@
 """Scaling: the predicted aggregate rate against workers, with its interval, the measured
-points, ideal linear scaling and the hardware limit (braille plot, see ``tui.plot``)."""
+points, the knee, ideal linear scaling and the storage's capacity (see ``tui.plot``); under it
+the same figures as the report's (``render.scaling.summary_parts``)."""
 
 from __future__ import annotations
 
@@ -11,31 +12,32 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
-from .. import views
+from ...render.scaling import summary_parts
 from ..plot import draw
 from .base import show_if_loaded
 
 if TYPE_CHECKING:
     from textual.visual import VisualType
 
-    from ..plot import ScalingData
+    from ...render.scaling import ScalingData
     from ..source import Loaded
 
 
 class ScalingPlot(Widget):
     """Draws ``data`` to fit its size; each series styled by a component class."""
 
-    COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "plot--predicted", "plot--band", "plot--measured", "plot--ideal", "plot--limit",
-        "plot--cores", "plot--axis", "plot--label"}
+    SERIES = ("predicted", "band", "measured", "knee", "ideal", "capacity", "cores", "axis",
+              "label")
+    COMPONENT_CLASSES: ClassVar[set[str]] = {f"plot--{name}" for name in SERIES}
 
     DEFAULT_CSS = """
     ScalingPlot { height: 1fr; min-height: 8; }
     ScalingPlot > .plot--predicted { color: $accent; text-style: bold; }
-    ScalingPlot > .plot--band { color: $accent-muted; }
-    ScalingPlot > .plot--measured { color: $warning; text-style: bold; }
-    ScalingPlot > .plot--ideal { color: $success; }
-    ScalingPlot > .plot--limit { color: $error; }
+    ScalingPlot > .plot--band { color: $primary-lighten-1; }
+    ScalingPlot > .plot--measured { color: $foreground; text-style: bold; }
+    ScalingPlot > .plot--knee { color: $success; text-style: bold; }
+    ScalingPlot > .plot--ideal { color: $foreground-muted; }
+    ScalingPlot > .plot--capacity { color: $error; }
     ScalingPlot > .plot--cores { color: $foreground-muted; }
     ScalingPlot > .plot--axis { color: $foreground-muted; }
     ScalingPlot > .plot--label { color: $foreground-muted; }
@@ -50,10 +52,9 @@ class ScalingPlot(Widget):
         self.refresh()
 
     def render(self) -> VisualType:
-        if self.data is None:
+        if self.data is None or not self.data.workers:
             return Content.styled("No scaling prediction yet.", "$text-muted")
-        styles = {name: self.get_visual_style(f"plot--{name}") for name in
-                  ("predicted", "band", "measured", "ideal", "limit", "cores", "axis", "label")}
+        styles = {name: self.get_visual_style(f"plot--{name}") for name in self.SERIES}
         lines = []
         for runs in draw(self.data, self.size.width, self.size.height):
             parts = [Content.styled(text, styles[s]) if s in styles else Content(text)
@@ -74,17 +75,11 @@ class ScalingPane(Vertical):
         self.query_one(ScalingPlot).set_data(scaling)
         notes = self.query_one("#scaling-notes", Static)
         a = loaded.advice
-        if scaling is None:
+        if scaling is None or not scaling.workers:
             notes.update(Content.styled("No fitted model: " + ("; ".join(a.notes) or
                                                                "nothing to predict from"),
                                         "$text-warning"))
             return
-        best = max(scaling.predicted)
-        now = next((v for n, v in zip(scaling.workers, scaling.predicted, strict=True)
-                    if n == scaling.now_workers), scaling.predicted[0])
-        parts: list[tuple[str, str] | str] = [
-            "Now ", (views.rate(now), "bold"), f" at {scaling.now_workers} · knee ",
-            (f"{scaling.knee} workers", "bold"), f" ({views.rate(best)})"]
-        if scaling.limit is not None:
-            parts += [" · limit ", (views.rate(scaling.limit), "bold")]
-        notes.update(Content.assemble(*parts))
+        parts: list[Content] = [Content.assemble((f"{name}: ", "$text-muted"), (value, "bold"))
+                                for name, value in summary_parts(scaling)]
+        notes.update(Content(" · ").join(parts))

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from models.scenarios import PredictionPoint
 
     from ...advice import Advice
-    from ..plot import ScalingData
+    from ...render.scaling import ScalingData
     from ..source import Loaded
 
 AS_NOW = "as now"

@@ -1,0 +1,202 @@
+"""The scaling of one dataset as every view shows it (terminal, Markdown, HTML, matplotlib and
+the TUI): the predicted curve with its interval, the measured points, ideal linear scaling,
+the knee and the ceiling, and the rows of the scaling table.
+
+Plain data and strings only (no Rich, no Textual, no matplotlib), so that every view draws the
+same series and says the same numbers in the same words:
+
+- the **knee** is W001's (:func:`advisor.knee.knee`): the fewest workers whose
+  predicted rate reaches :data:`KNEE_FRACTION` of the best predicted rate;
+- the **ceiling** is the storage's capacity from the model
+  (:func:`models.scenarios.device_capacity`: every device streaming, this access pattern),
+  labelled :data:`CAPACITY_LABEL` everywhere.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..knee import KNEE_FRACTION, knee
+from . import fmt
+
+if TYPE_CHECKING:
+    from ..advice import Advice
+
+__all__ = ["CAPACITY_LABEL", "CAPACITY_NOTE", "IDEAL_LABEL", "KNEE_FRACTION", "KNEE_LABEL",
+           "MAX_SCALING_ROWS", "MEASURED_LABEL", "RAW_LABEL", "ScalingData", "ScalingRow",
+           "now_workers", "scaling_data", "scaling_rows", "summary_parts", "summary_text"]
+
+MEASURED_LABEL = "measured: event loop in parallel (warm)"
+RAW_LABEL = "measured: raw reads, cold (no decompression)"
+IDEAL_LABEL = "ideal linear scaling"
+CAPACITY_LABEL = "storage capacity (model)"
+CAPACITY_NOTE = "every device streaming, this access pattern"
+KNEE_LABEL = f"knee ({fmt.percent(KNEE_FRACTION)} of the best predicted rate)"
+#: The scaling table shows every worker count up to this many rows, then a selection.
+MAX_SCALING_ROWS = 12
+
+
+def now_workers(advice: Advice) -> int:
+    """The analysis' worker count now (1 without a verdict)."""
+    return advice.verdict.workers if advice.verdict is not None else 1
+
+
+@dataclass(frozen=True)
+class ScalingData:
+    """What the scaling plot draws for one dataset (MB/s are aggregate compressed MB/s)."""
+
+    label: str
+    level: float
+    workers: tuple[int, ...]
+    predicted: tuple[float, ...]
+    low: tuple[float, ...]
+    high: tuple[float, ...]
+    ideal: tuple[float, ...]  # linear scaling of the 1-worker prediction
+    measured: tuple[tuple[int, float], ...]  # the event loop in parallel (warm, whole files)
+    raw_reads: tuple[tuple[int, float], ...]  # raw reads of the storage (cold, no decompression)
+    capacity: float | None  # the ceiling: what the storage delivers, every device streaming
+    now: int
+    cores: int | None = None  # physical cores of the site
+
+    @property
+    def empty(self) -> bool:
+        return not self.workers and not self.measured and not self.raw_reads
+
+    @property
+    def knee(self) -> int | None:
+        """The fewest workers reaching ``KNEE_FRACTION`` of the best predicted rate (W001's)."""
+        if not self.workers:
+            return None
+        return knee(list(zip(self.workers, self.predicted, strict=True)))
+
+    @property
+    def best(self) -> float | None:
+        return max(self.predicted) if self.predicted else None
+
+    def predicted_at(self, workers: int | None) -> float | None:
+        return dict(zip(self.workers, self.predicted, strict=True)).get(workers or 0)
+
+    def values(self) -> list[float]:
+        vals = [*self.low, *self.high, *self.predicted, *(y for _, y in self.measured),
+                *(y for _, y in self.raw_reads)]
+        if self.capacity is not None:
+            vals.append(self.capacity)
+        return [v for v in vals if v > 0 and math.isfinite(v)]
+
+    def log_scale(self) -> bool:
+        """A log axis when the figures span more than 30×: raw reads of the page cache and a
+        slow analysis on one linear axis would flatten the curve."""
+        vals = self.values()
+        return bool(vals) and max(vals) / min(vals) > 30
+
+
+def scaling_data(advice: Advice) -> ScalingData:
+    """The series of ``advice`` (no worker counts without a fitted model)."""
+    level = advice.model.level if advice.model is not None else 0.9
+    preds = sorted(advice.model.predictions if advice.model is not None else (),
+                   key=lambda p: p.workers)
+    one = next((p.aggregate_mb_per_s for p in preds if p.workers == 1), None)
+    cal = advice.calibration
+    measured = tuple((p.workers, p.aggregate_mb_per_s) for p in (cal.parallel_loop if cal else ())
+                     if p.aggregate_mb_per_s)
+    raw = tuple((p.workers, p.aggregate_mb_per_s) for p in (cal.concurrency if cal else ())
+                if p.aggregate_mb_per_s)
+    return ScalingData(
+        label=advice.label, level=level,
+        workers=tuple(p.workers for p in preds),
+        predicted=tuple(p.aggregate_mb_per_s for p in preds),
+        low=tuple(p.low for p in preds), high=tuple(p.high for p in preds),
+        ideal=tuple(one * p.workers for p in preds) if one else (),
+        measured=measured, raw_reads=raw, capacity=_capacity(advice), now=now_workers(advice),
+        cores=advice.site.cpu.physical_cores)
+
+
+def _capacity(advice: Advice) -> float | None:
+    if advice.baseline is None:
+        return None
+    from models.scenarios import device_capacity
+
+    try:
+        capacity = device_capacity(advice.baseline)
+    except (ValueError, ArithmeticError):
+        return None
+    return capacity if capacity is not None and math.isfinite(capacity) and capacity > 0 \
+        else None
+
+
+# -- the same sentence in every view -----------------------------------------------------------
+
+def _workers(n: int) -> str:
+    return f"{n} worker{'s' if n != 1 else ''}"
+
+
+def summary_parts(d: ScalingData) -> list[tuple[str, str]]:
+    """``(name, value)`` pairs: the rate now, the knee, the ceiling (what the views print under
+    the scaling table or the plot, each in its own markup)."""
+    out: list[tuple[str, str]] = []
+    now = d.predicted_at(d.now)
+    if now is not None:
+        out.append((f"now ({_workers(d.now)})", fmt.mb_per_s(now)))
+    k = d.knee
+    if k is not None:
+        out.append((KNEE_LABEL, f"{_workers(k)}, {fmt.mb_per_s(d.predicted_at(k))}"))
+    if d.capacity is not None:
+        out.append((CAPACITY_LABEL, fmt.mb_per_s(d.capacity)))
+    return out
+
+
+def summary_text(d: ScalingData) -> str:
+    """``now (1 worker): 1.11 MB/s · knee (90% of the best predicted rate): 2 workers, 1.33 MB/s
+    · storage capacity (model): 5.26 MB/s``."""
+    return " · ".join(f"{k}: {v}" for k, v in summary_parts(d))
+
+
+# -- the scaling table -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ScalingRow:
+    workers: int
+    mb_per_s: float
+    low: float
+    high: float
+    events_per_s: float | None
+    speedup: float | None  # over the prediction at the analysis' worker count now
+    now: bool
+
+
+def _selection(counts: Sequence[int], keep: Sequence[int]) -> set[int]:
+    if len(counts) <= MAX_SCALING_ROWS:
+        return set(counts)
+    top = max(counts)
+    chosen = {c for c in counts if c & (c - 1) == 0}  # powers of two
+    chosen |= {c for c in keep if c in counts}
+    chosen.add(top)
+    return chosen
+
+
+def scaling_rows(advice: Advice) -> list[ScalingRow]:
+    """The baseline's predictions (a selection when there are many worker counts: the powers
+    of two, the cores, the analysis' worker count, the knee and the recommended ones)."""
+    if advice.model is None:
+        return []
+    points = advice.model.predictions
+    now = now_workers(advice)
+    ref = next((p for p in points if p.workers == now), None)
+    cores = advice.site.cpu
+    keep = [now, cores.physical_cores or 0, cores.logical_cores or 0,
+            *(r.workers for r in advice.recommendations)]
+    if points:
+        keep.append(knee([(p.workers, p.aggregate_mb_per_s) for p in points]))
+    chosen = _selection([p.workers for p in points], keep)
+    rows = []
+    for p in points:
+        if p.workers not in chosen:
+            continue
+        s = None if ref is None or not ref.aggregate_mb_per_s else \
+            p.aggregate_mb_per_s / ref.aggregate_mb_per_s
+        rows.append(ScalingRow(p.workers, p.aggregate_mb_per_s, p.low, p.high,
+                               p.events_per_s, s, p.workers == now))
+    return rows

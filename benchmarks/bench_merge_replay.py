@@ -1,0 +1,275 @@
+"""M001 merge: the rate model's prediction and the replay's, against what the merge realises.
+
+    python benchmarks/bench_merge_replay.py [--budget 30] [--repeats 2] [--datasets a,b]
+
+For each dataset (written by ROOT here, unlike the demo):
+
+- ``a``: 60 files x 300 entries x 400 float branches, ZLIB-1 (about 0.4 MB each);
+- ``b``: 20 files x 2,000 entries x 150 float branches, LZ4 (about 0.9 MB each);
+- ``c``: 40 files x 1,000 entries x 250 float branches, ZSTD-5 (about 0.9 MB each);
+
+1. the small files are copied onto an emulated 70 MB/s, 120 IOPS disk (``testbench``: a loop
+   device throttled by a cgroup-v1 blkio group; run as root);
+2. the probes and the calibration run inside the throttled cgroup (as
+   ``benchmarks/advice_comes_true.py`` does), then ``advise_from`` ranks the recommendations
+   twice: with the rate model's merge scenario (the default) and with ``replay_merge=True``
+   (the basket maps of 8 files replayed through the device model);
+3. M001's first printed command (``hadd``, grouped) is run as printed, in a directory on the
+   emulated disk;
+4. the same analysis is run cold before and after, inside the cgroup, with two readers: the
+   calibration's event loop (``run_job``: one process, every branch, one ``iterate`` step per
+   50 MB of arrays) and a plain ``uproot.iterate`` over every branch with its default
+   ``step_size`` (``"100 MB"``: uproot first reads every basket's key, branch by branch);
+   realised speed-up = events/s after / before (median of ``--repeats`` runs), with the
+   device reads the cgroup saw (``blkio.throttle.io_serviced``).
+
+Prints per dataset and reader: predicted (rate model; replay, with its range) and realised, and
+the replayed device reads and I/O seconds against the measured ones.  About 4 minutes per
+dataset on two shared cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pickle
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # the repository: testbench
+
+TREE = "Events"
+
+WRITER = r"""
+import json, os, sys
+import ROOT
+ROOT.gInterpreter.Declare(r'''
+#include "TFile.h"
+#include "TTree.h"
+#include "TRandom3.h"
+#include <string>
+#include <vector>
+void hep_bench_merge_write(const char *path, int nbranch, int nent, int comp, int seed) {
+   TFile f(path, "RECREATE", "", comp);
+   TTree t("Events", "Events");
+   std::vector<float> v(nbranch);
+   for (int i = 0; i < nbranch; ++i) {
+      std::string name = "b" + std::to_string(i);
+      t.Branch(name.c_str(), &v[i], (name + "/F").c_str());
+   }
+   TRandom3 r(seed);
+   for (int e = 0; e < nent; ++e) {
+      for (int i = 0; i < nbranch; ++i)
+         v[i] = (i % 3 == 0) ? float(int(r.Gaus(10, 3))) : float(r.Gaus());
+      t.Fill();
+   }
+   t.Write();
+   f.Close();
+}
+''')
+for d, files, entries, branches, comp in json.loads(sys.argv[1]):
+    os.makedirs(d, exist_ok=True)
+    for k in range(files):
+        ROOT.hep_bench_merge_write(f"{d}/small_{k:03d}.root", branches, entries, comp, 1000 + k)
+"""
+
+#: name -> (files, entries per file, branches, ROOT compression setting, description)
+DATASETS = {
+    "a": (60, 300, 400, 101, "60 files x 300 entries x 400 branches, ZLIB-1"),
+    "b": (20, 2000, 150, 404, "20 files x 2000 entries x 150 branches, LZ4-4"),
+    "c": (40, 1000, 250, 505, "40 files x 1000 entries x 250 branches, ZSTD-5"),
+}
+
+
+def write(work: Path, names: list[str]) -> dict[str, Path]:
+    specs = [[str(work / n), *DATASETS[n][:4]] for n in names]
+    subprocess.run([sys.executable, "-c", WRITER, json.dumps(specs)], check=True,
+                   capture_output=True)
+    return {n: work / n for n in names}
+
+
+# -- inside the cgroup (forked children) --------------------------------------------------------
+
+def calibrate_there(path: str, budget: float):  # type: ignore[no-untyped-def]
+    from probes import probe_dataset, probe_site
+    from probes.readtests.calibrate import calibrate
+
+    ds = probe_dataset([path])
+    site = probe_site([path])
+    return site, ds, calibrate(ds, budget_s=budget)
+
+
+def loop_job(files: list[str]) -> tuple[float, float]:
+    """The calibration's event loop, cold: (events/s, seconds)."""
+    from probes.readtests.parallel import run_job
+
+    r = run_job(files, TREE, 1, cold=True)
+    return r.events_per_s, r.wall_s
+
+
+def plain_iterate(files: list[str]) -> tuple[float, float]:
+    """``uproot.iterate`` over every branch, default step_size (caches dropped before)."""
+    import uproot
+
+    t0 = time.perf_counter()
+    n = 0
+    for arrays in uproot.iterate([f"{f}:{TREE}" for f in files], library="ak"):
+        n += len(arrays)
+    dt = time.perf_counter() - t0
+    return n / dt, dt
+
+
+# -- the replay for a reader --------------------------------------------------------------------
+
+def replay_context(advice, maps):  # type: ignore[no-untyped-def]
+    """The rules' context of ``advice`` with the replay on."""
+    from advisor.recommend.context import Context
+
+    return Context(site=advice.site, dataset=advice.dataset, calibration=advice.calibration,
+                   model=advice.fitted, baseline=advice.baseline, summary=advice.model,
+                   verdict=advice.verdict, basket_maps=tuple(maps), replay_merge=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--budget", type=float, default=30.0)
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--datasets", default="a,b")
+    ap.add_argument("--workdir", default=None)
+    args = ap.parse_args()
+    names = [n for n in args.datasets.split(",") if n]
+
+    from advisor.core import advise_from, sample_basket_maps
+    from advisor.demo.root_writer import hadd_path
+    from models.replay.predict import STEP_BYTES, layout_time
+    from probes.basketmap import read_basket_map
+    from testbench import availability, emulated_disks
+
+    ok, why = availability()
+    if not ok:
+        print(f"emulated disks unavailable: {why}")
+        return 1
+    work = Path(args.workdir or tempfile.mkdtemp(prefix="bench-merge-"))
+    work.mkdir(parents=True, exist_ok=True)
+    print(f"writing {', '.join(names)} with ROOT in {work} ...", flush=True)
+    sources = write(work, names)
+    rows = []
+    with emulated_disks(n=1, size_mb=400, read_mb_per_s=70.0, read_iops=120) as bench:
+        dev = next(iter(bench.stats()))
+
+        def measure(fn, files):  # type: ignore[no-untyped-def]
+            runs, ios = [], []
+            for _ in range(args.repeats):
+                bench.drop_caches(*files)
+                s0 = bench.stats()[dev]
+                rate, _ = bench.call(fn, files)
+                s1 = bench.stats()[dev]
+                runs.append(rate)
+                ios.append(s1[0] - s0[0])
+            return statistics.median(runs), statistics.median(ios)
+
+        for name in names:
+            small_dir = bench.mount_point / name
+            shutil.copytree(sources[name], small_dir)
+            os.sync()
+            small = sorted(str(p) for p in small_dir.glob("*.root"))
+            bench.drop_caches(*small)
+            print(f"\n[{name}] {DATASETS[name][4]}: calibrating on the emulated disk ...",
+                  flush=True)
+            site, ds, cal = bench.call(calibrate_there, str(small_dir), args.budget)
+            with open(work / f"{name}_calibration.pickle", "wb") as fh:
+                pickle.dump((site, ds, cal), fh)  # for a look afterwards
+            old = advise_from(site, ds, cal, label=name, inputs=(str(small_dir),))
+            if old.model is not None and old.model.predictions:
+                print(f"  the model's baseline: {old.model.predictions[0].events_per_s or 0:,.0f}"
+                      " events/s at 1 worker", flush=True)
+            maps = sample_basket_maps(ds)
+            new = advise_from(site, ds, cal, label=name, inputs=(str(small_dir),),
+                              replay_merge=True, basket_maps=maps)
+            m_old = next((r for r in old.recommendations if r.code == "M001"), None)
+            m_new = next((r for r in new.recommendations if r.code == "M001"), None)
+            if m_old is None:
+                print(f"  no M001 for {name}: {[r.code for r in old.recommendations]}")
+                continue
+            cmd = m_old.actions[0].command or ""
+            print(f"  M001 (rate model) {m_old.predicted_speedup:.2f}x "
+                  f"({m_old.speedup_low:.2f}-{m_old.speedup_high:.2f}) at {m_old.workers} "
+                  f"worker(s); printed command:\n    {cmd[:300]}", flush=True)
+            if m_new is not None:
+                print(f"  M001 (replay) {m_new.predicted_speedup:.2f}x "
+                      f"({m_new.speedup_low:.2f}-{m_new.speedup_high:.2f})")
+                for e in m_new.evidence[-4:]:
+                    print(f"    {e.name}: {e.value} {e.unit} ({e.note or ''})")
+            out_dir = bench.mount_point / f"{name}_merged"
+            out_dir.mkdir()
+            t0 = time.perf_counter()
+            env = {**os.environ, "PATH": f"{Path(hadd_path()).parent}:{os.environ['PATH']}"}
+            subprocess.run(["bash", "-c", cmd], cwd=out_dir, check=True, capture_output=True,
+                           env=env)
+            merged = sorted(str(p) for p in out_dir.glob("*.root"))
+            os.sync()
+            print(f"  merged into {len(merged)} files in {time.perf_counter() - t0:.1f} s "
+                  f"({sum(os.path.getsize(p) for p in merged) / 1e6:.1f} MB)", flush=True)
+            optimise = " -O " in f" {cmd} "
+            k = max(2, round(len(small) / max(len(merged), 1)))
+            for reader, fn, step in (("event loop (50 MB steps)", loop_job, None),
+                                     ("uproot.iterate default", plain_iterate, "100 MB")):
+                before, io_b = measure(fn, small)
+                after, io_a = measure(fn, merged)
+                realised = after / before
+                ctx = replay_context(new, maps)
+                rep = ctx.merge_replay(k, optimise, STEP_BYTES if step is None else step)
+                # the same replay on the real merged files' maps: the layout model's share
+                real = layout_time([read_basket_map(p) for p in merged], ctx.replay_device(),
+                                   ctx.replay_costs(),
+                                   step=STEP_BYTES if step is None else step)
+                rows.append((name, reader, m_old, rep, realised, before, after, io_b, io_a))
+                line = (f"  {reader}: before {before:,.0f} ev/s ({io_b:.0f} device reads), "
+                        f"after {after:,.0f} ev/s ({io_a:.0f} device reads): realised "
+                        f"{realised:.2f}x; rate model {m_old.predicted_speedup:.2f}x")
+                if rep is not None:
+                    b_reads = rep.before.io.device_requests * rep.before.scale
+                    a_reads = rep.after.io.device_requests * rep.after.scale
+                    line += (f"; replay {rep.speedup:.2f}x ({rep.low:.2f}-{rep.high:.2f}), "
+                             f"replayed device reads {b_reads:.0f} / {a_reads:.0f}, I/O "
+                             f"{rep.before.io_s:.2f} s / {rep.after.io_s:.2f} s, CPU "
+                             f"{rep.before.cpu_s:.2f} s / {rep.after.cpu_s:.2f} s; on the "
+                             f"real merged maps: {real.io.device_requests} device reads, I/O "
+                             f"{real.io_s:.2f} s, replay {rep.before.total_s / real.total_s:.2f}x"
+                             )
+                print(line, flush=True)
+                if rep is not None:
+                    c = ctx.replay_costs()
+                    for label, lt in (("before", rep.before), ("after", rep.after),
+                                      ("real merged", real)):
+                        print(f"    CPU {label}: opens {lt.files * c.open_s:.2f} s, calls "
+                              f"{lt.calls * c.call_s:.2f} s ({lt.calls:.0f}), baskets "
+                              f"{lt.baskets * c.basket_s:.2f} s ({lt.baskets:.0f}), per MB "
+                              f"{lt.compressed_mb * c.per_mb_s():.2f} s ({lt.compressed_mb:.1f}"
+                              f" MB)", flush=True)
+    print("\n| dataset | reader | rate model | replay (range) | realised | rate model / "
+          "realised | replay / realised |\n|---|---|---|---|---|---|---|")
+    better = 0
+    for name, reader, m_old, rep, realised, *_ in rows:
+        r_old = m_old.predicted_speedup / realised
+        if rep is None:
+            print(f"| {name} | {reader} | {m_old.predicted_speedup:.2f}x | — | {realised:.2f}x "
+                  f"| {r_old:.2f} | — |")
+            continue
+        r_new = rep.speedup / realised
+        better += abs(r_new - 1) < abs(r_old - 1)
+        print(f"| {name} | {reader} | {m_old.predicted_speedup:.2f}x | {rep.speedup:.2f}x "
+              f"({rep.low:.2f}-{rep.high:.2f}) | {realised:.2f}x | {r_old:.2f} | {r_new:.2f} |")
+    print(f"\nthe replay is closer in {better} of {len(rows)} cases")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

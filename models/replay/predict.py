@@ -1,0 +1,283 @@
+"""A scenario's time from a replay: the reader's requests on the layout through the device,
+plus the fitted model's CPU terms.
+
+One worker reads the files one after another (``uproot`` ``iterate`` per file, as the
+calibration's event loop does).  The time of a layout is
+
+    T = replayed I/O (the request stream through :class:`~.device.LocalDevice`)
+        + files x (open CPU + read calls x call_s + baskets x basket_s)
+        + compressed MB x (1 / decompression rate + 1 / processing rate)
+
+where the I/O term replaces the model's ``file_MB / R_io(request)`` and the cold part of the
+open cost (the open's metadata reads are in the request stream; ``open_s`` here is the warm
+open).  The CPU terms are the fitted model's.  :func:`merge_prediction` gives that time
+before and after a merge (``hadd``: :func:`~.layouts.fast_merge`; ``hadd -O``:
+:func:`~.layouts.optimized_merge`) and the speed-up, with a range over the device's and the
+per-file costs' uncertainties.
+
+Maps of a sample stand for all the files: the baseline's time is the sample's times the files
+over the sampled files; merged files are built from the sampled maps in turn
+(:func:`~.layouts.groups`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from probes.basketmap import BasketMap
+
+from .device import LocalDevice, Transfer
+from .layouts import fast_merge, groups, optimized_merge
+from .readers import uproot_iterate, uproot_step_entries
+from .requests import python_buffered, renumber
+
+if TYPE_CHECKING:
+    from probes.readtests.results import RawRead
+
+    from ..physics import Params
+
+#: The calibration's event loop: one read call per this many bytes of arrays (uncompressed).
+STEP_BYTES = 50e6
+#: Merged files replayed per merge prediction (the others are alike: scaled).
+MAX_GROUPS = 2
+
+
+@dataclass(frozen=True)
+class CpuCosts:
+    """The fitted model's CPU terms for one worker.  ``open_s``: the CPU part of opening a
+    file (the warm open; its reads are replayed); a rate of 0 is a cost not paid."""
+
+    open_s: float
+    call_s: float = 0.0
+    basket_s: float = 0.0
+    decompress_mb_per_s: float = 0.0
+    process_mb_per_s: float = 0.0
+
+    def per_mb_s(self) -> float:
+        s = 0.0
+        if self.decompress_mb_per_s > 0:
+            s += 1.0 / self.decompress_mb_per_s
+        if self.process_mb_per_s > 0:
+            s += 1.0 / self.process_mb_per_s
+        return s
+
+    def scaled(self, f: float) -> CpuCosts:
+        """The per-file costs (open, call, basket) times ``f``."""
+        return replace(self, open_s=self.open_s * f, call_s=self.call_s * f,
+                       basket_s=self.basket_s * f)
+
+
+@dataclass(frozen=True)
+class LayoutTime:
+    """One worker reading ``files`` files of a layout: the replayed I/O and the CPU terms."""
+
+    files: float
+    entries: float
+    compressed_mb: float
+    calls: float
+    baskets: float
+    io: Transfer  # of the replayed files only (``scale`` times fewer than ``files``)
+    scale: float
+    cpu_s: float
+
+    @property
+    def io_s(self) -> float:
+        return self.io.time_s * self.scale
+
+    @property
+    def total_s(self) -> float:
+        return self.io_s + self.cpu_s
+
+    @property
+    def events_per_s(self) -> float:
+        return self.entries / self.total_s if self.total_s > 0 else float("inf")
+
+    @property
+    def mb_per_s(self) -> float:
+        return self.compressed_mb / self.total_s if self.total_s > 0 else float("inf")
+
+    @property
+    def seek_s(self) -> float:
+        """The replayed I/O time spent on access times (non-contiguous device reads)."""
+        return self.io.seeks * self.scale * self._access_s
+
+    _access_s: float = 0.0
+
+    def with_costs(self, costs: CpuCosts) -> LayoutTime:
+        """The same replay with other CPU costs."""
+        cpu = (self.files * costs.open_s + self.calls * costs.call_s
+               + self.baskets * costs.basket_s + self.compressed_mb * costs.per_mb_s())
+        return replace(self, cpu_s=cpu)
+
+    def as_dict(self) -> dict[str, float]:
+        return {"files": self.files, "entries": self.entries,
+                "compressed_mb": self.compressed_mb, "calls": self.calls,
+                "baskets": self.baskets, "io_s": self.io_s, "cpu_s": self.cpu_s,
+                "total_s": self.total_s, "events_per_s": self.events_per_s,
+                "device_requests": self.io.device_requests * self.scale,
+                "seeks": self.io.seeks * self.scale, "seek_s": self.seek_s}
+
+
+def step_for(m: BasketMap, branches: Sequence[str] | None, step: int | str | float
+             ) -> tuple[int | str, int]:
+    """(the ``step_size`` uproot gets, entries per call).  A float is bytes of arrays per
+    call, turned into entries as the event loop does (the tree's uncompressed bytes per
+    entry); an int is entries; a string is uproot's memory size."""
+    chosen = m.select(branches)
+    if isinstance(step, str):
+        return step, uproot_step_entries(m, chosen, 0, m.entries, _bytes(step))
+    if isinstance(step, float):
+        per_entry = sum(b.uncompressed_bytes for b in chosen) / max(m.entries, 1)
+        n = max(1, int(step / max(per_entry, 1.0)))
+        return n, n
+    return int(step), max(int(step), 1)
+
+
+def _bytes(text: str) -> int:
+    from .readers import _memory_size
+
+    return _memory_size(text)
+
+
+def layout_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts, *,
+                branches: Sequence[str] | None = None, step: int | str | float = STEP_BYTES,
+                scale: float = 1.0) -> LayoutTime:
+    """One worker reading ``maps`` one after another, cold (a fresh page cache), with uproot's
+    ``iterate`` at ``step`` (see :func:`step_for`) through uproot's default source for local
+    files (fsspec: a buffered read per range, each on a newly opened file).  ``scale``: how
+    many files each replayed one stands for."""
+    streams = []
+    calls = baskets = entries = 0.0
+    mb = 0.0
+    built = False
+    for m in maps:
+        needs = m.uproot_streamers is not False and not built
+        built = built or needs
+        size, per_call = step_for(m, branches, step)
+        streams.append(uproot_iterate(m, branches, step_size=size, streamers=needs))
+        chosen = m.select(branches)
+        calls += max(1, math.ceil(m.entries / per_call)) if m.entries else 0
+        baskets += sum(b.baskets for b in chosen)
+        entries += m.entries
+        mb += sum(b.compressed_bytes for b in chosen) / 1e6
+    reqs = renumber(streams)
+    sizes = {m.path: m.file_bytes for m in maps}
+    io = device.replay(python_buffered(reqs, 4096, sizes), sizes, reopen=True)
+    n = len(maps)
+    cpu = scale * (n * costs.open_s + calls * costs.call_s + baskets * costs.basket_s
+                   + mb * costs.per_mb_s())
+    return LayoutTime(files=n * scale, entries=entries * scale, compressed_mb=mb * scale,
+                      calls=calls * scale, baskets=baskets * scale, io=io, scale=scale,
+                      cpu_s=cpu, _access_s=device.access_s)
+
+
+@dataclass(frozen=True)
+class MergePrediction:
+    """Before and after a merge, one worker: times, and the speed-up with its range."""
+
+    before: LayoutTime
+    after: LayoutTime
+    speedup: float
+    low: float
+    high: float
+    optimise: bool
+    per_output: int
+    outputs: int
+
+    @property
+    def after_seek_share(self) -> float:
+        """The share of the merged layout's time spent on access times: high means the merge
+        leaves the job bound by scattered reads."""
+        return self.after.seek_s / self.after.total_s if self.after.total_s > 0 else 0.0
+
+
+def _merged(maps: Sequence[BasketMap], files: int, per_output: int, optimise: bool,
+            jobs: int) -> tuple[list[BasketMap], float, int]:
+    gs = groups(maps, per_output, files)
+    # distinct groups are alike: replay the first ones, scaled to all of them
+    sample = gs[:MAX_GROUPS]
+    merged = [optimized_merge(g, path=f"<merged {i}>", jobs=jobs) if optimise
+              else fast_merge(g, path=f"<merged {i}>") for i, g in enumerate(sample)]
+    return merged, len(gs) / len(sample), len(gs)
+
+
+def merge_prediction(maps: Sequence[BasketMap], files: int, per_output: int,
+                     device: LocalDevice, costs: CpuCosts, *, optimise: bool = False,
+                     branches: Sequence[str] | None = None,
+                     step: int | str | float = STEP_BYTES,
+                     device_sd: tuple[float, float] = (0.0, 0.0), cpu_sd: float = 0.0,
+                     z: float = 1.645, jobs: int = 1) -> MergePrediction:
+    """``files`` files (``maps``: a sample of them) merged ``per_output`` at a time
+    (``optimise``: ``hadd -O``, with ``jobs`` processes: ``hadd -j``).
+
+    ``device_sd``: relative one-sigma uncertainties of the device's bandwidth and access time;
+    ``cpu_sd``: of the per-file costs.  The range is the lowest and highest speed-up over
+    those parameters at ``z`` sigmas (all corners: a plausible range, not a confidence
+    interval).
+    """
+    if not maps:
+        raise ValueError("no basket maps")
+    merged, scale_after, outputs = _merged(maps, files, per_output, optimise, jobs)
+    scale_before = files / len(maps)
+
+    replayed: dict[tuple[float, float], tuple[LayoutTime, LayoutTime]] = {}
+
+    def both(dev: LocalDevice, cpu: CpuCosts) -> tuple[LayoutTime, LayoutTime]:
+        key = (dev.mb_per_s, dev.access_s)
+        if key not in replayed:  # the I/O depends on the device only
+            replayed[key] = (
+                layout_time(maps, dev, cpu, branches=branches, step=step, scale=scale_before),
+                layout_time(merged, dev, cpu, branches=branches, step=step, scale=scale_after))
+        b, a = replayed[key]
+        return b.with_costs(cpu), a.with_costs(cpu)
+
+    before, after = both(device, costs)
+    s = before.total_s / after.total_s
+    lows, highs = [s], [s]
+    sd_bw, sd_acc = device_sd
+    if sd_bw > 0 or sd_acc > 0 or cpu_sd > 0:
+        for fb, fa, fc in itertools.product((-1, 1), repeat=3):
+            dev = replace(device, mb_per_s=device.mb_per_s * math.exp(fb * z * sd_bw),
+                          access_s=device.access_s * math.exp(fa * z * sd_acc))
+            b, a = both(dev, costs.scaled(math.exp(fc * z * cpu_sd)))
+            r = b.total_s / a.total_s
+            lows.append(r)
+            highs.append(r)
+    return MergePrediction(before, after, s, min(lows), max(highs), optimise, per_output,
+                           outputs)
+
+
+def device_from(params: Params, raw: RawRead | None = None,
+                read_ahead_kb: int | None = None) -> LocalDevice:
+    """The local device of a calibration: the cold raw read's bandwidth and the request
+    sweep's access time where the read tests measured them, else the fitted model's
+    ``storage_mb_per_s`` and ``access_ms``; the read-ahead the site probe found (the kernel's
+    default of 128 KiB where unknown)."""
+    bw = params.storage_mb_per_s
+    access_ms = params.access_ms
+    if raw is not None:
+        bw = raw.cold_mb_per_s or raw.bandwidth_mb_per_s or bw
+        if raw.access_time_ms is not None and raw.access_time_ms > 0:
+            access_ms = raw.access_time_ms
+    return LocalDevice(float(bw), float(access_ms) / 1e3,
+                       int(read_ahead_kb) if read_ahead_kb else 128)
+
+
+def costs_from(params: Params, row: Mapping[str, float], warm_open_s: float | None = None
+               ) -> CpuCosts:
+    """The fitted model's CPU terms for one worker (``row``: the baseline's configuration,
+    which says whether the job decompresses and processes); the open's CPU part is the
+    measured warm open where there is one (its cold part is replayed), else ``open_s``."""
+    open_s = params.open_s if warm_open_s is None else min(warm_open_s, params.open_s)
+    if row.get("opens", 1.0) < 0.5:
+        open_s = 0.0
+    return CpuCosts(
+        open_s=float(open_s), call_s=float(params.call_s), basket_s=float(params.basket_s),
+        decompress_mb_per_s=float(params.decompress_mb_per_s)
+        if row.get("decompress", 1.0) > 0.5 else 0.0,
+        process_mb_per_s=float(params.process_mb_per_s)
+        if row.get("process", 1.0) > 0.5 else 0.0)

@@ -1,0 +1,122 @@
+"""Recompressed samples: the dataset's own baskets, decompressed in memory and compressed again
+with another algorithm, as ROOT would write them.
+
+A bounded part of the sampled baskets (at most ``RECOMPRESS_BYTES`` uncompressed, baskets
+drawn in a fixed pseudo-random order, so that a part covers the branches evenly) is
+decompressed into memory (:func:`basket_payloads`); each candidate (``CANDIDATES``: LZ4-4,
+ZSTD-5, ZLIB-1, LZMA-7, ROOT's settings 404, 505, 101, 207) recompresses every basket into
+ROOT's block format with uproot's own writer (``uproot.compression.compress``: 9-byte
+headers, LZ4's XXH64 checksum, blocks of at most 2^24 - 1 bytes) (:func:`recompress`).  A
+basket the candidate cannot shrink is kept stored uncompressed, as ROOT keeps it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from .decoders import inflater
+from .rootblocks import Pool, split_blocks, stored_bytes
+
+#: Algorithms the dataset's baskets are recompressed with (where it does not use them already),
+#: at ROOT's usual levels; in this order (the ones the advisor proposes first, the slowest to
+#: compress last).
+CANDIDATES: dict[str, int] = {"LZ4": 4, "ZSTD": 5, "ZLIB": 1, "LZMA": 7}
+#: Uncompressed bytes of the dataset's baskets recompressed at most.
+RECOMPRESS_BYTES = 8_000_000
+
+
+@dataclass(frozen=True)
+class Payload:
+    """One basket of the dataset decompressed: its bytes, and what it takes stored."""
+
+    data: bytes
+    stored_bytes: int
+
+
+@dataclass
+class Recompressed:
+    """Baskets recompressed with one algorithm: the blocks of those it shrank (``pool``), and
+    the totals over every basket tried."""
+
+    pool: Pool
+    level: int
+    baskets: int = 0  # tried
+    raw_baskets: int = 0  # kept stored uncompressed: the algorithm did not shrink them
+    raw_bytes: int = 0
+    uncompressed_bytes: int = 0  # of every basket tried
+    dataset_bytes: int = 0  # the same baskets as the dataset stores them
+    compress_s: float = 0.0
+
+    @property
+    def stored_bytes(self) -> int:
+        return self.pool.compressed_bytes + self.raw_bytes
+
+    @property
+    def factor(self) -> float | None:
+        return self.uncompressed_bytes / self.stored_bytes if self.stored_bytes else None
+
+    @property
+    def dataset_factor(self) -> float | None:
+        return self.uncompressed_bytes / self.dataset_bytes if self.dataset_bytes else None
+
+
+def shuffled_order(n: int, seed: int = 0) -> list[int]:
+    """All of ``range(n)`` in a fixed pseudo-random order: a sample cut short is spread over
+    the range without following the period of the branches in the file's basket order."""
+    import numpy as np
+
+    return [int(i) for i in np.random.default_rng(seed).permutation(n)]
+
+
+def basket_payloads(pool: Pool, max_bytes: int = RECOMPRESS_BYTES,
+                    deadline: float | None = None,
+                    clock: Callable[[], float] = time.perf_counter) -> list[Payload]:
+    """Decompress baskets of ``pool`` (in a fixed shuffled order) until ``max_bytes``
+    uncompressed are held or ``deadline`` passes; at least one."""
+    inflate = inflater(pool.algorithm)
+    out: list[Payload] = []
+    total = 0
+    for i in shuffled_order(pool.baskets):
+        if out and (total >= max_bytes or (deadline is not None and clock() >= deadline)):
+            break
+        start = pool.basket_ends[i - 1] if i > 0 else 0
+        blocks = pool.blocks[start : pool.basket_ends[i]]
+        data = b"".join(inflate(b) for b in blocks)
+        out.append(Payload(data, sum(stored_bytes(b) for b in blocks)))
+        total += len(data)
+    return out
+
+
+def recompress(payloads: Sequence[Payload], algorithm: str, level: int | None = None,
+               deadline: float | None = None,
+               clock: Callable[[], float] = time.perf_counter) -> Recompressed:
+    """Compress each basket into ROOT's block format with ``algorithm`` (uproot's writer),
+    in order, until ``deadline`` passes (at least one basket)."""
+    import uproot
+    import uproot.compression as uc
+
+    level = CANDIDATES.get(algorithm, 1) if level is None else int(level)
+    codec = {"ZLIB": uproot.ZLIB, "LZMA": uproot.LZMA, "LZ4": uproot.LZ4,
+             "ZSTD": uproot.ZSTD}[algorithm](level)
+    r = Recompressed(Pool(algorithm), level)
+    t0 = clock()
+    for p in payloads:
+        if r.baskets and deadline is not None and clock() >= deadline:
+            break
+        out = uc.compress(p.data, codec)
+        r.baskets += 1
+        r.uncompressed_bytes += len(p.data)
+        r.dataset_bytes += p.stored_bytes
+        if len(out) >= len(p.data):  # not shrunk: ROOT stores such a basket uncompressed
+            r.raw_baskets += 1
+            r.raw_bytes += len(p.data)
+            continue
+        parsed = split_blocks(bytes(out))
+        if parsed is None or parsed[0] != algorithm:
+            raise ValueError(f"uproot wrote no {algorithm} blocks")
+        r.pool.add(parsed[1], len(out), len(p.data))
+    r.compress_s = clock() - t0
+    return r
+

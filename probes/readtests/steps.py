@@ -1,0 +1,153 @@
+"""The steps of the built-in read tests: each adapts one test's function to the call every
+step has, ``step(ctx, share_s)`` (see :mod:`.registry`), and returns the value of its
+:class:`~probes.readtests.results.Calibration` field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..rootfile import one_line
+from .raw import FileSet, concurrency_sweep, request_sweep, sequential_rate
+from .results import (
+    BasketCost,
+    CallCost,
+    ConcurrencyPoint,
+    DecompressionPoint,
+    EventLoop,
+    Measurement,
+    OpenOverhead,
+    ParallelPoint,
+    RequestPoint,
+    Skipped,
+)
+from .runner import Cancelled, Context, OutOfTime
+
+#: Fraction of the decompression test's share that goes to uproot's unpacking test.
+UNPACK_FRACTION = 0.2
+
+
+def _fileset(ctx: Context) -> FileSet:
+    fs = ctx.scratch.get("fileset")
+    if not isinstance(fs, FileSet):
+        fs = ctx.scratch["fileset"] = FileSet.of(ctx.files)
+    return fs
+
+
+def _not_rntuple(ctx: Context) -> None:
+    """Skip a TTree-only test on an RNTuple dataset, with the reason."""
+    if ctx.tree.format == "rntuple":
+        from .rntuple_loop import NotForRNTuple
+
+        raise NotForRNTuple("not measured for an RNTuple dataset yet (its reads go through "
+                            "uproot's TTree code)")
+
+
+def raw_read(ctx: Context, share_s: float) -> Measurement:
+    return sequential_rate(ctx.session, _fileset(ctx), share_s, True, "raw_read")
+
+
+def request_sweep_(ctx: Context, share_s: float) -> tuple[RequestPoint, ...]:
+    return request_sweep(ctx.session, _fileset(ctx), share_s)
+
+
+def concurrency(ctx: Context, share_s: float) -> tuple[ConcurrencyPoint, ...]:
+    return concurrency_sweep(ctx.session, _fileset(ctx), share_s, ctx.workers)
+
+
+def page_cache(ctx: Context, share_s: float) -> Measurement:
+    return sequential_rate(ctx.session, _fileset(ctx), share_s, False, "page_cache")
+
+
+def open_cost(ctx: Context, share_s: float) -> OpenOverhead:
+    names = [t.name for t in ctx.dataset.trees]
+    if ctx.engine == "root" and ctx.tree.format == "rntuple":
+        from .rntuple_loop import NotForRNTuple
+
+        raise NotForRNTuple("ROOT's open cost of an RNTuple is not measured yet (the ROOT "
+                            "engine's open test reads TTrees)")
+    if ctx.engine == "root":
+        from .rootengine import root_open_overhead
+
+        return root_open_overhead(ctx.session, ctx.files, names, share_s)
+    from .opencost import open_overhead
+
+    return open_overhead(ctx.session, ctx.files, names, share_s)
+
+
+def decompression(ctx: Context, share_s: float) -> tuple[DecompressionPoint, ...]:
+    """Decompression per algorithm (its own and recompressed samples), then, for uproot's
+    plain event loop, uproot's unpacking of decompressed baskets (``UNPACK_FRACTION`` of the
+    share, and what the decompression left) into ``ctx.fields["unpacking"]``."""
+    from .decompress import measure_decompression
+    from .unpacking import measure_unpacking
+
+    if ctx.tree.format == "rntuple":  # its pages; no unpacking test (uproot's TTree path)
+        from .rntuple_loop import measure_rntuple_decompression
+
+        return measure_rntuple_decompression(ctx.session, ctx.files, ctx.tree.name, share_s,
+                                             skipped=ctx.skipped)
+    session = ctx.session
+    unpack = ctx.engine == "uproot" and ctx.analysis is None
+    t0 = session.clock()
+    points = measure_decompression(
+        session, ctx.dataset, ctx.files, share_s * (1 - UNPACK_FRACTION) if unpack else share_s,
+        skipped=ctx.skipped)
+    if unpack:
+        try:
+            ctx.fields["unpacking"] = measure_unpacking(
+                session, ctx.files, ctx.tree.name, ctx.branches,
+                max(0.0, share_s - (session.clock() - t0)))
+        except (Cancelled, KeyboardInterrupt):
+            raise
+        except OutOfTime as exc:  # the decompression points are kept
+            ctx.skipped.append(Skipped("unpacking", str(exc)))
+        except Exception as exc:  # the decompression points are kept
+            ctx.skipped.append(Skipped("unpacking", f"{type(exc).__name__}: {one_line(exc)}"))
+    return points
+
+
+def event_loop(ctx: Context, share_s: float) -> EventLoop:
+    if ctx.tree.format == "rntuple":
+        from .rntuple_loop import measure_rntuple_event_loop
+
+        return measure_rntuple_event_loop(ctx.session, ctx.files, ctx.tree.name, ctx.branches,
+                                          ctx.analysis, share_s, engine=ctx.engine)
+    if ctx.engine == "root":
+        from .rootengine import measure_root_event_loop
+
+        result = measure_root_event_loop(ctx.session, ctx.files, ctx.tree.name, ctx.branches,
+                                         share_s)
+        ctx.fields["root_cache_on"] = result.cache_on
+        ctx.fields["root_cache_off"] = result.cache_off
+        return result.event_loop
+    from .eventloop import measure_event_loop
+
+    return measure_event_loop(ctx.session, ctx.files, ctx.tree.name, branches=ctx.branches,
+                              analysis=ctx.analysis, share_s=share_s)
+
+
+def call_cost(ctx: Context, share_s: float) -> CallCost:
+    _not_rntuple(ctx)
+    from .overhead import measure_call_cost
+
+    t = ctx.tree
+    per_branch = t.baskets.count / max(t.branches * t.files, 1)  # per file
+    return measure_call_cost(ctx.session, ctx.files, ctx.tree.name, ctx.branches, share_s,
+                             several_baskets=not t.baskets.count or per_branch >= 1.5)
+
+
+def basket_cost(ctx: Context, share_s: float) -> BasketCost:
+    _not_rntuple(ctx)
+    from .baskets import measure_basket_cost
+
+    return measure_basket_cost(ctx.session, ctx.files, ctx.tree.name, ctx.branches, share_s)
+
+
+def parallel_loop(ctx: Context, share_s: float) -> tuple[ParallelPoint, ...]:
+    _not_rntuple(ctx)
+    from .overhead import measure_parallel_loop
+
+    loop: Any = ctx.results.get("event_loop")
+    rate = loop.compressed_mb_per_s if loop is not None else None
+    return measure_parallel_loop(ctx.session, ctx.files, ctx.tree.name, ctx.branches, share_s,
+                                 rate_mb_per_s=rate)

@@ -1,0 +1,174 @@
+"""The model through its own data (issue 19): the self-check of every measured configuration,
+intervals that carry the run-to-run spread and span what an assumed parameter allows, and
+recommendations that their own measurements contradict."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tui_helpers import DATA
+
+from advisor.advice import Advice, Recommendation, with_rank_notes
+from advisor.core import advise_from
+from advisor.jsonio import from_jsonable
+from advisor.render.markdown import report_markdown
+from models.calibration import fit_inputs, model_from_calibration
+from models.physics import rates
+from models.selfcheck import TOLERANCE, self_check, warning_line
+from models.throughput import PLAUSIBLE, ThroughputModel
+from probes.readtests.results import Calibration, Measurement
+from probes.results import DatasetProfile, SiteProfile
+
+
+def _stored(name: str = "tui_small_files.json"
+            ) -> tuple[SiteProfile, DatasetProfile, Calibration]:
+    doc = json.loads((Path(DATA) / name).read_text())
+    return (from_jsonable(SiteProfile, doc["site"], name, "site"),
+            from_jsonable(DatasetProfile, doc["dataset"], name, "dataset"),
+            from_jsonable(Calibration, doc["calibration"], name, "calibration"))
+
+
+def _scaled(m: Measurement, factor: float) -> Measurement:
+    return replace(m, samples=tuple(x * factor for x in m.samples),
+                   median=None if m.median is None else m.median * factor)
+
+
+def _advise(cal: Calibration) -> Advice:
+    site, dataset, _ = _stored()
+    return advise_from(site, dataset, cal, label="small", inputs=("demo/small_files",))
+
+
+def _parallel(cal: Calibration, ratio: float) -> Calibration:
+    """The parallel loop's 2-worker point at ``ratio`` times the 1-worker point."""
+    one = next(p for p in cal.parallel_loop if p.workers == 1)
+    two = next(p for p in cal.parallel_loop if p.workers == 2)
+    assert one.aggregate_mb_per_s and two.aggregate_mb_per_s
+    rate = one.aggregate_mb_per_s * ratio
+    two = replace(two, aggregate_mb_per_s=rate,
+                  measurement=_scaled(two.measurement, rate / two.aggregate_mb_per_s))
+    return replace(cal, parallel_loop=(one, two))
+
+
+def test_a_point_the_model_misses_is_flagged_and_named_in_the_report() -> None:
+    site, dataset, cal = _stored()
+    loop = cal.event_loop
+    assert loop is not None and loop.cold is not None
+    bad = replace(cal, event_loop=replace(loop, cold=_scaled(loop.cold, 4.0)))
+    model, _, _ = model_from_calibration(bad, dataset, site)
+    checks = {c.test: c for c in model.self_check_}
+    cold = checks["event loop, cold"]
+    assert not cold.ok and cold.ratio < 1 / (1 + TOLERANCE)
+    assert cold.conditions["workers"] == 1.0 and cold.conditions.get("cached", 0.0) == 0.0
+    assert "storage" in cold.term
+    advice = _advise(bad)
+    assert advice.model is not None and advice.model.self_check == model.self_check_
+    text = report_markdown(advice.report())
+    assert "Model self-check" in text and "event loop, cold" in text
+    doc = advice.to_json()
+    entry = next(c for c in doc["datasets"][0]["model"]["self_check"]
+                 if c["test"] == "event loop, cold")
+    assert {"test", "conditions", "measured", "predicted", "ratio", "ok"} <= set(entry)
+    assert entry["ok"] is False
+
+
+def test_a_consistent_calibration_is_not_flagged() -> None:
+    """The stored calibration's points replaced by what its fitted model predicts (every
+    measurement as the model says it should be): refitted, the model passes through all."""
+    site, dataset, cal = _stored()
+    model, _, inputs = model_from_calibration(cal, dataset, site)
+    priors = {n: (model.params_[n], sd) for n, (_, sd) in inputs.priors.items()}
+    consistent = replace(inputs, y=model.predict(inputs.X), priors=priors)
+    refit = ThroughputModel(cores=inputs.cores, threads_per_core=inputs.threads_per_core,
+                            priors=priors).fit(consistent.X, consistent.y,
+                                                      sample_weight=consistent.weight)
+    checks = self_check(refit, consistent)
+    assert len(checks) == len(inputs.y) and all(c.ok for c in checks), \
+        [c for c in checks if not c.ok]
+    assert warning_line(checks) is None
+    # ... while one point moved by 30% is flagged, and only that one
+    y = consistent.y.copy()
+    k = consistent.labels.index("event loop, warm")
+    y[k] *= 1.3
+    moved = replace(consistent, y=y)
+    refit.fit(moved.X, moved.y, sample_weight=moved.weight)
+    bad = [c.test for c in self_check(refit, moved) if not c.ok]
+    assert "event loop, warm" in bad
+    assert "event loop, warm" in (warning_line(self_check(refit, moved)) or "")
+
+
+def test_run_to_run_spread_widens_the_intervals() -> None:
+    site, dataset, cal = _stored()
+    inputs = fit_inputs(cal, dataset, site)
+    assert len(inputs.run_sd) == len(inputs.y)
+    assert all(r >= 0.05 for r in inputs.run_sd)
+
+    def fit(**kw: object) -> ThroughputModel:
+        m = ThroughputModel(cores=inputs.cores, threads_per_core=inputs.threads_per_core,
+                            priors=inputs.priors)
+        return m.fit(inputs.X, inputs.y, sample_weight=inputs.weight, **kw)  # type: ignore
+
+    within = fit()
+    across = fit(run_sd=np.asarray(inputs.run_sd), prior_run_sd=inputs.prior_run_sd)
+    assert within.free_params_ == across.free_params_
+    var_w, var_a = np.diag(within.log_covariance_), np.diag(across.log_covariance_)
+    assert np.all(var_a >= var_w * (1 - 1e-9)) and np.any(var_a > 1.5 * var_w)
+    with pytest.raises(ValueError, match="one value per point"):
+        fit(run_sd=np.ones(2))
+
+
+def test_an_unmeasured_parallel_efficiency_spans_its_plausible_range() -> None:
+    _, _, cal = _stored()
+    one_worker = replace(cal, parallel_loop=tuple(p for p in cal.parallel_loop
+                                                  if p.workers == 1))
+    advice = _advise(one_worker)
+    assert advice.model is not None and advice.fitted is not None
+    p = advice.model.parameters["parallel_efficiency"]
+    lo, hi = PLAUSIBLE["parallel_efficiency"]
+    assert p.source == "assumed" and p.value == pytest.approx((lo + hi) / 2)
+    assert p.uncertainty is not None and p.uncertainty > 0
+    assert "parallel_efficiency" in advice.fitted.assumed_
+    # the 2-worker speed-up's interval covers both ends of the range
+    point = advice.predict(workers=2)[0]
+    b = advice.baseline
+    assert b is not None and point.speedup_low is not None and point.speedup_high is not None
+    one = rates(b.params, b.X([1]), b.cores)[0]
+    ends = [rates(replace(b.params, parallel_efficiency=e), b.X([2]), b.cores)[0] / one
+            for e in (lo, hi)]
+    assert point.speedup_low <= min(ends) and point.speedup_high >= max(ends)
+    w = advice.recommendation("W001")
+    if w is not None:
+        assert w.speedup_high / w.speedup_low > 1.2
+
+
+def test_workers_contradicted_by_the_measured_loop_are_not_a_gain() -> None:
+    _, _, cal = _stored()
+    advice = _advise(_parallel(cal, 0.5))  # 2 workers measured at half the 1-worker rate
+    w = advice.recommendation("W001")
+    assert w is not None and w.contradicted is not None
+    assert w.severity == "info" and w.title.startswith("Not recommended")
+    assert "0.50x" in w.contradicted
+    assert advice.report().recommendations[-1].code == "W001"
+    text = report_markdown(advice.report())
+    assert "Not recommended: its own measurement says otherwise" in text
+    # measured scaling that agrees with the model: no contradiction
+    agreeing = _advise(_parallel(cal, 1.9))
+    w2 = agreeing.recommendation("W001")
+    assert w2 is None or w2.contradicted is None
+
+
+def _rec(code: str, s: float, lo: float, hi: float) -> Recommendation:
+    return Recommendation(code=code, kind=code, title=code, severity="warning",
+                          audience="analyst", predicted_speedup=s, speedup_low=lo,
+                          speedup_high=hi, workers=1, scenario=code, summary="")
+
+
+def test_rankings_that_may_flip_say_so() -> None:
+    recs = with_rank_notes((_rec("M001", 2.5, 2.2, 2.9), _rec("C001", 2.0, 1.6, 2.3),
+                            _rec("A001", 1.2, 1.1, 1.3)))
+    assert recs[0].rank_note is not None and "C001" in recs[0].rank_note
+    assert recs[1].rank_note is not None and "M001" in recs[1].rank_note
+    assert recs[2].rank_note is None

@@ -1,0 +1,136 @@
+"""``hep-advisor try``: a recommendation applied to a sample in scratch space, timed before and
+after, compared with the prediction; scratch data removed whatever happens; inputs untouched."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from advisor.advice import Advice, Recommendation
+from advisor.trial import TrialError, try_recommendation
+from helpers import snapshot, write_flat
+
+
+@pytest.fixture(scope="module")
+def stored_small(tiny_demo: Path) -> Advice:
+    """The stored advice of the tiny demo's small files (a fitted model, an M001), pointed at
+    this session's tiny demo."""
+    from tui_helpers import fixture_advice
+
+    a = fixture_advice(label="small")
+    return replace(a, inputs=(str(tiny_demo / "small_files"),),
+                   dataset=replace(a.dataset, file_paths=()))
+
+
+def _with_rec(a: Advice, code: str, title: str, scenario: str, inputs: tuple[str, ...]) -> Advice:
+    rec = Recommendation(code=code, kind="x", title=title, severity="warning",
+                         audience="analyst", predicted_speedup=1.5, speedup_low=1.2,
+                         speedup_high=1.8, workers=1, scenario=scenario, summary="")
+    return replace(a, recommendations=(rec,), inputs=inputs, fitted=None, baseline=None,
+                   dataset=replace(a.dataset, file_paths=()))
+
+
+def test_merge_on_a_sample(stored_small: Advice, tiny_demo: Path, tmp_path: Path) -> None:
+    data = tiny_demo / "small_files"
+    before = snapshot(data)
+    scratch = tmp_path / "scratch"
+    events: list[tuple[float, str]] = []
+    r = try_recommendation(stored_small, "m001", budget_s=3, sample_mb=1.0,
+                           scratch=str(scratch), progress=lambda f, m: events.append((f, m)))
+    assert r.code == "M001" and r.sample.files >= 2 and r.sample.outputs < r.sample.files
+    assert r.before.entries == r.after.entries == r.sample.entries > 0
+    assert r.realised_speedup == pytest.approx(r.before.seconds / r.after.seconds, rel=1e-3)
+    assert len(r.before.samples_s) >= 2
+    assert r.within_interval == (r.speedup_low <= r.realised_speedup <= r.speedup_high)
+    # the model's prediction for the sample as merged
+    assert r.sample_predicted_speedup is not None and r.sample_scenario.startswith("merge to")
+    assert r.sample_speedup_low <= r.sample_predicted_speedup <= r.sample_speedup_high
+    doc = r.to_json()["try"]
+    for key in ("code", "sample", "predicted_speedup", "speedup_low", "speedup_high",
+                "realised_speedup", "before", "after"):
+        assert key in doc
+    assert set(doc["sample"]) >= {"files", "bytes"}
+    assert events and events[-1][0] <= 1.0
+    # fed back: the model refitted with the two points, the recommendations ranked again
+    assert r.refit and r.refitted is not None and r.refitted.fitted is not stored_small.fitted
+    assert list(doc["refit_ranking"]) == [x.code for x in r.refitted.recommendations]
+    assert any("refitted with try M001" in n for n in r.refitted.notes)
+    # scratch removed, inputs untouched
+    assert list(scratch.iterdir()) == [] and snapshot(data) == before
+
+
+def test_entry_range_of_a_large_file(stored_small: Advice, tmp_path: Path) -> None:
+    src = write_flat(tmp_path / "big.root", entries=40_000, branches=4, chunks=40)
+    a = _with_rec(stored_small, "C001", "Recompress with LZ4 instead of ZLIB",
+                  "compression LZ4", (str(src),))
+    from probes import probe_dataset
+
+    a = replace(a, dataset=probe_dataset([str(src)]))
+    r = try_recommendation(a, "C001", budget_s=2, sample_mb=0.05, scratch=str(tmp_path / "s"))
+    assert r.sample.method == "entries" and 0 < r.sample.entries < 40_000
+    assert r.sample_predicted_speedup is None  # no fitted model here
+    assert any("first" in n for n in r.notes)
+    assert list((tmp_path / "s").iterdir()) == []
+
+
+def test_cancel_and_errors_leave_no_scratch(stored_small: Advice, tmp_path: Path) -> None:
+    scratch = tmp_path / "scratch"
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(KeyboardInterrupt):
+        try_recommendation(stored_small, "M001", budget_s=2, sample_mb=0.5,
+                           scratch=str(scratch), cancel=cancel)
+    assert list(scratch.iterdir()) == []
+    with pytest.raises(TrialError, match="no B001"):
+        try_recommendation(stored_small, "B001")
+
+
+def test_advice_try_method(stored_small: Advice, tmp_path: Path,
+                           monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[str, Any] = {}
+
+    def fake(advice: Advice, code: str, **kw: Any) -> str:
+        seen.update(code=code, **kw)
+        return "result"
+
+    monkeypatch.setattr("advisor.trial.try_recommendation", fake)
+    assert stored_small.try_("M001", budget_s=5) == "result"
+    assert seen["code"] == "M001" and seen["budget_s"] == 5
+
+
+def test_tui_try_action(stored_small: Advice, monkeypatch: pytest.MonkeyPatch,
+                        tmp_path: Path) -> None:
+    """``y`` on the Advice tab tries the highlighted recommendation in a worker, with
+    progress, and shows predicted against realised."""
+    import asyncio
+
+    from tui_helpers import settle, wait_until
+
+    from advisor.tui import make_app
+
+    monkeypatch.setenv("HEP_ADVISOR_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr("advisor.tui.panes.advice.AdvicePane.TRY_BUDGET_S", 2.0)
+    app = make_app(advice=stored_small)
+    app.animation_level = "none"
+
+    async def main() -> None:
+        from advisor.tui.panes.advice import AdvicePane
+
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_until(pilot, lambda: app.loaded is not None, what="the advice")
+            await settle(pilot)
+            await pilot.press("5")
+            await settle(pilot)
+            pane = app.query_one(AdvicePane)
+            assert pane.selected is not None and pane.selected.code == "M001"
+            await pilot.press("y")
+            await wait_until(pilot, lambda: pane.trial is not None, timeout=60,
+                             what="the trial")
+            text = str(app.query_one("#rec-try").render())
+            assert "realised" in text and "Tried M001" in text
+
+    asyncio.run(main())
