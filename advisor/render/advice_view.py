@@ -68,7 +68,9 @@ def _verdict_block(a: Advice, several: bool) -> RenderableType:
     warning = parts.self_check_warning(a)
     if warning:
         rows.append(Text(f"  ⚠ {warning}", style="bold red"))
-        rows += [Text(f"      – {x}", style="red") for x in parts.self_check_failures(a)]
+        # the worst is in the warning itself: the terminal lists the next two at most
+        rows += [Text(f"      – {x}", style="red")
+                 for x in parts.self_check_failures(a, shown=3)[1:]]
     rows += [Text(f"  • {n}", style="yellow") for n in a.notes]
     return Group(*rows)
 
