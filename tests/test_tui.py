@@ -161,7 +161,8 @@ def test_select_recommendation_and_copy_its_command(advice: Any) -> None:
         await pilot.pause()
         assert pane.selected == recs[1]
         detail = str(app.query_one("#rec-detail", Static).render())
-        assert recs[1].title in detail and "Predicted" in detail
+        assert recs[1].title in detail
+        assert ("not recommended" if recs[1].contradicted else "Predicted") in detail
         await pilot.press("up", "enter")  # Enter: to the actions
         assert pane.selected == recs[0]
         assert app.focused is app.query_one("#rec-actions", OptionList)
@@ -629,3 +630,17 @@ def test_dataset_card_names_the_rntuple_format() -> None:
     text = str(dataset_card("staff", ds))
     assert "RNTuple" in text and "fields" in text and "pages" in text
     assert "branches" not in text
+
+
+def test_a_contradicted_recommendation_is_not_shown_as_a_gain() -> None:
+    """The TUI says what the report says of a recommendation its own measurement contradicts."""
+    from tui_helpers import fixture_advice
+
+    from advisor.advice import contradicted
+    from advisor.render.report_parts import speedup_line
+    from advisor.tui.views import rec_line, recommendation_detail
+
+    rec = contradicted(fixture_advice().recommendations[0], "measured 0.98x with 2 workers")
+    detail, line = str(recommendation_detail(rec)), str(rec_line(1, rec))
+    assert speedup_line(rec) in detail and "Predicted:" not in detail
+    assert "not" in line and "Not recommended" in line

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from textual.content import Content
 
 from ..render import fmt
+from ..render.report_parts import speedup_line
 
 if TYPE_CHECKING:
     from models.scenarios import PredictionPoint
@@ -46,7 +47,8 @@ def rec_line(i: int, r: Recommendation, width: int | None = None) -> Content:
         title = title[: width - 1] + "…"
     return Content.assemble(
         (f"{i:>2} ", "$text-muted"), (SEVERITY_BADGE[r.severity], SEVERITY_STYLE[r.severity]),
-        (fmt.times(r.predicted_speedup).rjust(5), "bold"), " ", title)
+        ("  not" if r.contradicted else fmt.times(r.predicted_speedup).rjust(5),
+         "$text-error" if r.contradicted else "bold"), " ", title)
 
 
 def top_recommendations(recs: tuple[Recommendation, ...], n: int = 3) -> Content:
@@ -123,12 +125,15 @@ def recommendation_detail(r: Recommendation) -> Content:
         Content.assemble((r.title, "bold"), "\n",
                          (f"{r.severity} · {r.kind} ({r.code}) · for the {r.audience}",
                           SEVERITY_STYLE[r.severity])),
-        Content.assemble("Predicted: ",
-                         (fmt.speedup_text(r.predicted_speedup), "bold $text-success"),
-                         f" faster (interval {_interval(r.speedup_low, r.speedup_high)})"
-                         f" at {jobs}; scenario: {r.scenario}"),
+        (Content.styled(speedup_line(r), "bold $text-error") if r.contradicted else
+         Content.assemble("Predicted: ",
+                          (fmt.speedup_text(r.predicted_speedup), "bold $text-success"),
+                          f" faster (interval {_interval(r.speedup_low, r.speedup_high)})"
+                          f" at {jobs}; scenario: {r.scenario}")),
         Content(r.summary),
     ]
+    if r.rank_note:
+        parts.append(Content.styled(r.rank_note, "$text-warning"))
     if r.evidence:
         rows = [Content.styled("Evidence", "bold underline")]
         for e in r.evidence:
