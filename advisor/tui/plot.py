@@ -20,7 +20,7 @@ from itertools import pairwise
 from ..render import fmt
 from ..render.scaling import CAPACITY_LABEL, KNEE_FRACTION, ScalingData
 
-__all__ = ["LEGEND", "PRIORITY", "Canvas", "ScalingData", "draw", "nice_ceiling"]
+__all__ = ["LEGEND", "PRIORITY", "Canvas", "draw", "nice_ceiling"]
 
 #: Braille dot bits by (row 0..3, column 0..1) inside a cell.
 _DOTS = ((0x01, 0x08), (0x02, 0x10), (0x04, 0x20), (0x40, 0x80))

@@ -97,19 +97,12 @@ void import_tree(const char *src, const char *name, const char *dst, int setting
 }
 }
 """
-_DECLARED = False
-
-
 def _root() -> Any:
-    global _DECLARED
+    """ROOT with the RNTuple loop and the conversion helpers declared."""
     from .rntuple_loop import import_root_rntuple
+    from .rootengine import declare_once
 
-    root = import_root_rntuple()
-    if not _DECLARED:
-        if not root.gInterpreter.Declare(ROOT_CODE):
-            raise ImportError("ROOT could not compile the conversion helpers")
-        _DECLARED = True
-    return root
+    return declare_once(import_root_rntuple(), ROOT_CODE, "the conversion helpers")
 
 
 def root_version() -> str | None:

@@ -326,6 +326,35 @@ def truncate(plan: Plan, result: PassResult) -> Plan:
     return replace(plan, parts=tuple(parts)) if parts else plan
 
 
+def cold_then_warm(session: Session, test: str, what: str, base: Conditions,
+                   sample: Callable[[bool], float], pilot_rate: float, pass_s: float,
+                   share: float, t0: float, evictions: list[Eviction] | None
+                   ) -> tuple[Measurement | None, Measurement, Measurement]:
+    """The event loop's samples once its pilot pass is done: cold ones (``sample(True)``
+    evicts first; ``evictions`` collects what each eviction did, ``None`` for no cold
+    samples), the pilot counted among them, in ``COLD_FRACTION`` of what is left of ``share``
+    (keeping one pass for the warm samples), then warm ones (``sample(False)``) to the end of
+    the share.  Returns the cold and warm measurements and the top one: cold where eviction
+    was confirmed, else warm."""
+    clock = session.clock
+    cold_m: Measurement | None = None
+    if evictions is not None:
+        cold_share = COLD_FRACTION * max(0.0, share - (clock() - t0) - pass_s)
+        samples = [pilot_rate]
+        if cold_share > pass_s:
+            samples += session.repeat(lambda: sample(True), cold_share, test,
+                                      f"{what}, cold", min_samples=2)
+        why = eviction_note(evictions)
+        note = f"{base.note}; {why}" if why else base.note
+        cold_m = measurement(samples, "events/s",
+                             replace(base, cache=cache_state(evictions), note=note))
+    warm_share = max(0.0, share - (clock() - t0))
+    warm_samples = session.repeat(lambda: sample(False), warm_share, test, f"{what}, warm")
+    warm_m = measurement(warm_samples, "events/s", replace(base, cache="warm"))
+    top = cold_m if cold_m is not None and cold_m.conditions.cache == "cold" else warm_m
+    return cold_m, warm_m, top
+
+
 def measure_event_loop(
     session: Session,
     files: Sequence[str],
@@ -392,23 +421,8 @@ def measure_event_loop(
     base = Conditions(cache="unknown", workers=1, bytes_per_sample=int(plan.compressed_bytes),
                       note=f"{plan.entries} entries of {len(plan.parts)} file(s), library "
                       f"'ak'; file opening not timed")
-    cold_m: Measurement | None = None
-    if cold:
-        # keep at least one pass for the warm samples
-        cold_share = COLD_FRACTION * max(0.0, share - (clock() - t0) - pass_s)
-        samples = [pilot_rate]
-        if cold_share > pass_s:
-            samples += session.repeat(lambda: sample(True), cold_share, TEST,
-                                      f"{what}, cold", min_samples=2)
-        state = cache_state(evictions)
-        why = eviction_note(evictions)
-        note = f"{base.note}; {why}" if why else base.note
-        cold_m = measurement(samples, "events/s", replace(base, cache=state, note=note))
-    warm_share = max(0.0, share - (clock() - t0))
-    warm_samples = session.repeat(lambda: sample(False), warm_share, TEST, f"{what}, warm")
-    warm_m = measurement(warm_samples, "events/s", replace(base, cache="warm"))
-
-    top = cold_m if cold_m is not None and cold_m.conditions.cache == "cold" else warm_m
+    cold_m, warm_m, top = cold_then_warm(session, TEST, what, base, sample, pilot_rate,
+                                         pass_s, share, t0, evictions if cold else None)
     rate = top.median
     n = plan.entries
     per_event_c = plan.compressed_bytes / n if n else 0.0

@@ -33,12 +33,11 @@ from typing import Any
 from ..rootfile import one_line
 from .decoders import decoder
 from .decompress import _pilot, _point, _report_point, _time_pool
-from .eventloop import AnalysisError, PartTotals, resolve_analysis
+from .eventloop import AnalysisError, PartTotals, cold_then_warm, resolve_analysis
 from .pagecache import Eviction, evict
-from .raw import cache_state, eviction_note
-from .results import Conditions, DecompressionPoint, EventLoop, Measurement, Skipped
+from .results import Conditions, DecompressionPoint, EventLoop, Skipped
 from .rootblocks import DEFAULT_SAMPLE_BYTES, MAX_FILES, ORDER, BasketSample, Pool, split_blocks
-from .runner import OutOfTime, Session, measurement
+from .runner import OutOfTime, Session
 
 DECOMPRESSION = "decompression"
 EVENT_LOOP = "event_loop"
@@ -388,21 +387,8 @@ def measure_rntuple_event_loop(
     base = Conditions(cache="unknown", workers=1, bytes_per_sample=int(plan.compressed_bytes),
                       note=f"{plan.entries} entries of {len(plan.parts)} file(s), {lib}; "
                       "file opening not timed")
-    cold_m: Measurement | None = None
-    if cold:
-        cold_share = COLD_FRACTION * max(0.0, share_s - (clock() - t0) - pass_s)
-        samples = [pilot_rate]
-        if cold_share > pass_s:
-            samples += session.repeat(lambda: sample(True), cold_share, EVENT_LOOP,
-                                      f"{what}, cold", min_samples=2)
-        state = cache_state(evictions)
-        why = eviction_note(evictions)
-        cold_m = measurement(samples, "events/s", replace(
-            base, cache=state, note=f"{base.note}; {why}" if why else base.note))
-    warm_share = max(0.0, share_s - (clock() - t0))
-    warm_m = measurement(session.repeat(lambda: sample(False), warm_share, EVENT_LOOP,
-                                        f"{what}, warm"), "events/s", replace(base, cache="warm"))
-    top = cold_m if cold_m is not None and cold_m.conditions.cache == "cold" else warm_m
+    cold_m, warm_m, top = cold_then_warm(session, EVENT_LOOP, what, base, sample, pilot_rate,
+                                         pass_s, share_s, t0, evictions if cold else None)
     n = plan.entries
     session.report(EVENT_LOOP, 1.0, "event loop done",
                    figure=f"{top.median:.0f} events/s" if top.median is not None else None)
@@ -449,20 +435,11 @@ double loop(const char *path, const char *name, const std::vector<std::string> &
 }
 }
 """
-_DECLARED = False
-
-
 def import_root_rntuple() -> Any:
     """``import ROOT`` (through the ROOT engine's loader) and declare the RNTuple loop once."""
-    global _DECLARED
-    from .rootengine import import_root
+    from .rootengine import declare_once, import_root
 
-    root = import_root()
-    if not _DECLARED:
-        if not root.gInterpreter.Declare(ROOT_CODE):
-            raise ImportError("ROOT could not compile the RNTuple loop")
-        _DECLARED = True
-    return root
+    return declare_once(import_root(), ROOT_CODE, "the RNTuple loop")
 
 
 def root_ntuple_pass(plan: NtuplePlan,

@@ -61,13 +61,13 @@ def cpp_source() -> str:
     return resources.files(__package__).joinpath(CXX_FILE).read_text(encoding="utf-8")
 
 _ROOT: Any = None
-_DECLARED = False
+_DECLARED: set[str] = set()
 
 
 def import_root() -> Any:
     """``import ROOT`` (batch mode, its alpha-stage warning silenced) and declare the C++
     helpers once.  Raises ``ImportError`` when ROOT is not installed."""
-    global _ROOT, _DECLARED
+    global _ROOT
     if _ROOT is None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -75,11 +75,17 @@ def import_root() -> Any:
 
         ROOT.gROOT.SetBatch(True)
         _ROOT = ROOT
-    if not _DECLARED:
-        if not _ROOT.gInterpreter.Declare(cpp_source()):
-            raise ImportError("ROOT could not compile the event-loop helpers")
-        _DECLARED = True
-    return _ROOT
+    return declare_once(_ROOT, cpp_source(), "the event-loop helpers")
+
+
+def declare_once(root: Any, code: str, what: str) -> Any:
+    """``root`` with the C++ ``code`` declared to its interpreter (once per process; ``what``
+    names it in the ``ImportError`` raised when it does not compile)."""
+    if code not in _DECLARED:
+        if not root.gInterpreter.Declare(code):
+            raise ImportError(f"ROOT could not compile {what}")
+        _DECLARED.add(code)
+    return root
 
 
 def root_available() -> bool:

@@ -15,7 +15,7 @@ from ...render.labels import TEST_LABELS as READ_TEST_LABELS
 if TYPE_CHECKING:
     from probes.readtests.runner import ProgressEvent
 
-    from ..plot import ScalingData
+    from ...render.scaling import ScalingData
     from ..source import Loaded
 
 #: The rows: the probe, then the read tests in the order they run (from their registry).
