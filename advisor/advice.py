@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from models.scenarios import Baseline
     from models.throughput import ThroughputModel
 
+    from .cluster import ClusterAdvice
+
 Severity = Literal["critical", "warning", "info"]
 Audience = Literal["analyst", "site admin"]
 Limit = Literal["storage", "decompression", "processing", "per-file overhead", "network"]
@@ -202,6 +204,8 @@ class Advice:
     calibration_reused: bool = False
     fitted: ThroughputModel | None = field(default=None, repr=False, compare=False)
     baseline: Baseline | None = field(default=None, repr=False, compare=False)
+    #: ``advise(..., dask=...)``: the cluster's nodes, model and advice (``advisor.cluster``)
+    cluster: ClusterAdvice | None = field(default=None, repr=False, compare=False)
 
     # -- parts ---------------------------------------------------------------------------------
     def block(self) -> DatasetAdvice:
@@ -249,7 +253,7 @@ class Advice:
 
     # -- output --------------------------------------------------------------------------------
     def report(self) -> Report:
-        return Report(site=self.site, advice=(self,))
+        return Report(site=self.site, advice=(self,), cluster=self.cluster)
 
     def to_json(self) -> dict[str, Any]:
         """The report's JSON document (the same as ``hep-advisor report --format json``)."""
@@ -280,6 +284,8 @@ class Report:
 
     site: SiteProfile
     advice: tuple[Advice, ...]
+    #: ``--dask``: the cluster's nodes, model and advice
+    cluster: ClusterAdvice | None = None
 
     @property
     def recommendations(self) -> tuple[Recommendation, ...]:

@@ -23,10 +23,11 @@ import json
 import os
 import shutil
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .apply_result import ApplySummary, OutputResult, PlannedOutput
 from .apply_verify import (
     compare,
     data_digest,
@@ -35,6 +36,7 @@ from .apply_verify import (
     file_sha256,
     tree_names,
 )
+from .jsonio import to_jsonable
 
 JOURNAL = "hep-advisor-apply.json"
 JOURNAL_VERSION = 1
@@ -54,13 +56,6 @@ class ApplyError(RuntimeError):
 
 class VerificationError(ApplyError):
     """An output's data differ from its inputs' (it was not renamed into place)."""
-
-
-@dataclass(frozen=True)
-class PlannedOutput:
-    name: str
-    inputs: tuple[str, ...]
-    input_bytes: int
 
 
 @dataclass(frozen=True)
@@ -100,28 +95,26 @@ class ApplyPlan:
 
 
 @dataclass(frozen=True)
-class OutputResult:
-    name: str
-    path: str
-    inputs: int
-    bytes: int
-    entries: int
-    state: str  # "written", "skipped" (verified before), "redone" (changed since verified)
-
-
-@dataclass(frozen=True)
 class ApplyResult:
     plan: ApplyPlan
     outputs: tuple[OutputResult, ...]
     inputs_unchanged: bool
     journal: str
 
+    def summary(self) -> ApplySummary:
+        return plan_summary(self.plan, self.outputs, self.inputs_unchanged, self.journal)
+
     def to_json(self) -> dict[str, Any]:
-        return {"apply": {"code": self.plan.code, "kind": self.plan.kind, "tool": self.plan.tool,
-                          "dest": self.plan.dest, "options": list(self.plan.options),
-                          "journal": self.journal, "inputs_unchanged": self.inputs_unchanged,
-                          "input_bytes": self.plan.input_bytes,
-                          "outputs": [asdict(o) for o in self.outputs]}}
+        return {"apply": to_jsonable(self.summary())}
+
+
+def plan_summary(plan: ApplyPlan, outputs: tuple[OutputResult, ...] = (),
+                 inputs_unchanged: bool = True, journal: str = "",
+                 dry_run: bool = False) -> ApplySummary:
+    """The JSON block of a plan (``dry_run``: nothing written) or of its result."""
+    return ApplySummary(plan.code, plan.kind, plan.tool, plan.dest, plan.options,
+                        journal or str(Path(plan.dest) / JOURNAL), inputs_unchanged,
+                        plan.input_bytes, outputs, plan.outputs, dry_run=dry_run)
 
 
 # -- tools -----------------------------------------------------------------------------------

@@ -2,11 +2,11 @@
 
 Calibrating takes a minute; reporting on a calibrated dataset must not.  An entry is keyed by
 the host, the engine, the branches read and the analysis (what the read tests measure), the
-read tests a calibration holds, and every input file's path, size and modification time, so a
-changed, added or removed file (another host, or a version with new read tests) misses the
-cache.  The branches the analysis uses (``--uses``) change the advice, not the measurements:
-they are no part of a calibration's key, only of the stored advice's
-(:func:`advice_path`).
+files the probe opens (``sample``, where not the default), the read tests a calibration holds,
+and every input file's path, size and modification time, so a changed, added or removed file
+(another host, or a version with new read tests) misses the cache.  The branches the analysis
+uses (``--uses``) and ``replay_merge`` change the advice, not the measurements: they are no
+part of a calibration's key, only of the stored advice's (:func:`advice_path`).
 Entries live in the cache directory (``$HEP_ADVISOR_CACHE`` or ``~/.cache/hep-advisor``,
 ``calibrations/``), never beside the user's data; they are written to a temporary file and
 renamed into place, so an interrupted write leaves no half entry.  An unreadable or outdated
@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from probes.dataset import DEFAULT_SAMPLE
 from probes.files import discover
 from probes.readtests.results import Calibration
 from probes.results import DatasetProfile, SiteProfile
@@ -74,8 +75,10 @@ def describe_age(seconds: float) -> str:
 
 
 def cache_key(paths: Sequence[str], engine: str, branches: Sequence[str] | None,
-              analysis: str | None) -> str | None:
-    """The entry's key, or ``None`` when the inputs name no file (nothing to cache)."""
+              analysis: str | None, *, sample: int | None = DEFAULT_SAMPLE) -> str | None:
+    """The entry's key, or ``None`` when the inputs name no file (nothing to cache).
+    ``sample``: how many files the dataset probe opened (``None``: all), where not the
+    default (the probe, and so the calibration, depends on it)."""
     found = discover(paths)
     if not found.files:
         return None
@@ -85,6 +88,8 @@ def cache_key(paths: Sequence[str], engine: str, branches: Sequence[str] | None,
     ident = {"format": CACHE_FORMAT, "version": __version__, "host": socket.gethostname(),
              "tests": tests,
              "engine": engine, "branches": list(branches or []), "analysis": analysis}
+    if sample != DEFAULT_SAMPLE:
+        ident["sample"] = sample
     h.update(json.dumps(ident, sort_keys=True).encode())
     for f in found.files:
         try:
@@ -121,40 +126,46 @@ def store(key: str | None, dataset: DatasetProfile, calibration: Calibration) ->
                            "dataset": to_jsonable(dataset),
                            "calibration": to_jsonable(calibration)}
     for old in (cache_dir() / f"{key}.advice.json",
-                *cache_dir().glob(f"{key}.uses-*.advice.json")):
+                *cache_dir().glob(f"{key}.*.advice.json")):
         with contextlib.suppress(OSError):  # it was of the old calibration
             old.unlink(missing_ok=True)
     _write(cache_dir() / f"{key}.json", doc)
     return created
 
 
-def advice_path(key: str, uses: Sequence[str] | None = None) -> Path:
-    """Where the advice concluded from calibration ``key`` is stored, for the branches the
-    analysis uses (``uses``: ``None`` or empty when not given)."""
-    if not uses:
-        return cache_dir() / f"{key}.advice.json"
-    tag = hashlib.sha256(json.dumps(list(uses)).encode()).hexdigest()[:12]
-    return cache_dir() / f"{key}.uses-{tag}.advice.json"
+def advice_path(key: str, uses: Sequence[str] | None = None, *,
+                replay_merge: bool = False) -> Path:
+    """Where the advice concluded from calibration ``key`` is stored, for the options that
+    change the advice and not the calibration: the branches the analysis uses (``uses``:
+    ``None`` or empty when not given) and ``replay_merge`` (M001 from the replay)."""
+    parts = [key]
+    if uses:
+        parts.append("uses-" + hashlib.sha256(json.dumps(list(uses)).encode()).hexdigest()[:12])
+    if replay_merge:
+        parts.append("replay-merge")
+    return cache_dir() / (".".join(parts) + ".advice.json")
 
 
-def store_advice(key: str | None, advice: Advice, uses: Sequence[str] | None = None) -> None:
+def store_advice(key: str | None, advice: Advice, uses: Sequence[str] | None = None, *,
+                 replay_merge: bool = False) -> None:
     """Keep what ``advise`` concluded from a stored calibration (with ``uses``, the branches
-    the analysis uses), so that the TUI can show it before the model's libraries have loaded
-    (:func:`load_advice`)."""
+    the analysis uses, and ``replay_merge``), so that the TUI can show it before the model's
+    libraries have loaded (:func:`load_advice`)."""
     if key is None or advice.calibration is None or advice.calibration.partial:
         return
     doc = {"format": CACHE_FORMAT, "site": to_jsonable(advice.site),
            "block": to_jsonable(advice.block()),
            "recommendations": to_jsonable(advice.recommendations)}
-    _write(advice_path(key, uses), doc)
+    _write(advice_path(key, uses, replay_merge=replay_merge), doc)
 
 
-def load_advice(key: str | None, uses: Sequence[str] | None = None) -> Advice | None:
-    """The advice stored with a calibration for the same ``uses``: every part but the fitted
-    model (``predict`` needs ``advise``'s full result)."""
+def load_advice(key: str | None, uses: Sequence[str] | None = None, *,
+                replay_merge: bool = False) -> Advice | None:
+    """The advice stored with a calibration for the same ``uses`` and ``replay_merge``: every
+    part but the fitted model (``predict`` needs ``advise``'s full result)."""
     if key is None:
         return None
-    path = advice_path(key, uses)
+    path = advice_path(key, uses, replay_merge=replay_merge)
     try:
         doc = json.loads(path.read_text())
         if doc.get("format") != CACHE_FORMAT:

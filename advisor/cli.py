@@ -141,6 +141,19 @@ def build_parser() -> argparse.ArgumentParser:
         "are never modified; an interrupted run resumes where it stopped.",
     )
     add_apply_arguments(ap)
+
+    from .commands.trace import add_trace_arguments
+
+    tc = sub.add_parser(
+        "trace",
+        help="run your own program traced: what it read, what that cost, what to change",
+        description="Run COMMAND unchanged under strace and report, for each ROOT file it "
+        "read, every request mapped onto the file's baskets (basket data, key headers, "
+        "metadata), the phases, where the time went, and the one-line reader changes "
+        "predicted to help (replayed through a model of the device seen in the trace). "
+        "The program's exit code is passed through.",
+    )
+    add_trace_arguments(tc)
     return parser
 
 
@@ -176,6 +189,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .commands.apply import run_apply
 
             return run_apply(args)
+        if args.command == "trace":
+            from .commands.trace import run_trace
+
+            return run_trace(args)
         if args.command == "tui" or (args.command is None and sys.stdout.isatty()
                                      and sys.stdin.isatty()):
             from .commands.tui import demo_tui_args, run_tui

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from models.scenarios import ModelSummary
     from probes.basketmap import BasketMap
 
+    from .cluster import ClusterAdvice
+
 DEFAULT_BUDGET_S = 60.0
 
 Paths = str | Path | Sequence[str | Path]
@@ -43,7 +45,7 @@ def advise(paths: Paths,
            branches: Sequence[str] | None = None, cancel: threading.Event | None = None,
            cache: bool = True, recalibrate: bool = False, label: str | None = None,
            sample: int | None = DEFAULT_SAMPLE, uses: Sequence[str] | None = None,
-           replay_merge: bool = False) -> Advice:
+           replay_merge: bool = False, dask: Any = None, trace: Any = None) -> Advice:
     """Probe, calibrate within ``budget_s`` seconds, fit the model and advise.
 
     ``paths``: ROOT files, directories or globs (one dataset; the demo's are
@@ -60,7 +62,11 @@ def advise(paths: Paths,
     replaying the reads of the merged layout (off by default: see :func:`advise_from`).
 
     Raises :class:`NoUsableData` when no input is a usable ROOT file; bad inputs besides
-    usable ones are listed in ``advice.dataset.errors``.
+    usable ones are listed in ``advice.dataset.errors``.  ``trace``: an
+    ``advisor.trace.Trace`` of the user's program (``hep-advisor trace``): its reader findings
+    (U0xx) are added to ``advice.notes``.  ``dask``: a Dask scheduler address,
+    ``local:N`` or a ``distributed.Client``: every node is probed too (``advice.cluster``,
+    its advice D001-D003 among the recommendations; see ``advisor.cluster``).
     """
     from probes import probe_site, storage_paths
     from probes.readtests.calibrate import calibrate
@@ -72,7 +78,8 @@ def advise(paths: Paths,
     name = label or _label(inputs)
     analysis_key = analysis if isinstance(analysis, str) or analysis is None else \
         f"{getattr(analysis, '__module__', '?')}:{getattr(analysis, '__qualname__', '?')}"
-    key = calcache.cache_key(inputs, engine, branches, analysis_key) if cache else None
+    key = calcache.cache_key(inputs, engine, branches, analysis_key,
+                             sample=sample) if cache else None
     hit = None if recalibrate else calcache.load(key)
     if progress is not None:
         progress(ProgressEvent("probe", 0.0, "probing the site and the files"))
@@ -99,21 +106,35 @@ def advise(paths: Paths,
                                  calibration_created=created, branches=branches, uses=uses,
                                  replay_merge=replay_merge),
                      calibration_reused=hit is not None)
-    calcache.store_advice(key, advice, uses)
+    from .trial_refit import with_stored_trials  # `try`'s measured trials of these files
+
+    advice = with_stored_trials(advice, key, branches, uses)
+    calcache.store_advice(key, advice, uses, replay_merge=replay_merge)
+    if dask is not None:  # measured each time: not cached
+        from .cluster import with_cluster
+
+        advice = with_cluster(advice, dask, budget_s=budget_s, branches=branches,
+                              analysis=analysis, progress=progress, cancel=cancel)
+    if trace is not None:  # the user's own program, traced: its reader findings as notes
+        from .trace import trace_notes
+
+        advice = replace(advice, notes=advice.notes + trace_notes(trace))
     return advice
 
 
 def cached_advice(paths: Paths, engine: str = "uproot", *,
                   branches: Sequence[str] | None = None, analysis: str | None = None,
-                  uses: Sequence[str] | None = None) -> Advice | None:
-    """What the last ``advise`` of these unchanged files (with the same ``uses``) concluded,
+                  uses: Sequence[str] | None = None, replay_merge: bool = False,
+                  sample: int | None = DEFAULT_SAMPLE) -> Advice | None:
+    """What the last ``advise`` of these unchanged files (with the same ``uses`` and
+    ``replay_merge``) concluded,
     read from the cache without fitting the model (``None`` if there is none).  Its
     ``predict`` is not available: the fitted model is not stored.  It takes a fraction of a
     second, without scikit-learn."""
     from . import cache as calcache
 
-    return calcache.load_advice(calcache.cache_key(_inputs(paths), engine, branches, analysis),
-                                uses)
+    key = calcache.cache_key(_inputs(paths), engine, branches, analysis, sample=sample)
+    return calcache.load_advice(key, uses, replay_merge=replay_merge)
 
 
 def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibration | None,
@@ -124,11 +145,13 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
                 basket_maps: Sequence[BasketMap] | None = None) -> Advice:
     """The verdict and the ranked recommendations from measurements already made.
     ``branches``: what the program reads (default: every branch); ``uses``: what the analysis
-    uses, when known.  ``replay_merge``: M001 predicts the merge by replaying uproot's reads
-    of the merged layout through a model of the device (``models.replay``) instead of the rate
-    model's merge scenario; it reads the basket maps of a few files (metadata only) unless
-    ``basket_maps`` are given.  Off by default: on the validation data the replay was not
-    closer to what the merge realised (benchmarks/bench_merge_replay.py)."""
+    uses, when known.  The basket maps of a few files (metadata only; ``basket_maps`` where
+    given) are read for replays: M001 checks what the merged layout costs the readers users
+    run and offers what removes scattered reads; T001 and A001 say what the replay predicts.
+    ``replay_merge``: M001's own speed-up also comes from the replay (the event loop's reads
+    of the merged layout through a model of the device, ``models.replay``) instead of the rate
+    model's merge scenario.  Off by default: on the validation data the replay was not closer
+    to what the merge realised (benchmarks/bench_merge_replay.py)."""
     from models.scenarios import calibrated_baseline, summarize
 
     from .recommend import Context, recommend
@@ -152,14 +175,23 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
         summary = summarize(model, baseline, counts, level=level)
         v = verdict(baseline)
         maps: tuple[BasketMap, ...] = ()
-        if replay_merge:
+        if baseline.workers == 1:  # the replay is of one worker
             maps = tuple(basket_maps) if basket_maps is not None else \
-                sample_basket_maps(dataset)
+                sample_basket_maps(dataset, inputs=inputs)
         ctx = Context(site=site, dataset=dataset, calibration=calibration, model=model,
                       baseline=baseline, summary=summary, verdict=v, label=label,
                       inputs=tuple(inputs), branches=tuple(branches or ()), level=level,
                       uses=tuple(uses or ()), basket_maps=maps, replay_merge=replay_merge)
         recs = tuple(recommend(ctx))
+    if calibration is not None and calibration.remote is not None:  # X001-X003: the link
+        from .advice import rank_key
+        from .recommend.remote import link_notes, remote_rules
+
+        rmaps = tuple(basket_maps) if basket_maps is not None else sample_basket_maps(dataset)
+        recs = tuple(sorted((*recs, *remote_rules(dataset, calibration, rmaps, branches,
+                                                  label=label)), key=rank_key))
+        notes = [n for n in notes if not n.startswith("no model")] + link_notes(
+            calibration, dataset, rmaps, branches)
     return Advice(label=label, site=site, dataset=dataset, calibration=calibration,
                   model=summary, verdict=v, recommendations=recs, inputs=tuple(inputs),
                   calibration_created=calibration_created, notes=tuple(notes), fitted=model,
@@ -170,23 +202,49 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
 REPLAY_MAPS = 8
 
 
-def sample_basket_maps(dataset: DatasetProfile, limit: int = REPLAY_MAPS
-                       ) -> tuple[BasketMap, ...]:
+def sample_basket_maps(dataset: DatasetProfile, limit: int = REPLAY_MAPS, *,
+                       inputs: Sequence[str] = ()) -> tuple[BasketMap, ...]:
     """Basket maps of the largest tree in up to ``limit`` of the dataset's files (evenly
-    spread); none where they cannot be read."""
+    spread); none where they cannot be read.  The files are the probe's, or those found in
+    ``inputs`` where the probe does not list them (a cached probe does not keep its paths)."""
     from probes.basketmap import read_basket_map
 
     trees = [t for t in dataset.trees if t.format == "ttree"]
     paths = list(dataset.file_paths)
+    if not paths and inputs:
+        from probes.files import discover
+
+        bad = {e.path for e in dataset.errors}
+        paths = [f.path for f in discover(inputs).files if f.path not in bad]
     if not trees or not paths:
         return ()
     tree = max(trees, key=lambda t: t.compressed_bytes).name
     n = min(limit, len(paths))
     picked = [paths[round(i * (len(paths) - 1) / max(n - 1, 1))] for i in range(n)]
     try:
-        return tuple(read_basket_map(p, tree) for p in dict.fromkeys(picked))
-    except Exception:  # a replay is an extra: without maps M001 uses the rate model
+        return tuple(_basket_map(p, tree, read_basket_map) for p in dict.fromkeys(picked))
+    except Exception:  # a replay is an extra: without maps the rules use the rate model
         return ()
+
+
+#: Basket maps read in this process, by (path, tree, size, mtime): advising the same files
+#: again (a report's formats, the TUI) does not read them again.
+_MAPS: dict[tuple[str, str, int, int], BasketMap] = {}
+_MAPS_KEPT = 64
+
+
+def _basket_map(path: str, tree: str, read: Callable[[str, str], BasketMap]) -> BasketMap:
+    import os
+
+    if "://" in path:  # remote (root://, http(s)://): not kept, it cannot be stat'ed here
+        return read(path, tree)
+    st = os.stat(path)
+    key = (os.path.abspath(path), tree, st.st_size, st.st_mtime_ns)
+    if key not in _MAPS:
+        if len(_MAPS) >= _MAPS_KEPT:
+            _MAPS.pop(next(iter(_MAPS)))
+        _MAPS[key] = read(path, tree)
+    return _MAPS[key]
 
 
 @dataclass(frozen=True)
@@ -200,6 +258,8 @@ class Calibrated:
     calibration: Calibration
     model: ModelSummary | None
     notes: tuple[str, ...] = ()
+    #: with ``dask``: every node of the cluster probed (``advisor.cluster``)
+    cluster: ClusterAdvice | None = None
 
 
 def _left(budget_s: float, started: float) -> float:
@@ -216,7 +276,7 @@ def calibrate_paths(paths: Paths, *, budget_s: float = DEFAULT_BUDGET_S,
                     progress: ProgressCallback | None = None,
                     cancel: threading.Event | None = None,
                     on_probed: Callable[[DatasetProfile], None] | None = None,
-                    uses: Sequence[str] | None = None) -> Calibrated:
+                    uses: Sequence[str] | None = None, dask: Any = None) -> Calibrated:
     """Probe the files and the site, run the read tests within ``budget_s`` seconds (the
     concurrency sweep at ``workers``, default the read tests' own) and fit the model: what
     ``hep-advisor calibrate`` does.  No cache is read or written.  ``on_probed`` is called
@@ -240,8 +300,14 @@ def calibrate_paths(paths: Paths, *, budget_s: float = DEFAULT_BUDGET_S,
     from .recommend.data import selection_notes
 
     summary, notes = calibration_summary(cal, dataset, site, workers or ())
+    cluster = None
+    if dask is not None:  # ``dask``: as advise's
+        from .cluster import calibrate_cluster
+
+        cluster = calibrate_cluster(dask, dataset, budget_s=budget_s, branches=branches,
+                                    analysis=analysis, progress=progress, cancel=cancel)
     return Calibrated(site, dataset, cal, summary,
-                      selection_notes(dataset, branches, uses) + notes)
+                      selection_notes(dataset, branches, uses) + notes, cluster)
 
 
 def calibration_summary(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +20,11 @@ from probes.results import DatasetProfile, SiteProfile
 
 from ._version import __version__
 from .advice import DatasetAdvice, Recommendation, Report
+from .apply_result import ApplySummary
+from .cluster import ClusterAdvice
 from .jsonio import JsonInputError, from_jsonable, to_jsonable
+from .trace import Trace
+from .trial_result import TrialResult
 
 if TYPE_CHECKING:
     from models.scenarios import Baseline
@@ -54,6 +58,12 @@ class Document:
     model: ModelSummary | None = None
     datasets: tuple[DatasetAdvice, ...] | None = None
     recommendations: tuple[Recommendation, ...] | None = None
+    trace: Trace | None = None  # `hep-advisor trace`: the user's own program, traced
+    #: ``try``'s result (JSON key ``try``), and ``apply``'s
+    try_: TrialResult | None = field(default=None, metadata={"key": "try"})
+    apply: ApplySummary | None = None
+    #: ``--dask``: every node of the cluster, the shared-storage test and the cluster model
+    cluster: ClusterAdvice | None = None
 
 
 def make_document(
@@ -79,7 +89,8 @@ def make_report_document(report: Report) -> Document:
     """``hep-advisor report``'s document: the site, one block per dataset, and every
     recommendation ranked by predicted speed-up (each naming its dataset)."""
     return replace(make_document("report", report.site, None), datasets=tuple(
-        a.block() for a in report.advice), recommendations=report.recommendations)
+        a.block() for a in report.advice), recommendations=report.recommendations,
+        cluster=report.cluster)
 
 
 def document_json(doc: Document) -> dict[str, Any]:

@@ -17,10 +17,15 @@ def _json_fields(cls_or_obj: Any) -> list[dataclasses.Field[Any]]:
     return [f for f in dataclasses.fields(cls_or_obj) if f.metadata.get("json", True)]
 
 
+def _key(f: dataclasses.Field[Any]) -> str:
+    """A field's JSON key: its name, or ``metadata["key"]`` (a key that is a Python keyword)."""
+    return str(f.metadata.get("key", f.name))
+
+
 def to_jsonable(obj: Any) -> Any:
     """Plain JSON values from (nested) dataclasses; NaN and infinities become ``None``."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_jsonable(getattr(obj, f.name)) for f in _json_fields(obj)}
+        return {_key(f): to_jsonable(getattr(obj, f.name)) for f in _json_fields(obj)}
     if isinstance(obj, (list, tuple)):
         return [to_jsonable(x) for x in obj]
     if isinstance(obj, dict):
@@ -83,8 +88,8 @@ class SchemaBuilder:
         props = {}
         required = []
         for f in _json_fields(cls):
-            props[f.name] = self.of(hints[f.name])
-            required.append(f.name)
+            props[_key(f)] = self.of(hints[f.name])
+            required.append(_key(f))
         out: dict[str, Any] = {"type": "object"}
         doc = _doc(cls)
         if doc:
@@ -153,13 +158,13 @@ def from_jsonable(tp: Any, value: Any, path: str, where: str) -> Any:
         for f in dataclasses.fields(tp):
             if not f.metadata.get("json", True):
                 continue
-            if f.name not in value:
+            if _key(f) not in value:
                 if (f.default is not dataclasses.MISSING
                         or f.default_factory is not dataclasses.MISSING):
                     continue
-                raise JsonInputError(f"{path}: {where}.{f.name}: missing")
-            kwargs[f.name] = from_jsonable(hints[f.name], value[f.name], path,
-                                           f"{where}.{f.name}")
+                raise JsonInputError(f"{path}: {where}.{_key(f)}: missing")
+            kwargs[f.name] = from_jsonable(hints[f.name], value[_key(f)], path,
+                                           f"{where}.{_key(f)}")
         return tp(**kwargs)
     if tp is float:
         if value is None:  # to_jsonable writes NaN and infinities as null

@@ -39,6 +39,15 @@ def checked_in_schema() -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if "-h" in args or "--help" in args:
+        print("usage: python -m advisor.schema [--check]\n\nWrite the JSON schema generated "
+              "from the result types to advisor/schemas/; with --check, only compare "
+              "(exit 1 when the checked-in file is out of date).")
+        return 0
+    unknown = [a for a in args if a != "--check"]
+    if unknown:
+        print(f"advisor.schema: unknown argument {unknown[0]!r} (try --help)", file=sys.stderr)
+        return 2
     target = Path(__file__).parent / "schemas" / SCHEMA_FILE
     text = schema_text(generate_schema())
     if "--check" in args:

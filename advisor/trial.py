@@ -4,12 +4,14 @@ A representative sample of the files (spread evenly over the sorted list; an ent
 file where a single file exceeds the sample) is sized to the budget, the recommendation is
 applied to it in a scratch directory (``apply``'s own writer: ``hadd``, or uproot), and the
 same read (every leaf branch, or ``branches``, and the ``analysis`` where given, files opened
-inside the timing) is timed on the sample before and after, alternately, cold (every file
-evicted from the page cache first).  The realised speed-up is the ratio of the median times
-(the same events).  It is compared with the recommendation's predicted speed-up and interval,
-and with the model's prediction for the sample as it was changed (a merge of a sample smaller
-than the recommended target merges to a smaller file: the model predicts that too).  The
-scratch directory is removed whatever happens; the inputs are only read.
+inside the timing) is timed on the sample before and after, cold (every file evicted from the
+page cache first), in alternating order after an untimed warm-up read; a read shorter than
+``trial_run.MIN_PHASE_S`` is repeated, cold each time, within its pass. The realised speed-up
+is the ratio of the median times (the same events). It is compared with the recommendation's
+predicted speed-up and interval, and with the model's prediction for the sample as it was
+changed (a merge of a sample smaller than the recommended target merges to a smaller file: the
+model predicts that too). The scratch directory is removed whatever happens; the inputs are
+only read.
 """
 
 from __future__ import annotations
@@ -19,15 +21,17 @@ import statistics
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .apply import SETTINGS, make_plan
+from .trial_result import Sample, Timing, TrialResult
 from .trial_run import (
+    MIN_PHASE_S,
+    alternate,
     basket_entries,
     same_fs,
     scratch_dir,
-    timed_read,
     uncompressed_per_branch_entry,
     write_entry_range,
 )
@@ -41,7 +45,7 @@ if TYPE_CHECKING:
 TRY_CODES = ("M001", "R001", "C001")
 DEFAULT_BUDGET_S = 60.0
 #: Timed passes before and after: at least, and at most.
-MIN_PAIRS, MAX_PAIRS = 2, 30
+MIN_PAIRS, MAX_PAIRS = 3, 30
 #: Assumed rate of writing the sample (MB/s of input), to size it to the budget.
 WRITE_MB_PER_S = 20.0
 #: Smallest and largest sample (MB) sized from the budget.
@@ -54,93 +58,20 @@ class TrialError(ValueError):
     """The recommendation cannot be tried (the message is one line)."""
 
 
-@dataclass(frozen=True)
-class Sample:
-    files: int
-    bytes: int
-    entries: int
-    method: str  # "files" or "entries" (an entry range of one file)
-    outputs: int
-    output_bytes: int
-
-
-@dataclass(frozen=True)
-class Timing:
-    """The timed passes over the sample: median seconds, the samples, rates."""
-
-    seconds: float
-    samples_s: tuple[float, ...]
-    entries: int
-    events_per_s: float
-    mb_per_s: float  # compressed MB of the original sample per second
-    cache: str  # "cold" (every eviction confirmed), "mixed" or "warm"
-
-
-@dataclass(frozen=True)
-class TrialResult:
-    code: str
-    title: str
-    scenario: str
-    sample: Sample
-    predicted_speedup: float
-    speedup_low: float
-    speedup_high: float
-    realised_speedup: float
-    before: Timing
-    after: Timing
-    within_interval: bool
-    #: the model's prediction for the sample as changed (the scenario it ran), or None
-    sample_scenario: str | None = None
-    sample_predicted_speedup: float | None = None
-    sample_speedup_low: float | None = None
-    sample_speedup_high: float | None = None
-    workers: int = 1
-    budget_s: float = 0.0
-    elapsed_s: float = 0.0
-    scratch: str = ""
-    notes: tuple[str, ...] = field(default=())
-    #: after the refit with the sample's two points: the tried code's prediction (None where
-    #: it is no longer recommended, or no refit was made) and the new ranking
-    refit: bool = False
-    refit_predicted_speedup: float | None = None
-    refit_speedup_low: float | None = None
-    refit_speedup_high: float | None = None
-    refit_ranking: tuple[str, ...] = ()
-    #: the advice refitted and ranked again (not in the JSON)
-    refitted: Advice | None = field(default=None, repr=False, compare=False)
-
-    def to_json(self) -> dict[str, Any]:
-        d: dict[str, Any] = {}
-        for f in fields(self):
-            if f.name == "refitted":
-                continue
-            v = getattr(self, f.name)
-            d[f.name] = asdict(v) if f.name in ("sample", "before", "after") else v
-        d["notes"] = list(self.notes)
-        d["refit_ranking"] = list(self.refit_ranking)
-        for k in ("before", "after"):
-            d[k]["samples_s"] = list(d[k]["samples_s"])
-        return {"try": d}
-
-    def headline(self) -> str:
-        where = "within" if self.within_interval else "outside"
-        return (f"{self.code}: predicted {self.predicted_speedup:.2f}x "
-                f"[{self.speedup_low:.2f}-{self.speedup_high:.2f}], realised "
-                f"{self.realised_speedup:.2f}x on the sample ({where} the interval)")
-
-
 def try_recommendation(advice: Advice, code: str, *, budget_s: float = DEFAULT_BUDGET_S,
                        sample_mb: float | None = None, scratch: str | None = None,
                        analysis: str | Callable[[Any], Any] | None = None,
                        branches: Sequence[str] | None = None,
                        progress: Progress | None = None,
                        cancel: threading.Event | None = None,
-                       refit: bool = True) -> TrialResult:
+                       refit: bool = True, store: bool = True) -> TrialResult:
     """Try ``advice``'s recommendation ``code`` on a sample (see the module's docstring).
     ``sample_mb`` fixes the sample's size (default: sized to ``budget_s``).  Raises
     :class:`TrialError` when the recommendation is absent or cannot be tried.  With ``refit``
     (and a fitted model), the two timed points are fed back into the model and the
-    recommendations ranked again (``TrialResult.refitted``, see :mod:`advisor.trial_refit`)."""
+    recommendations ranked again (``TrialResult.refitted``, see :mod:`advisor.trial_refit`);
+    with ``store`` the two points are kept with the files' cached advice, and later
+    ``advise()`` runs of the same unchanged files refit with them (``TrialResult.stored``)."""
     from probes.readtests.eventloop import resolve_analysis
 
     t_start = time.perf_counter()
@@ -191,27 +122,30 @@ def try_recommendation(advice: Advice, code: str, *, budget_s: float = DEFAULT_B
         in_bytes = sum(sizes[p] if p not in entry_stop else
                        int(sizes[p] * entry_stop[p] / max(basket_entries(p, tree.name)[0], 1))
                        for p in picked)
-        before: list[Any] = []
-        after: list[Any] = []
         spent = time.perf_counter() - t_start
-        while len(before) < MAX_PAIRS:
-            check()
-            b = timed_read(picked, tree.name, branches, func, entry_stop, check=check)
-            a = timed_read(outputs, tree.name, branches, func, check=check)
-            if a.entries != b.entries:
-                raise TrialError(f"the sample after the change has {a.entries} entries, "
-                                 f"before {b.entries}")
-            before.append(b)
-            after.append(a)
-            pair = b.seconds + a.seconds
+        say(0.1, "timing the sample before and after (cold)")
+
+        def on_pair(n: int, b: Any, a: Any) -> None:
             elapsed = time.perf_counter() - t_start
             say(0.1 + 0.9 * min(1.0, (elapsed - spent) / max(budget_s - spent, 1e-9)),
-                f"pass {len(before)}: before {b.seconds:.2f} s, after {a.seconds:.2f} s")
-            if len(before) >= MIN_PAIRS and elapsed + pair > budget_s:
-                break
+                f"pass {n}: before {b.seconds:.2f} s, after {a.seconds:.2f} s")
+
+        try:
+            passes = alternate(picked, outputs, tree.name, branches=branches, analysis=func,
+                               entry_stop=entry_stop, budget_s=max(budget_s - spent, 0.0),
+                               min_pairs=MIN_PAIRS, max_pairs=MAX_PAIRS, check=check,
+                               on_pair=on_pair)
+        except ValueError as exc:
+            raise TrialError(f"the sample after the change: {exc}") from None
+        before, after = list(passes.before), list(passes.after)
+        if passes.repeats_before > 1 or passes.repeats_after > 1:
+            notes.append(f"one read of the sample is shorter than {MIN_PHASE_S:g} s: each "
+                         f"timed pass reads it {passes.repeats_before} time(s) before and "
+                         f"{passes.repeats_after} after, cold each time (the mean of a "
+                         "pass's reads is its time)")
         scratch_path = str(tmp)
-    tb = _timing(before, in_bytes)
-    ta = _timing(after, in_bytes)
+    tb = _timing(before, in_bytes, passes.repeats_before)
+    ta = _timing(after, in_bytes, passes.repeats_after)
     if tb.cache != "cold" or ta.cache != "cold":
         notes.append(f"eviction not confirmed for every pass (before: {tb.cache}, after: "
                      f"{ta.cache}): the timings may include cached reads")
@@ -234,21 +168,39 @@ def try_recommendation(advice: Advice, code: str, *, budget_s: float = DEFAULT_B
         scratch=scratch_path, notes=tuple(notes))
     if not refit or scen is None or advice.fitted is None or advice.calibration is None:
         return result
-    from .trial_refit import refit_advice
+    from . import trial_refit as tr
 
+    key = _cache_key(advice, branches, analysis) if store else None
     try:
-        again = refit_advice(advice, result, scen)
+        point = tr.trial_point(advice, result, scen)
+        # the trials of other codes stored for these files, and this one
+        points = [p for p in tr.load_trials(key) if p.code != rec.code] + [point]
+        again = tr.refit_with(advice, points, branches=branches)
     except ValueError as exc:
         return replace(result, notes=(*result.notes, f"no refit: {exc}"))
+    stored = tr.store_trial(key, point) if store else None
     new = again.recommendation(rec.code)
     return replace(result, refit=True, refitted=again,
+                   stored=str(stored) if stored is not None else None,
                    refit_predicted_speedup=new.predicted_speedup if new else None,
                    refit_speedup_low=new.speedup_low if new else None,
                    refit_speedup_high=new.speedup_high if new else None,
                    refit_ranking=tuple(r.code for r in again.recommendations))
 
 
-def _timing(reads: list[Any], in_bytes: int) -> Timing:
+def _cache_key(advice: Advice, branches: Sequence[str] | None,
+               analysis: str | Callable[[Any], Any] | None) -> str | None:
+    """The key ``advise()`` caches these files' calibration and advice under (uproot's)."""
+    from .cache import cache_key
+
+    if not advice.inputs:
+        return None
+    name = analysis if isinstance(analysis, str) or analysis is None else \
+        f"{getattr(analysis, '__module__', '?')}:{getattr(analysis, '__qualname__', '?')}"
+    return cache_key(list(advice.inputs), "uproot", branches, name)
+
+
+def _timing(reads: list[Any], in_bytes: int, repeats: int = 1) -> Timing:
     secs = [r.seconds for r in reads]
     med = statistics.median(secs)
     flags = [r.cold for r in reads]
@@ -257,7 +209,7 @@ def _timing(reads: list[Any], in_bytes: int) -> Timing:
     n = reads[0].entries
     return Timing(round(med, 6), tuple(round(s, 6) for s in secs), n,
                   round(n / med, 3) if med > 0 else 0.0,
-                  round(in_bytes / 1e6 / med, 3) if med > 0 else 0.0, cache)
+                  round(in_bytes / 1e6 / med, 3) if med > 0 else 0.0, cache, repeats)
 
 
 def _apply_to_sample(advice: Advice, rec: Recommendation, tree_name: str, files: list[str],

@@ -5,6 +5,7 @@ the read tests' own ``posix_fadvise(DONTNEED)`` helper, and the eviction checked
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import shutil
 import tempfile
@@ -101,6 +102,92 @@ def timed_read(paths: Sequence[str], tree_name: str, branches: Sequence[str] | N
                 if check is not None:
                     check()
     return Read(time.perf_counter() - t0, entries, confirmed)
+
+
+#: A timed phase (one read of the sample) shorter than this is read again, cold again, within
+#: the same phase, and the phase's time is the mean: a 0.2 s read is too short to time on a
+#: loaded machine (scheduling and start-up jitter are a large part of it).
+MIN_PHASE_S = 1.0
+MAX_REPEATS = 25
+
+
+def timed_phase(paths: Sequence[str], tree_name: str, branches: Sequence[str] | None,
+                analysis: Callable[[Any], Any] | None, entry_stop: dict[str, int] | None,
+                repeats: int, check: Callable[[], None] | None = None) -> Read:
+    """``repeats`` cold reads of ``paths`` (each evicted again first, outside the timing): the
+    mean seconds of one read."""
+    reads = [timed_read(paths, tree_name, branches, analysis, entry_stop, check=check)
+             for _ in range(max(1, repeats))]
+    colds = [r.cold for r in reads]
+    cold = None if all(c is None for c in colds) else all(c is True for c in colds)
+    return Read(sum(r.seconds for r in reads) / len(reads), reads[0].entries, cold)
+
+
+def repeats_for(seconds: float, min_phase_s: float = MIN_PHASE_S) -> int:
+    """Reads per phase so that a phase lasts at least ``min_phase_s``."""
+    if seconds >= min_phase_s:
+        return 1
+    return min(MAX_REPEATS, math.ceil(min_phase_s / max(seconds, 1e-3)))
+
+
+@dataclass(frozen=True)
+class Passes:
+    """Alternating timed phases before and after: per-phase reads, and reads per phase."""
+
+    before: tuple[Read, ...]
+    after: tuple[Read, ...]
+    repeats_before: int
+    repeats_after: int
+
+
+def alternate(before: Sequence[str], after: Sequence[str], tree_name: str, *,
+              branches: Sequence[str] | None = None,
+              analysis: Callable[[Any], Any] | None = None,
+              entry_stop: dict[str, int] | None = None, budget_s: float = 30.0,
+              min_pairs: int = 3, max_pairs: int = 30, min_phase_s: float = MIN_PHASE_S,
+              check: Callable[[], None] | None = None,
+              on_pair: Callable[[int, Read, Read], None] | None = None) -> Passes:
+    """Time ``before`` (up to ``entry_stop``) against ``after`` the same way: one untimed warm
+    read of the first file of each (imports, first-call costs), one sizing read of each (how
+    many cold reads make a phase of ``min_phase_s``; kept as a pass only when one read is
+    enough), then pairs in alternating order (before-after, after-before, ...) until
+    ``min_pairs`` are done and the next would pass ``budget_s`` (counted from the call), or
+    ``max_pairs``.  Raises ``ValueError`` when the two read different numbers of entries."""
+    t0 = time.perf_counter()
+    first_stop = {k: v for k, v in (entry_stop or {}).items() if k == before[0]}
+    timed_read(before[:1], tree_name, branches, analysis, first_stop, cold=False, check=check)
+    timed_read(after[:1], tree_name, branches, analysis, cold=False, check=check)
+    b1 = timed_read(before, tree_name, branches, analysis, entry_stop, check=check)
+    a1 = timed_read(after, tree_name, branches, analysis, check=check)
+    if a1.entries != b1.entries:
+        raise ValueError(f"the files after the change hold {a1.entries} entries, before "
+                         f"{b1.entries}")
+    rb, ra = repeats_for(b1.seconds, min_phase_s), repeats_for(a1.seconds, min_phase_s)
+    bs: list[Read] = []
+    as_: list[Read] = []
+    if rb == ra == 1:
+        bs.append(b1)
+        as_.append(a1)
+        if on_pair is not None:
+            on_pair(1, b1, a1)
+    while len(bs) < max_pairs:
+        if check is not None:
+            check()
+        t = time.perf_counter()
+        if len(bs) % 2 == 0:
+            b = timed_phase(before, tree_name, branches, analysis, entry_stop, rb, check)
+            a = timed_phase(after, tree_name, branches, analysis, None, ra, check)
+        else:
+            a = timed_phase(after, tree_name, branches, analysis, None, ra, check)
+            b = timed_phase(before, tree_name, branches, analysis, entry_stop, rb, check)
+        bs.append(b)
+        as_.append(a)
+        if on_pair is not None:
+            on_pair(len(bs), b, a)
+        now = time.perf_counter()
+        if len(bs) >= min_pairs and (now - t0) + (now - t) > budget_s:
+            break
+    return Passes(tuple(bs), tuple(as_), rb, ra)
 
 
 def write_entry_range(src: str, tree_name: str, dst: str, entries: int,

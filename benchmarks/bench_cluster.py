@@ -12,7 +12,9 @@ Root, cgroup v1 blkio and loop devices (``python -m testbench --check``) and ``d
 (the ``dask`` extra) are needed; run it from the repository root.  The model sees only the
 probe (each worker alone, then all of them at once); the 1..N sweep that it is compared with
 is measured afterwards, with the same concurrent test, and is not given to it.  ``--modes
-mixed`` makes the nodes heterogeneous: separate disks, every other one at 0.6 x the rate.
+mixed`` makes the nodes heterogeneous: separate disks, every other one at 0.6 x the rate;
+``slow``: separate disks, the last one at 0.4 x the rate (a slow node).  Each run also lists
+the cluster advice (``advisor.cluster.cluster_advice``: D001-D003) drawn from the probe.
 """
 
 from __future__ import annotations
@@ -26,11 +28,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from advisor.cluster import cluster_advice
 from models.cluster import ClusterModel
 from probes.cluster import concurrent_read, list_workers, probe_cluster
 from testbench.cluster import emulated_cluster
 
 MIXED_SLOW = 0.6
+SLOW_NODE = 0.4
 
 
 def run_one(workers: int, mode: str, rate: float, samples: int) -> dict[str, Any]:
@@ -38,12 +42,15 @@ def run_one(workers: int, mode: str, rate: float, samples: int) -> dict[str, Any
     rates: float | list[float] = rate
     if mode == "mixed":  # separate disks, every other one slower: heterogeneous nodes
         rates = [rate if i % 2 == 0 else round(MIXED_SLOW * rate, 1) for i in range(workers)]
+    elif mode == "slow":  # separate disks, the last one slow
+        rates = [rate] * (workers - 1) + [round(SLOW_NODE * rate, 1)]
     disks = "shared" if mode == "shared" else "separate"
     with emulated_cluster(workers, disks, rates) as ec:  # type: ignore[arg-type]
         set_rates = ec.worker_mb_per_s
         profile = probe_cluster(ec.client, ec.files, group_by="worker", samples=samples,
                                 before_read=ec.bench.reset_throttle)
         model = ClusterModel.from_profile(profile)
+        advice = cluster_advice(profile)
         infos = list_workers(ec.client)
         node_of = {w.address: f"{w.host}/{w.name}" for w in infos}
         per_node = [(n.name, n.calibration.worker_mb_per_s if n.calibration else None, r)
@@ -67,6 +74,9 @@ def run_one(workers: int, mode: str, rate: float, samples: int) -> dict[str, Any
         "shared_measured_mb_per_s": profile.shared_storage.aggregate_mb_per_s
         if profile.shared_storage else None,
         "shared_capacity_mb_per_s": p.shared_capacity_mb_per_s,
+        "advice": [f"{r.code} {r.title} ({r.predicted_speedup:.2f}x, "
+                   f"{r.speedup_low:.2f}-{r.speedup_high:.2f})" for r in advice.recommendations],
+        "saturates_at_nodes": advice.saturates_at_nodes,
         "probe_s": profile.elapsed_s, "total_s": time.perf_counter() - t0,
         "sweep": sweep,
     }
@@ -95,8 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workers", type=int, nargs="+", default=[2, 4])
     ap.add_argument("--modes", nargs="+", default=["separate", "shared"],
-                    choices=["separate", "shared", "mixed"],
-                    help="mixed: separate disks, every other one at 0.6 x the rate")
+                    choices=["separate", "shared", "mixed", "slow"],
+                    help="mixed: separate disks, every other one at 0.6 x the rate; slow: "
+                    "separate disks, the last at 0.4 x")
     ap.add_argument("--rate", type=float, default=50.0, help="MB/s of each emulated disk")
     ap.add_argument("--samples", type=int, default=2)
     ap.add_argument("--json", type=Path, help="write the results here")
@@ -108,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
             results.append(r)
             print(f"{n} workers, {mode}: probe {r['probe_s']:.1f} s, total {r['total_s']:.1f} s",
                   flush=True)
+            for line in r["advice"] or ["no cluster advice"]:
+                print(f"  {line}", flush=True)
     print(table(results))
     ok_nodes = all(x is not None and abs(x / want - 1) <= 0.10 for r in results
                    for _, x, want in r["per_node"])

@@ -6,7 +6,8 @@ The read tests become configuration points (rows of ``X``, measured rates ``y``)
 read test                 becomes
 ========================  =====================================================================
 cold sequential, and the  raw reads (no decompression, no processing) by k workers: storage
-concurrency sweep         rate B and the number of independent devices N_io
+concurrency sweep         rate B and the number of independent devices N_io (the sweep
+                          relative to its own single reader, at the sequential read's level)
 random-request sweep      one worker's raw reads of each request size: access time and B
 page cache                a cached raw read: the page-cache rate
 decompression             an in-memory row (no I/O): the decompression rate per core (of the
@@ -71,6 +72,8 @@ UNPACK_SD = 0.3
 #: Run-to-run spread (one sigma, relative) of a figure measured fewer than three times: one
 #: sample says nothing of how the next calibration's will differ.
 SINGLE_SAMPLE_RUN_SD = 0.15
+#: Mean range of two normal samples, in standard deviations (``point_sd``).
+D2 = 1.128
 #: Request size assumed for uproot's event loop when the device's read-ahead is unknown.
 DEFAULT_READAHEAD_BYTES = 128 * 1024
 
@@ -94,17 +97,42 @@ class FitInputs:
     #: each point's (and each prior's) run-to-run spread: one sigma of its log (see _run_sd)
     run_sd: tuple[float, ...] = ()
     prior_run_sd: dict[str, float] = field(default_factory=dict)
+    #: each point's measurement (its samples; ``None`` where the point has none)
+    measurements: tuple[Measurement | None, ...] = ()
+    #: each point's uncertainty (relative, one sigma) set by what it measures, beyond its
+    #: samples (the unpacking row's ``UNPACK_SD``); ``None`` for the others
+    floors: tuple[float | None, ...] = ()
+
+
+def point_sd(m: Measurement | None) -> tuple[float | None, str | None]:
+    """One sample's relative standard deviation from a measurement's own data, and where it
+    came from; ``(None, None)`` where the measurement has nothing to tell it by."""
+    if m is None:
+        return None, None
+    found: list[tuple[float, str]] = []
+    n = len(m.samples)
+    if n >= 3 and m.spread is not None:
+        found.append((m.spread / IQR_TO_SIGMA, "samples"))
+    elif n == 2 and m.spread is not None:
+        found.append((m.spread / D2, "2 samples"))
+    if n < 3 and m.part_spread is not None:  # an upper estimate: where samples are too few
+        found.append((m.part_spread / IQR_TO_SIGMA, "parts of a sample"))
+    if not found:
+        return None, None
+    return max(found)
 
 
 def _run_sd(m: Measurement | None, floor: float) -> float:
     """How much a figure may differ from one calibration to the next (one sigma, relative):
-    one sample's spread ((p75 - p25) / median / 1.349), not the standard error of the
-    median, since the samples of one run share its conditions (the device's state, the
-    machine's load); ``SINGLE_SAMPLE_RUN_SD`` for fewer than 3 samples; never below
-    ``floor`` (the point's fitted error)."""
-    if m is None or m.spread is None or len(m.samples) < 3:
-        return max(floor, SINGLE_SAMPLE_RUN_SD)
-    return max(floor, m.spread / IQR_TO_SIGMA)
+    one sample's spread (``point_sd``: from its samples, or the parts of one sample), not
+    the standard error of the median, since the samples of one run share its conditions
+    (the device's state, the machine's load); at least ``SINGLE_SAMPLE_RUN_SD`` where there
+    are fewer than 3 samples (two, or the parts of one, say little of the next run); never
+    below ``floor`` (the point's fitted error)."""
+    sd, _ = point_sd(m)
+    if m is None or len(m.samples) < 3:
+        return max(floor, SINGLE_SAMPLE_RUN_SD, sd or 0.0)
+    return max(floor, sd or 0.0)
 
 
 def _sigma(m: Measurement | None, floor: float) -> float:
@@ -137,6 +165,8 @@ class _Inputs:
     spreads: list[float | None] = field(default_factory=list)
     run_sd: list[float] = field(default_factory=list)
     prior_run_sd: dict[str, float] = field(default_factory=dict)
+    measurements: list[Measurement | None] = field(default_factory=list)
+    floors: list[float | None] = field(default_factory=list)
 
     def add(self, label: str, row: dict[str, float], rate: float | None,
             m: Measurement | None, floor: float | None = None) -> None:
@@ -148,6 +178,8 @@ class _Inputs:
         self.labels.append(label)
         self.spreads.append(m.spread if m is not None and len(m.samples) >= 3 else None)
         self.run_sd.append(_run_sd(m, self.sig[-1]))
+        self.measurements.append(m)
+        self.floors.append(floor)
 
     def prior(self, name: str, value: float, m: Measurement | None) -> None:
         self.priors[name] = (value, value * _sigma(m, self.noise))
@@ -172,10 +204,25 @@ def _raw_read_rows(x: _Inputs) -> None:
 
 
 def _concurrency_rows(x: _Inputs) -> None:
+    """The sweep's k readers.  Where the cold sequential read and the sweep's single reader
+    both exist, the sweep tells how k readers share the devices (``N_io``), not the storage
+    rate: its points are taken relative to its own single reader, at the cold sequential
+    read's level (the single reader itself is then that read again, and left out).  Its
+    samples are shorter and start k processes at a barrier, and on a fast disk read at half
+    or twice the sequential read's rate: taken as they are, the fit split the difference and
+    missed both (``models.selfcheck``)."""
+    raw = x.cal.raw_read
+    seq = raw.cold_mb_per_s if raw is not None and raw.cold is not None else None
+    one = next((c.aggregate_mb_per_s for c in x.cal.concurrency if c.workers == 1), None)
+    scale = seq / one if seq and one else None
     for c in x.cal.concurrency:
+        if scale is not None and c.workers == 1:
+            continue
         req = c.measurement.conditions.request_bytes or (1 << 20)
+        rate = c.aggregate_mb_per_s
         x.add(f"concurrency {c.workers}", {"workers": c.workers, "request_bytes": req,
-                                           "file_mb": _BIG}, c.aggregate_mb_per_s, c.measurement)
+                                           "file_mb": _BIG},
+              rate * scale if rate is not None and scale is not None else rate, c.measurement)
 
 
 def _request_sweep_rows(x: _Inputs) -> None:
@@ -317,6 +364,8 @@ def fit_inputs(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
         spreads=tuple(x.spreads),
         run_sd=tuple(x.run_sd),
         prior_run_sd=dict(x.prior_run_sd),
+        measurements=tuple(x.measurements),
+        floors=tuple(x.floors),
     )
 
 

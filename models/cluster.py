@@ -200,7 +200,8 @@ class ClusterModel:
             remote = any(s.fs_class in REMOTE_CLASSES for n in profile.nodes if n.site
                          for s in n.site.storage)
         params = ClusterParameters(tuple(nodes), None, remote=remote,
-                                   cpu_mb_per_s=cpu_mb_per_s, mb_per_event=mb_per_event)
+                                   cpu_mb_per_s=cpu_mb_per_s, mb_per_event=mb_per_event,
+                                   measured_workers=max(n.workers for n in nodes))
         shared = profile.shared_storage
         if shared is not None and shared.aggregate_mb_per_s:
             params = _with_shared(params, shared, profile)
@@ -307,11 +308,11 @@ class ClusterModel:
     def saturation(self, workers_per_node: int = 1, limit: int = 1024) -> int | None:
         """The node count past which one more node adds less than 10% of a node's rate: where
         the shared storage (or the network) saturates; ``None`` if not within ``limit``."""
-        prev = self.predict(1, workers_per_node).aggregate_mb_per_s
+        prev = self._total(self.node_mix(1), workers_per_node, "value")
         one = prev
         for n in range(2, limit + 1):
-            cur = self.predict(n, workers_per_node).aggregate_mb_per_s
-            if cur - prev < 0.1 * one / max(1, len(self.parameters.nodes)):
+            cur = self._total(self.node_mix(n), workers_per_node, "value")
+            if cur - prev < 0.1 * one:
                 return n - 1
             prev = cur
         return None

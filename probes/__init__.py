@@ -27,11 +27,27 @@ from .results import (
 from .site import probe_site, storage_paths
 from .storage import probe_storage
 
+#: Loaded on first use (the Dask cluster probe: ``--dask``), so that ``import probes`` stays
+#: as fast as it was.
+_LAZY = {"probe_cluster": ".cluster", "ClusterProfile": ".cluster"}
+
+
+def __getattr__(name: str) -> object:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'probes' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
 __all__ = [
     "DEFAULT_SAMPLE",
     "BasketStats",
     "BlockDevice",
     "BranchProfile",
+    "ClusterProfile",
     "ClusterStats",
     "Compression",
     "CompressionShare",
@@ -47,6 +63,7 @@ __all__ = [
     "TimingStats",
     "TreeProfile",
     "discover",
+    "probe_cluster",
     "probe_dataset",
     "probe_site",
     "probe_storage",

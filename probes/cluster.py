@@ -1,23 +1,16 @@
-"""Many machines: the site probe and a short storage read test on every worker of a Dask cluster.
+"""Many machines: the site probe, a storage read test and the event loop on every worker of a
+Dask cluster.
 
-Given a ``distributed.Client`` (or a scheduler address, or ``local:N`` for a ``LocalCluster`` of
-N worker processes), :func:`probe_cluster`
-
-1. groups the workers into nodes (by host, or one node per worker for emulated clusters);
-2. runs the site probe (:func:`probes.site.probe_site`) and the node's network interfaces on one
-   worker of each node;
-3. measures, one node at a time so that the nodes do not disturb each other, the cold sequential
-   rate of one worker alone (:func:`probes.readtests.raw.sequential_rate`, the calibration's own
-   test) and, where a node has several workers, the rate of all its workers reading at once;
-4. runs the shared-storage test: every worker of every node reading at once, each its own data,
-   timed over a common window, so that the aggregate is what the storage delivered while
-   everyone was reading (a worker that ends early does not dilute it).
-
-Every task is pinned to its worker (``workers=[address]``, ``allow_other_workers=False``).
-Nothing is judged here: the cluster model (``models.cluster``) turns these figures into per-node
-rates, capacities and predictions.  ``distributed`` is imported only inside the functions that
-need it (the ``dask`` extra); the workers need ``hep-advisor`` installed, as they import this
-module to run its tasks.  MB = 10^6 bytes throughout.
+:func:`probe_cluster` takes a ``distributed.Client``, a scheduler address or ``local:N`` (a
+``LocalCluster`` of N worker processes); it groups the workers into nodes (by host, or one per
+worker for emulated clusters), runs the site probe on one worker of each node, then, one node
+at a time so that nodes do not disturb each other, the calibration's cold sequential test
+(:func:`probes.readtests.raw.sequential_rate`) of one worker alone, all the node's workers at
+once, and the event loop; finally the shared-storage test: every worker of every node reading
+its own data at once, timed over a common window (a worker that ends early does not dilute
+it).  Every task is pinned to its worker.  Nothing is judged here (``models.cluster`` does
+that).  ``distributed`` is imported only where needed (the ``dask`` extra); the workers need
+``hep-advisor`` installed.  MB = 10^6 bytes throughout.
 """
 
 from __future__ import annotations
@@ -40,7 +33,7 @@ from .readtests.raw import (
     eviction_note,
     sequential_rate,
 )
-from .readtests.results import CacheState, Conditions, Measurement
+from .readtests.results import CacheState, Conditions, EventLoop, Measurement
 from .readtests.runner import ProgressCallback, ProgressEvent, Session, measurement
 from .results import SiteProfile
 from .site import probe_site, storage_paths
@@ -60,14 +53,9 @@ class ClusterError(RuntimeError):
     """The cluster could not be reached, or has no workers, or cannot run the probes."""
 
 
-# ---------------------------------------------------------------------------------------------
-# results
-
-
 @dataclass(frozen=True)
 class WorkerInfo:
-    """One Dask worker: its address, name, host, threads and memory limit (as the scheduler
-    reports them)."""
+    """One Dask worker: address, name, host, threads, memory limit (the scheduler's)."""
 
     address: str
     name: str
@@ -107,7 +95,7 @@ class WorkerRead:
 
 @dataclass(frozen=True)
 class WorkerShare:
-    """What one worker read during the common window of a concurrent test."""
+    """What one worker read in the common window of a concurrent test."""
 
     worker: str
     node: str
@@ -143,6 +131,8 @@ class NodeCalibration:
     together: ConcurrentRead | None
     elapsed_s: float
     bytes_read: int = 0
+    #: the event loop (uproot) on one of the node's workers, cold and warm; ``None``: not run
+    event_loop: EventLoop | None = None
 
 
 @dataclass(frozen=True)
@@ -199,10 +189,10 @@ def connect(target: Any, *, threads_per_worker: int = 1) -> Iterator[Any]:
     if target.startswith("local:"):
         try:
             n = int(target.split(":", 1)[1])
-        except ValueError as exc:
-            raise ClusterError(f"local:N wants a number of workers, not {target!r}") from exc
+        except ValueError:
+            n = 0
         if n < 1:
-            raise ClusterError("local:N wants at least one worker")
+            raise ClusterError(f"local:N wants a number of workers >= 1, not {target!r}")
         with LocalCluster(n_workers=n, threads_per_worker=threads_per_worker, processes=True,
                           dashboard_address=None) as cluster, Client(cluster) as client:
             yield client
@@ -217,9 +207,8 @@ def connect(target: Any, *, threads_per_worker: int = 1) -> Iterator[Any]:
 
 def list_workers(client: Any) -> list[WorkerInfo]:
     """The cluster's workers, sorted by host and name."""
-    info = client.scheduler_info(n_workers=-1)
     out = []
-    for address, w in info.get("workers", {}).items():
+    for address, w in client.scheduler_info(n_workers=-1).get("workers", {}).items():
         mem = w.get("memory_limit")
         out.append(WorkerInfo(
             address=address, name=str(w.get("name", address)),
@@ -253,9 +242,7 @@ def network_interfaces() -> NodeNetwork:
     out = []
     addrs = psutil.net_if_addrs()
     for name, st in sorted(psutil.net_if_stats().items()):
-        if not st.isup or name == "lo" or name.startswith("lo"):
-            continue
-        if name not in addrs:
+        if not st.isup or name.startswith("lo") or name not in addrs:
             continue
         speed = st.speed / 8.0 if st.speed and st.speed > 0 else None
         out.append(NetworkInterface(name, speed))
@@ -264,8 +251,7 @@ def network_interfaces() -> NodeNetwork:
 
 
 def site_task(data_paths: Sequence[str]) -> tuple[SiteProfile, NodeNetwork]:
-    """On a worker: the site probe of its machine for those of ``data_paths`` it sees, and its
-    network."""
+    """On a worker: the site probe of its machine (for ``data_paths``) and its network."""
     return probe_site(storage_paths(data_paths)), network_interfaces()
 
 
@@ -278,6 +264,15 @@ def alone_task(paths: Sequence[str], share_s: float) -> Measurement:
     """On a worker: the calibration's cold sequential test of ``paths`` for ``share_s``."""
     session = Session(budget_s=share_s, tests=[])
     return sequential_rate(session, FileSet.of(list(paths)), share_s, True, "cluster")
+
+
+def event_loop_task(paths: Sequence[str], tree: str, branches: Sequence[str] | None,
+                    analysis: str | None, share_s: float) -> EventLoop:
+    """On a worker: the calibration's event loop (uproot; cold, then warm) for ``share_s``."""
+    from .readtests.eventloop import measure_event_loop
+
+    return measure_event_loop(Session(budget_s=share_s, tests=[]), list(paths), tree,
+                              branches, analysis, share_s=share_s)
 
 
 def concurrent_task(jobs: Sequence[tuple[str, int, int]], start_at: float, duration_s: float
@@ -320,10 +315,6 @@ def concurrent_task(jobs: Sequence[tuple[str, int, int]], start_at: float, durat
         for fd in fds.values():
             os.close(fd)
     return {"points": points, "cache": cache_state(evictions), "note": eviction_note(evictions)}
-
-
-# ---------------------------------------------------------------------------------------------
-# the window of a concurrent test
 
 
 def _bytes_at(points: Sequence[tuple[float, int]], t: float) -> float:
@@ -487,6 +478,11 @@ def probe_cluster(
     data_paths: Sequence[str] | None = None,
     progress: ProgressCallback | None = None,
     before_read: Callable[[], None] | None = None,
+    tree: str | None = None,
+    branches: Sequence[str] | None = None,
+    analysis: str | None = None,
+    event_loop_s: float = ALONE_S,
+    cancel: Callable[[], bool] | None = None,
 ) -> ClusterProfile:
     """Probe every node of the cluster ``target`` (a Client, an address or ``local:N``), and its
     storage with ``files`` (one list that every worker sees, or worker address or name -> its
@@ -497,12 +493,17 @@ def probe_cluster(
     concurrent tests (a node's workers together, then, with ``shared``, every worker).
     ``data_paths``: what the site probe describes (default: the files' directories).
     ``before_read``: called before every read test (a test bench resets its throttle there).
-    """
+    ``tree`` (``branches``, ``analysis``): the event loop on one worker per node for
+    ``event_loop_s``.  The shared test runs with several nodes only (with one it is the node's
+    test).  ``cancel()`` true: the remaining tests are skipped (listed in ``skipped``)."""
     t_start = time.perf_counter()
 
     def report(fraction: float, message: str, figure: str | None = None) -> None:
         if progress is not None:
             progress(ProgressEvent("cluster", min(max(fraction, 0.0), 1.0), message, figure))
+
+    def cancelled() -> bool:
+        return cancel is not None and cancel()
 
     with connect(target) as client:
         scheduler = str(getattr(getattr(client, "scheduler", None), "address", "") or target)
@@ -512,12 +513,16 @@ def probe_cluster(
         grouped = group_nodes(workers, group_by)
         node_of = {w.address: name for name, ws in grouped.items() for w in ws}
         nodes: list[ClusterNode] = []
-        n_steps = len(grouped) + (1 if shared else 0)
+        n_steps = len(grouped) + (1 if shared and len(grouped) > 1 else 0)
         all_files: set[str] = set()
         for w in workers:
             all_files.update(_files_of(files, w))
         bytes_read = 0
+        skipped: list[str] = []
         for i, (name, ws) in enumerate(grouped.items()):
+            if cancelled():
+                skipped.append(f"node {name}: cancelled")
+                continue
             errors: list[str] = []
             own = sorted({p for w in ws for p in _files_of(files, w)})
             paths = list(data_paths) if data_paths is not None else sorted(
@@ -557,17 +562,30 @@ def probe_cluster(
                 node_bytes += together.bytes_read
                 if together.error:
                     errors.append(f"workers together: {together.error}")
+            loop = None
+            if tree is not None and own and not cancelled():
+                report((i + 0.8) / n_steps, f"node {name}: event loop on {ws[0].name}")
+                if before_read is not None:
+                    before_read()
+                try:
+                    loop = _results(client, [_pin(client, event_loop_task, ws[0],
+                                                  _files_of(files, ws[0]) or own, tree,
+                                                  branches, analysis, event_loop_s)],
+                                    2 * event_loop_s + TASK_SLACK_S)[0]
+                except Exception as exc:
+                    errors.append(f"event loop on {ws[0].name}: {_error(exc)}")
             rates = sorted(a.mb_per_s for a in alone if a.mb_per_s is not None)
             worker_rate = rates[len(rates) // 2] if rates else None
             calib = NodeCalibration(len(ws), worker_rate, tuple(alone), together,
-                                    time.perf_counter() - t_node, node_bytes)
+                                    time.perf_counter() - t_node, node_bytes, loop)
             bytes_read += node_bytes
             nodes.append(ClusterNode(name, tuple(ws), site, network, calib, tuple(errors)))
             report((i + 1) / n_steps, f"node {name}",
                    f"{worker_rate:,.0f} MB/s per worker" if worker_rate else None)
         shared_read = None
-        skipped: list[str] = []
-        if shared and len(workers) > 1:
+        if shared and cancelled():
+            skipped.append("shared storage: cancelled")
+        elif shared and len(grouped) > 1:
             report(len(grouped) / n_steps, f"shared storage: {len(workers)} workers at once")
             shared_read = concurrent_read(client, workers, files, node_of, sample_s=together_s,
                                           samples=samples, before_sample=before_read)
@@ -575,7 +593,8 @@ def probe_cluster(
             report(1.0, "shared storage", f"{shared_read.aggregate_mb_per_s:,.0f} MB/s"
                    if shared_read.aggregate_mb_per_s else None)
         elif shared:
-            skipped.append("shared storage: one worker only (the node test is the same)")
+            skipped.append("shared storage: one node only (its workers together are the "
+                           "same test)")
     return ClusterProfile(scheduler=scheduler, group_by=group_by, nodes=tuple(nodes),
                           shared_storage=shared_read, elapsed_s=time.perf_counter() - t_start,
                           files=len(all_files), bytes_read=bytes_read, skipped=tuple(skipped))

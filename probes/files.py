@@ -1,4 +1,5 @@
-"""Find the ROOT files behind the user's paths: files, directories (recursive) and globs.
+"""Find the ROOT files behind the user's paths: files, directories (recursive) and globs;
+remote ``root://`` files, directories and globs, and ``http(s)://`` files (:mod:`.remote`).
 
 Never raises for bad input: every path that cannot be used becomes a :class:`ProbeError` with a
 one-line cause, and the rest are still found.  Directory symlinks are followed, but each real
@@ -131,7 +132,7 @@ def discover(paths: Iterable[str]) -> Discovery:
     for raw in paths:
         path = os.path.expanduser(str(raw))
         if is_remote(path):
-            walker.error(path, "remote URLs are not probed yet (copy the files or mount them)")
+            _add_remote(walker, str(raw))
             continue
         if glob.has_magic(path) and not os.path.lexists(path):  # an existing "[x]" is a name
             matches = sorted(glob.glob(path, recursive=True))
@@ -154,6 +155,18 @@ def discover(paths: Iterable[str]) -> Discovery:
             walker.add_file(path, explicit=True)
     files = tuple(sorted(walker.files.values(), key=lambda f: f.path))
     return Discovery(files=files, errors=tuple(walker.errors))
+
+
+def _add_remote(walker: _Walker, url: str) -> None:
+    """A ``root://`` file, directory or glob, or an ``http(s)://`` file (see
+    :func:`probes.remote.list_remote`); URLs are kept as given (no realpath)."""
+    from .remote import list_remote
+
+    found, errors = list_remote(url)
+    for u, cause in errors:
+        walker.error(u, cause)
+    for u, size in found:
+        walker.files.setdefault(u, FoundFile(path=u, size_bytes=size))
 
 
 def _walk_dir(walker: _Walker, path: str) -> None:

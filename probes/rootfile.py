@@ -91,8 +91,13 @@ def check_header(path: str, size_bytes: int) -> None:
     """Cheap checks that give precise causes before uproot gives a generic one."""
     if size_bytes == 0:
         raise FileProblem("empty file (0 bytes)")
-    with open(path, "rb") as fh:
-        head = fh.read(64)
+    if "://" in path:  # a remote file (probes.remote): its first bytes over the link
+        from .remote import read_head
+
+        head = read_head(path, 64)
+    else:
+        with open(path, "rb") as fh:
+            head = fh.read(64)
     if head[:4] != b"root":
         kind = "text" if _looks_like_text(head) else "binary data"
         raise FileProblem(f"not a ROOT file (no 'root' signature; looks like {kind})")

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 
 import psutil
 
+from .files import is_remote
 from .results import CpuInfo, MemoryInfo, SiteProfile, StorageInfo
 from .storage import probe_storage
 
@@ -52,9 +53,11 @@ def storage_paths(inputs: Iterable[str], files: Iterable[str] = ()) -> list[str]
     out = [os.path.abspath(p) for p in inputs if os.path.exists(p)]
     found = list(files) or [m for p in inputs if not os.path.exists(p)
                             for m in glob.glob(p, recursive=True)[:1]]
+    remote = sorted({f.rsplit("/", 1)[0] + "/" for f in found if is_remote(f)})  # URLs as given
+    found = [f for f in found if not is_remote(f)]
     out += sorted({os.path.dirname(os.path.abspath(f)) for f in found
                    if not any(os.path.abspath(f).startswith(o) for o in out)})
-    return out
+    return out + remote
 
 
 def probe_site(data_paths: Iterable[str] = ()) -> SiteProfile:

@@ -187,6 +187,21 @@ def test_cli_dry_run_and_apply(inputs: Path, tmp_path: Path,
                  "--tool", "uproot", "--json"]) == 0
     import json
 
+    import jsonschema
+
+    from advisor.schema import generate_schema
+
     doc = json.loads(capsys.readouterr().out)
     assert doc["command"] == "apply" and doc["apply"]["inputs_unchanged"]
     assert doc["apply"]["outputs"][0]["entries"] == 1600
+    assert doc["apply"]["plan"][0]["inputs"][0].endswith("f0.root")
+    assert "SHA-256" in doc["apply"]["verification"] and not doc["apply"]["dry_run"]
+    jsonschema.validate(doc, generate_schema())
+    # the plan alone, as JSON: nothing written
+    dest = tmp_path / "planned"
+    assert main(["apply", "M001", str(inputs), "--to", str(dest), "--dry-run", "--json",
+                 "--target-mb", "100", "--tool", "uproot"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    jsonschema.validate(plan, generate_schema())
+    assert plan["apply"]["dry_run"] and plan["apply"]["outputs"] == [] and not dest.exists()
+    assert len(plan["apply"]["plan"]) == 1 and len(plan["apply"]["plan"][0]["inputs"]) == 4

@@ -23,7 +23,7 @@ def test_version() -> None:
     assert r.returncode == 0 and r.stdout.strip() == f"hep-advisor {__version__}"
 
 
-COMMANDS = ["probe", "calibrate", "predict", "demo", "report", "tui", "try", "apply"]
+COMMANDS = ["probe", "calibrate", "predict", "demo", "report", "tui", "try", "apply", "trace"]
 
 
 @pytest.mark.parametrize("command", [None, *COMMANDS])

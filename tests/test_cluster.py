@@ -236,9 +236,10 @@ def _files(directory: Path, n: int, size: int) -> list[str]:
 def test_local_cluster_probe(tmp_path: Path) -> None:
     pytest.importorskip("distributed")
     from probes.cluster import probe_cluster
+    from probes.readtests.runner import ProgressEvent
 
     files = _files(tmp_path, 4, 4_000_000)
-    events = []
+    events: list[ProgressEvent] = []
     profile = probe_cluster("local:2", files, alone_s=0.5, together_s=0.5, samples=1,
                             progress=events.append)
     assert profile.scheduler.startswith("tcp://")
@@ -250,7 +251,8 @@ def test_local_cluster_probe(tmp_path: Path) -> None:
     assert cal is not None and cal.worker_mb_per_s and cal.worker_mb_per_s > 0
     assert cal.alone[0].worker in {w.address for w in node.workers}  # pinned to the worker
     assert cal.together is not None and cal.together.workers == 2
-    assert profile.shared_storage is not None and profile.shared_storage.workers == 2
+    # one node: its workers together are the shared test, not run twice
+    assert profile.shared_storage is None and profile.skipped
     assert events and events[-1].fraction == 1.0
     json.dumps(to_jsonable(profile), allow_nan=False)
     model = ClusterModel.from_profile(profile)
@@ -329,8 +331,8 @@ def test_failures_are_reported_not_raised(tmp_path: Path) -> None:
         assert node.site is not None  # the site probe still ran
         assert node.calibration is not None and node.calibration.worker_mb_per_s is None
         assert any("FileNotFoundError" in e for e in node.errors)
-        assert profile.shared_storage is not None
-        assert "FileNotFoundError" in (profile.shared_storage.error or "")
+        together = node.calibration.together
+        assert together is not None and "FileNotFoundError" in (together.error or "")
         import time
 
         worker = profile.nodes[0].workers[0]

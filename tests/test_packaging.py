@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: from it and stays fast.  Every other module of probes, models and advisor is core (UI-free).
 RICH_UI = frozenset({
     "advisor.render.advice_view", "advisor.render.calibration_view",
-    "advisor.render.model_view", "advisor.render.probe_view",
+    "advisor.render.model_view", "advisor.render.probe_view", "advisor.render.cluster_view",
+    "advisor.render.trace_view",
     "advisor.commands.calibrate", "advisor.commands.console", "advisor.commands.demo",
     "advisor.commands.predict", "advisor.commands.probe", "advisor.commands.report",
     "advisor.commands.tui",

@@ -198,3 +198,17 @@ def test_bad_arguments(small: list[str]) -> None:
         run_job([], "esdTree", 1)
     with pytest.raises(ValueError, match="analysis"):
         run_job(small, "esdTree", 1, analysis="no_such_module_xyz:f")
+
+
+def test_the_parallel_loop_splits_fewer_files_than_workers(data: Path) -> None:
+    """One file and two workers: both runs of the read test pull packets of entries, so that
+    the two workers can both be busy and the parallel efficiency is measured, not capped."""
+    from probes.readtests.overhead import measure_parallel_loop
+    from probes.readtests.runner import Session
+
+    merged = sorted(str(p) for p in (data / "merged").glob("*.root"))
+    assert len(merged) == 1
+    points = measure_parallel_loop(Session(20.0), merged, "esdTree", None, 15.0, workers=2)
+    assert [p.workers for p in points] == [1, 2]
+    assert all(p.units > 2 for p in points), points
+    assert len({p.units for p in points}) == 1

@@ -89,15 +89,18 @@ def test_a_consistent_calibration_is_not_flagged() -> None:
     assert len(checks) == len(inputs.y) and all(c.ok for c in checks), \
         [c for c in checks if not c.ok]
     assert warning_line(checks) is None
-    # ... while one point moved by 30% is flagged, and only that one
+    # ... while a point measured tightly, that the others constrain, moved by 30% is flagged
+    # (and only that one)
+    label = "random 65536 B"
+    tight = {c.test: c for c in checks}[label]
+    assert tight.spread_source == "2 samples" and tight.tolerance < 0.2
     y = consistent.y.copy()
-    k = consistent.labels.index("event loop, warm")
-    y[k] *= 1.3
+    y[consistent.labels.index(label)] *= 1.3
     moved = replace(consistent, y=y)
     refit.fit(moved.X, moved.y, sample_weight=moved.weight)
     bad = [c.test for c in self_check(refit, moved) if not c.ok]
-    assert "event loop, warm" in bad
-    assert "event loop, warm" in (warning_line(self_check(refit, moved)) or "")
+    assert bad == [label]
+    assert label in (warning_line(self_check(refit, moved)) or "")
 
 
 def test_run_to_run_spread_widens_the_intervals() -> None:
@@ -172,3 +175,126 @@ def test_rankings_that_may_flip_say_so() -> None:
     assert recs[0].rank_note is not None and "C001" in recs[0].rank_note
     assert recs[1].rank_note is not None and "M001" in recs[1].rank_note
     assert recs[2].rank_note is None
+
+
+def _m(samples: tuple[float, ...], part_spread: float | None = None) -> Measurement:
+    from probes.readtests.results import Conditions
+    from probes.readtests.runner import measurement
+
+    m = measurement(list(samples), "MB/s", Conditions(cache="cold"))
+    return replace(m, part_spread=part_spread)
+
+
+def test_each_point_is_held_to_its_own_spread() -> None:
+    from models.calibration import D2, IQR_TO_SIGMA, SINGLE_SAMPLE_RUN_SD, point_sd
+
+    five = _m((90.0, 95.0, 100.0, 105.0, 110.0))
+    sd, source = point_sd(five)
+    assert source == "samples" and sd == pytest.approx(0.10 / IQR_TO_SIGMA)
+    sd, source = point_sd(_m((90.0, 110.0)))
+    assert source == "2 samples" and sd == pytest.approx(0.2 / D2)
+    sd, source = point_sd(_m((100.0,), part_spread=0.4))
+    assert source == "parts of a sample" and sd == pytest.approx(0.4 / IQR_TO_SIGMA)
+    assert point_sd(_m((100.0,))) == (None, None)
+
+    # through the self-check: a steady single sample is held to 10%, an unsteady one to its
+    # parts' spread, one that tells nothing to the assumed spread (labelled so)
+    site, dataset, cal = _stored()
+    model, _, inputs = model_from_calibration(cal, dataset, site)
+    n = len(inputs.y)
+    y = model.predict(inputs.X) * 1.25  # every point 25% above the model
+    for ms, source, ok in (((_m((1.0,), 0.01),) * n, "parts of a sample", False),
+                           ((_m((1.0,), 0.5),) * n, "parts of a sample", True),
+                           ((_m((1.0,)),) * n, "assumed", True)):
+        checks = self_check(model, replace(inputs, y=y, measurements=ms))
+        # points of one configuration measured twice are held to their disagreement instead
+        alone = [c for c in checks if c.spread_source != "same configuration measured twice"]
+        assert alone and all(c.spread_source == source and c.ok is ok for c in alone), alone
+        if source == "assumed":
+            assert alone[0].tolerance == pytest.approx(np.expm1(2 * SINGLE_SAMPLE_RUN_SD),
+                                                       abs=1e-3)
+
+
+def test_each_miss_names_its_cause() -> None:
+    """A point beyond its spread that another reading of the same configuration contradicts
+    (on the other side of the prediction) is a comparison the model cannot make; a point
+    beyond its spread alone is the fit."""
+    from models.selfcheck import CAUSES, describe
+
+    site, dataset, cal = _stored()
+    model, _, inputs = model_from_calibration(cal, dataset, site)
+    a, b = inputs.labels.index("cold sequential"), inputs.labels.index("random 1048576 B")
+    assert np.array_equal(inputs.X[a], inputs.X[b])
+    y = model.predict(inputs.X)
+    y[a] *= 2.0   # the two readings of one configuration 4x apart, either side of the model
+    y[b] *= 0.5
+    k = inputs.labels.index("random 65536 B")
+    y[k] *= 1.6   # a point alone, beyond its spread
+    checks = {c.test: c for c in self_check(model, replace(inputs, y=y))}
+    for label in ("cold sequential", "random 1048576 B"):
+        c = checks[label]
+        assert not c.ok and c.cause == CAUSES[2], c
+        assert "the model does not tell those reads apart" in describe(c)
+    assert "random 1048576 B" in checks["cold sequential"].same_as
+    assert checks["random 65536 B"].cause == CAUSES[3] and not checks["random 65536 B"].ok
+    assert "term disagrees" in describe(checks["random 65536 B"])
+    assert all(c.cause in CAUSES[:2] for c in checks.values() if c.ok)
+    line = warning_line(tuple(checks.values())) or ""
+    assert "readings of one configuration disagree" in line
+
+
+def test_a_timed_sample_is_cut_into_parts() -> None:
+    from probes.readtests.raw import MIN_PART_S, PARTS, WARMUP_S, Marks
+
+    def timed(size: object, reads: int, dt: float) -> Marks:
+        marks = Marks()
+        marks.t0 = 0.0
+        marks.points = [(0.0, 0, 0)]
+        for i in range(1, reads + 1):
+            _, b, r = marks.points[-1]
+            marks.points.append((i * dt, b + size(i), r + 1))  # type: ignore[operator]
+        return marks
+
+    # 1,600 reads over 3.2 s: 8 stretches of 0.35 s after the warm-up
+    parts = timed(lambda i: 1000, 1600, 0.002).parts()
+    assert len(parts) == PARTS and max(parts) / min(parts) == pytest.approx(1.0, rel=0.15)
+    uneven = timed(lambda i: 4000 if (i * 0.002) % 0.8 < 0.4 else 10, 1600, 0.002).parts()
+    assert len(uneven) == PARTS and max(uneven) / min(uneven) > 10
+    # a short sample: fewer stretches, none shorter than MIN_PART_S (throttle slices)
+    short = timed(lambda i: 1000, 500, 0.002)  # 1 s, the first WARMUP_S left out
+    assert len(short.parts()) == int((1.0 - WARMUP_S) / MIN_PART_S) == 3
+    assert timed(lambda i: 1000, 300, 0.002).parts() == []  # 0.6 s: two stretches only
+    assert timed(lambda i: 1000, 4, 0.5).parts() == []  # 2 s but 4 reads
+
+
+def test_the_concurrency_sweep_is_taken_relative_to_its_single_reader() -> None:
+    site, dataset, cal = _stored()
+    inputs = fit_inputs(cal, dataset, site)
+    assert "concurrency 1" not in inputs.labels
+    assert cal.raw_read is not None and cal.raw_read.cold_mb_per_s
+    one = next(c for c in cal.concurrency if c.workers == 1).aggregate_mb_per_s
+    for c in cal.concurrency:
+        if c.workers > 1:
+            y = inputs.y[inputs.labels.index(f"concurrency {c.workers}")]
+            assert c.aggregate_mb_per_s and one
+            assert y == pytest.approx(c.aggregate_mb_per_s / one * cal.raw_read.cold_mb_per_s)
+    # without the sequential read, the sweep stays as measured
+    alone = fit_inputs(replace(cal, raw_read=None), dataset, site)
+    assert "concurrency 1" in alone.labels
+
+
+def test_a_partial_measurement_is_held_to_the_trust_the_fit_gives_it() -> None:
+    from models.calibration import UNPACK_SD
+
+    site, dataset, cal = _stored()
+    model, _, inputs = model_from_calibration(cal, dataset, site)
+    k = inputs.labels.index("decompression ZLIB")
+    y = model.predict(inputs.X)
+    y[k] *= 1.5
+    floors = [None] * len(y)
+    for f, want in ((None, False), (UNPACK_SD, True)):
+        floors[k] = f
+        c = self_check(model, replace(inputs, y=y, floors=tuple(floors)))[k]
+        assert c.ok is want, c
+    assert c.spread_source is not None and "trusts" in c.spread_source
+    assert c.tolerance == pytest.approx(np.expm1(2 * UNPACK_SD), abs=1e-3)

@@ -15,6 +15,13 @@ from advisor.trial import TrialError, try_recommendation
 from helpers import snapshot, write_flat
 
 
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test its own cache directory (trials are stored there)."""
+    monkeypatch.setenv("HEP_ADVISOR_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
 @pytest.fixture(scope="module")
 def stored_small(tiny_demo: Path) -> Advice:
     """The stored advice of the tiny demo's small files (a fitted model, an M001), pointed at
@@ -58,9 +65,24 @@ def test_merge_on_a_sample(stored_small: Advice, tiny_demo: Path, tmp_path: Path
     # fed back: the model refitted with the two points, the recommendations ranked again
     assert r.refit and r.refitted is not None and r.refitted.fitted is not stored_small.fitted
     assert list(doc["refit_ranking"]) == [x.code for x in r.refitted.recommendations]
-    assert any("refitted with try M001" in n for n in r.refitted.notes)
+    assert any("refitted with 1 measured trial(s) of this run: M001 realised" in n
+               for n in r.refitted.notes)
     # scratch removed, inputs untouched
     assert list(scratch.iterdir()) == [] and snapshot(data) == before
+    # the versioned document: the try block follows the schema
+    import json
+
+    import jsonschema
+
+    from advisor.document import document_json, make_document
+    from advisor.schema import generate_schema
+
+    full = json.loads(json.dumps(document_json(replace(make_document("try", stored_small.site,
+                                                                     None), try_=r)),
+                                 allow_nan=False))
+    jsonschema.validate(full, generate_schema())
+    assert full["try"]["before"]["reads_per_pass"] >= 1 and full["command"] == "try"
+    assert "refitted" not in full["try"]
 
 
 def test_entry_range_of_a_large_file(stored_small: Advice, tmp_path: Path) -> None:
@@ -77,7 +99,8 @@ def test_entry_range_of_a_large_file(stored_small: Advice, tmp_path: Path) -> No
     assert list((tmp_path / "s").iterdir()) == []
 
 
-def test_cancel_and_errors_leave_no_scratch(stored_small: Advice, tmp_path: Path) -> None:
+def test_cancel_and_errors_leave_no_scratch(stored_small: Advice, tmp_path: Path,
+                                            own_cache: Path) -> None:
     scratch = tmp_path / "scratch"
     cancel = threading.Event()
     cancel.set()
@@ -87,6 +110,61 @@ def test_cancel_and_errors_leave_no_scratch(stored_small: Advice, tmp_path: Path
     assert list(scratch.iterdir()) == []
     with pytest.raises(TrialError, match="no B001"):
         try_recommendation(stored_small, "B001")
+    # stopped during the timed passes, after the sample was written
+    seen: list[str] = []
+
+    def stop_when_timing(fraction: float, message: str) -> None:
+        seen.append(message)
+        if message.startswith("timing"):
+            assert any(scratch.rglob("*.root"))  # the sample is there now
+            cancel.set()
+
+    cancel.clear()
+    with pytest.raises(KeyboardInterrupt):
+        try_recommendation(stored_small, "M001", budget_s=2, sample_mb=0.5,
+                           scratch=str(scratch), cancel=cancel, progress=stop_when_timing)
+    assert any(m.startswith("timing") for m in seen) and list(scratch.iterdir()) == []
+
+    # the user's analysis fails during the timed reads: its error, no scratch, nothing kept
+    def broken(arrays: Any) -> None:
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        try_recommendation(stored_small, "M001", budget_s=2, sample_mb=0.5,
+                           scratch=str(scratch), analysis=broken)
+    assert list(scratch.iterdir()) == [] and not list(own_cache.rglob("*.trials.json"))
+
+
+def test_cli_ctrl_c_removes_the_scratch(tiny_demo: Path, tmp_path: Path,
+                                        own_cache: Path) -> None:
+    """A real SIGINT to ``hep-advisor try`` while the sample is being timed: exit 130, the
+    scratch directory empty, the inputs untouched."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    data = tiny_demo / "small_files"
+    before = snapshot(data)
+    scratch = tmp_path / "scratch"
+    env = {**os.environ, "HEP_ADVISOR_CACHE": str(own_cache)}
+    proc = subprocess.Popen([sys.executable, "-m", "advisor", "try", "M001", str(data),
+                             "--budget", "60", "--sample-mb", "1", "--scratch", str(scratch)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not any(scratch.rglob("*.root")) and proc.poll() is None:
+            assert time.monotonic() < deadline, "the sample was never written"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted; the scratch data were removed" in err and "Traceback" not in err
+    assert list(scratch.iterdir()) == [] and snapshot(data) == before
 
 
 def test_advice_try_method(stored_small: Advice, tmp_path: Path,
@@ -134,3 +212,43 @@ def test_tui_try_action(stored_small: Advice, monkeypatch: pytest.MonkeyPatch,
             assert "realised" in text and "Tried M001" in text
 
     asyncio.run(main())
+
+
+def test_trial_kept_and_used_by_later_runs(tiny_demo: Path, tmp_path: Path,
+                                           own_cache: Path) -> None:
+    """The realised point is stored with the files' cached advice; a later ``advise`` (as
+    ``report`` and ``tui`` run it) refits with it and labels it a measured trial."""
+    from advisor.core import advise, cached_advice
+    from advisor.trial_refit import load_trials, trials_path
+
+    paths = [str(tiny_demo / "small_files")]
+    first = advise(paths, budget_s=4, label="small")
+    if first.recommendation("M001") is None:
+        pytest.skip("no M001 on this calibration")
+    assert not any(e.name == "measured trial" for r in first.recommendations
+                   for e in r.evidence)
+    r = try_recommendation(first, "M001", budget_s=3, sample_mb=0.5,
+                           scratch=str(tmp_path / "s"))
+    assert r.refit and r.stored is not None and Path(r.stored).exists()
+    key = Path(r.stored).name.split(".")[0]
+    (point,) = load_trials(key)
+    assert point.code == "M001" and point.realised_speedup == r.realised_speedup
+    # a later run of the same files: cached calibration, refitted with the stored trial
+    again = advise(paths, budget_s=4, label="small")
+    assert again.calibration_reused
+    assert [x.code for x in again.recommendations] == list(r.refit_ranking)
+    m = again.recommendation("M001")
+    if m is not None:
+        ev = next(e for e in m.evidence if e.name == "measured trial")
+        assert ev.source == "measured" and ev.value == pytest.approx(r.realised_speedup,
+                                                                     rel=1e-3)
+        assert m.predicted_speedup == pytest.approx(r.refit_predicted_speedup, rel=1e-6)
+    assert any("measured trial(s) stored with the cached advice" in n for n in again.notes)
+    # the TUI's first view (the stored advice, before the model loads) says so too
+    shown = cached_advice(paths)
+    assert shown is not None and any("measured trial" in n for n in shown.notes)
+    # an unreadable trials file is ignored: the advice as calibrated
+    trials_path(key).write_text("{not json")
+    plain = advise(paths, budget_s=4, label="small")
+    assert not any("measured trial" in n for n in plain.notes)
+    assert [x.code for x in plain.recommendations] == [x.code for x in first.recommendations]

@@ -4,7 +4,6 @@ verified files (see :mod:`advisor.apply`)."""
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 from typing import Any
 
 from .common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, positive_number
@@ -61,7 +60,7 @@ def advised_options(code: str, paths: list[str]) -> dict[str, Any]:
 
 def run_apply(args: argparse.Namespace) -> int:
     from ..apply import ApplyError, VerificationError, apply_plan, make_plan
-    from .console import demo_paths, dump_json, err_console, print_error, progress_bar
+    from .console import demo_paths, err_console, print_error, progress_bar
 
     paths = list(args.paths) or [p + "/small_files" for p in demo_paths()]
     advised = advised_options(args.code, paths)
@@ -82,6 +81,11 @@ def run_apply(args: argparse.Namespace) -> int:
         err_console.print(f"no cached advice for these files: merging to "
                           f"{plan.target_mb:,.0f} MB (--target-mb to choose)")
     if args.dry_run:
+        if args.json:
+            from ..apply import plan_summary
+
+            _dump(plan_summary(plan, dry_run=True))
+            return EXIT_OK
         for line in plan.describe():
             print(line)
         return EXIT_OK
@@ -102,12 +106,7 @@ def run_apply(args: argparse.Namespace) -> int:
                     f"{args.dest}; run the same command again to resume")
         return EXIT_INTERRUPTED
     if args.json:
-        from .._version import __version__
-
-        dump_json({"schema_version": 1,
-                   "producer": {"name": "hep-advisor", "version": __version__},
-                   "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                   "command": "apply", **result.to_json()})
+        _dump(result.summary())
     else:
         for o in result.outputs:
             print(f"{o.path}  {o.entries:,} entries  {o.bytes / 1e6:,.1f} MB  "
@@ -117,3 +116,13 @@ def run_apply(args: argparse.Namespace) -> int:
               f"checksum equal to the inputs'){f'; {kept} from an earlier run' if kept else ''}"
               f"; inputs {'unchanged' if result.inputs_unchanged else 'CHANGED during the run'}")
     return EXIT_OK if result.inputs_unchanged else EXIT_FAILED
+
+
+def _dump(summary: Any) -> None:
+    """The versioned document with its ``apply`` block, on stdout."""
+    from dataclasses import replace
+
+    from ..document import document_json, make_document
+    from .console import dump_json
+
+    dump_json(document_json(replace(make_document("apply", None, None), apply=summary)))

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from ..render.labels import TEST_LABELS
-from .common import EXIT_INTERRUPTED, EXIT_NO_DATA, EXIT_OK
+from .common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_DATA, EXIT_OK
 from .console import err_console
 
 
@@ -114,7 +114,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
                                      analysis=args.analysis, sample=args.sample or None,
                                      progress=update,  # type: ignore[arg-type]
                                      cancel=cancel,
-                                     on_probed=lambda dataset: print_errors(dataset.errors))
+                                     on_probed=lambda dataset: print_errors(dataset.errors),
+                                     dask=args.dask)
     except NoUsableData:
         err_console.print("hep-advisor: no usable ROOT file: nothing to calibrate")
         return EXIT_NO_DATA
@@ -122,6 +123,14 @@ def run_calibrate(args: argparse.Namespace) -> int:
         err_console.print(f"hep-advisor: {note}")
     site, dataset, cal, summary = result.site, result.dataset, result.calibration, result.model
     doc = make_document("calibrate", site, dataset, cal, summary)
+    if result.cluster is not None:
+        from dataclasses import replace
+
+        doc = replace(doc, cluster=result.cluster)
+        if result.cluster.error:
+            from .console import print_error
+
+            print_error(f"--dask {args.dask}: {result.cluster.error}")
     if args.json:
         dump_json(document_json(doc))
     else:
@@ -138,8 +147,14 @@ def run_calibrate(args: argparse.Namespace) -> int:
             from ..render.model_view import model_view
 
             console.print(model_view(summary))
+        if result.cluster is not None and result.cluster.error is None:
+            from ..render.cluster_view import cluster_view
+
+            console.print(cluster_view(result.cluster))
     if cal.partial:
         err_console.print("hep-advisor: calibration cancelled; partial results kept "
                           "(marked partial)")
         return EXIT_INTERRUPTED
+    if result.cluster is not None and result.cluster.error:
+        return EXIT_FAILED  # --dask could not be used (said above); the rest was written
     return EXIT_OK

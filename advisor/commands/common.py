@@ -104,6 +104,11 @@ def add_dataset_arguments(p: argparse.ArgumentParser, paths_help: str,
                    "with --branches and needs them (default: not known, no B001)")
     p.add_argument("--analysis", default=None, metavar="MODULE:FUNCTION",
                    help="time your own analysis function (called with each chunk of arrays)")
+    p.add_argument("--dask", default=None, metavar="ADDRESS",
+                   help="also probe every node of a Dask cluster: a scheduler address "
+                   "(tcp://HOST:8786) or local:N (a LocalCluster of N worker processes); "
+                   "its workers need hep-advisor and the files at the same paths; the node "
+                   "tests take about a quarter of --budget per node, on top of it")
 
 
 def add_sample_argument(p: argparse.ArgumentParser, help: str) -> None:

@@ -122,7 +122,8 @@ def _compute(args: argparse.Namespace, cancel: threading.Event,
                            recalibrate=args.recalibrate, engine=args.engine)
     advice = advise(args.paths, budget_s=args.budget, engine=args.engine,
                     analysis=args.analysis, progress=progress, branches=args.branches,
-                    cancel=cancel, cache=cache, recalibrate=args.recalibrate, uses=args.uses)
+                    cancel=cancel, cache=cache, recalibrate=args.recalibrate, uses=args.uses,
+                    dask=args.dask)
     return advice.report()
 
 
@@ -152,9 +153,9 @@ def run_report(args: argparse.Namespace) -> int:
     from ..core import NoUsableData
     from .console import err_console, print_error, print_errors
 
-    if not args.paths and (args.branches or args.analysis or args.uses):
-        err_console.print("hep-advisor: --branches, --uses and --analysis need PATHS (the "
-                          "demo report runs its own event loop)", highlight=False)
+    if not args.paths and (args.branches or args.analysis or args.uses or args.dask):
+        err_console.print("hep-advisor: --branches, --uses, --analysis and --dask need PATHS "
+                          "(the demo report runs its own event loop)", highlight=False)
         return EXIT_USAGE
     cancel = threading.Event()
     try:
@@ -166,9 +167,13 @@ def run_report(args: argparse.Namespace) -> int:
         return EXIT_NO_DATA
     for a in report.advice:
         print_errors(a.dataset.errors)
+    if report.cluster is not None and report.cluster.error:
+        print_error(f"--dask {args.dask}: {report.cluster.error}")
     code = _output(report, args)
     if cancel.is_set():  # Ctrl-C (or a cancelled read test) during this run
         err_console.print("hep-advisor: interrupted; the report rests on partial read tests "
                           "(marked so)", highlight=False)
         return EXIT_INTERRUPTED
+    if code == EXIT_OK and report.cluster is not None and report.cluster.error:
+        return EXIT_FAILED  # --dask could not be used (said above); the report was written
     return code

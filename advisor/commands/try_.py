@@ -4,8 +4,8 @@ realised (see :mod:`advisor.trial`)."""
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import threading
+from dataclasses import replace
 
 from .common import (
     EXIT_FAILED,
@@ -75,13 +75,15 @@ def run_try(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print_error("interrupted; the scratch data were removed")
         return EXIT_INTERRUPTED
+    except Exception as exc:  # the user's analysis, a file that cannot be read: one line
+        print_error(f"try {args.code}: {type(exc).__name__}: {exc}; the scratch data were "
+                    "removed")
+        return EXIT_FAILED
     if args.json:
-        from .._version import __version__
+        from ..document import document_json, make_document
 
-        dump_json({"schema_version": 1,
-                   "producer": {"name": "hep-advisor", "version": __version__},
-                   "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                   "command": "try", **result.to_json()})
+        dump_json(document_json(replace(make_document("try", advice.site, None),
+                                        try_=result)))
         return EXIT_OK
     _print(result)
     return EXIT_OK
@@ -120,7 +122,9 @@ def _print(r: object) -> None:
         after = (f"{r.refit_predicted_speedup:.2f}x [{r.refit_speedup_low:.2f}-"
                  f"{r.refit_speedup_high:.2f}]" if r.refit_predicted_speedup is not None
                  else "no longer recommended")
+        kept = ("kept with the cached advice: later `report` and `tui` runs of these files "
+                "rank with it" if r.stored else "this run only: not stored")
         c.print(f"refitted with the sample's two points: {r.code} now {after}; ranking "
-                f"{', '.join(r.refit_ranking) or '(none)'} (this run only; not cached)")
+                f"{', '.join(r.refit_ranking) or '(none)'} ({kept})")
     for n in r.notes:
         c.print(f"[dim]note: {n}[/]")

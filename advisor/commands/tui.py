@@ -28,7 +28,7 @@ def run_tui(args: argparse.Namespace) -> int:
     theme = {"dark": DARK, "light": LIGHT}.get(args.theme or "")
     app = make_app(args.paths or None, budget_s=args.budget, engine=args.engine,
                    branches=args.branches, analysis=args.analysis, theme=theme,
-                   uses=args.uses)
+                   uses=args.uses, dask=args.dask)
     app.run()
     return app.return_code or EXIT_OK
 

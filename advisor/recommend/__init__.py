@@ -19,6 +19,10 @@ L001  layout       storage takes >= 20% of the time at one worker per core
 W001  workers      the knee of the predicted scaling is above the workers now
 N001  rntuple      a TTree sample converted to RNTuple read >= 1.05x as fast (measured)
 ====  ===========  ==============================================================
+
+Three more families live beside these, each with its own inputs: ``reader`` (U001, U005: the
+user's own reading code, from a trace), ``remote`` (X001-X003: stream, stage or cache data
+behind a link) and ``cluster`` (D001-D003: nodes and workers under Dask).
 """
 
 from __future__ import annotations

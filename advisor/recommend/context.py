@@ -3,7 +3,7 @@ one way rules get a predicted speed-up: a scenario through the model."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -12,9 +12,11 @@ from models.replay.predict import (
     STEP_BYTES,
     CpuCosts,
     MergePrediction,
+    Reader,
     costs_from,
     device_from,
     merge_prediction,
+    reader_change,
 )
 from models.scenarios import (
     Baseline,
@@ -61,13 +63,16 @@ class Context:
     #: basket maps of sampled files of the largest tree (``probes.basketmap``), for replays
     basket_maps: tuple[BasketMap, ...] = field(default=(), repr=False, compare=False)
     #: M001's speed-up from replaying the reads of the merged layout (``models.replay``)
-    #: rather than from the rate model's merge scenario (needs ``basket_maps``)
+    #: rather than from the rate model's merge scenario (needs ``basket_maps``); without it
+    #: the replay still checks what the merged layout costs each reader
     replay_merge: bool = False
     #: per context (``replace`` starts a new one): scenario -> its result
     _results: dict[Scenario, ScenarioResult] = field(default_factory=dict, init=False,
                                                      repr=False, compare=False)
-    _replays: dict[tuple[int, bool, int | str | float], MergePrediction | None] = field(
+    _replays: dict[tuple[object, ...], MergePrediction | None] = field(
         default_factory=dict, init=False, repr=False, compare=False)
+    _replay_memo: dict[object, object] = field(default_factory=dict, init=False, repr=False,
+                                               compare=False)
 
     @property
     def tree(self) -> TreeProfile | None:
@@ -99,13 +104,35 @@ class Context:
         return self.run(scenario).predictions[0]
 
     def merge_replay(self, per_output: int, optimise: bool,
-                     step: int | str | float = STEP_BYTES) -> MergePrediction | None:
+                     step: int | str | float = STEP_BYTES, *, reader: Reader | None = None,
+                     after_reader: Reader | None = None, after_warm: bool = False
+                     ) -> MergePrediction | None:
         """The merge of ``per_output`` files at a time replayed (one worker, uproot's
-        ``iterate`` at ``step``: by default the event loop's): ``None`` where it is off, no
-        basket maps were read, or the analysis runs several workers."""
-        key = (per_output, optimise, step)
+        ``iterate`` at ``step``: by default the event loop's; or ``reader`` today and
+        ``after_reader`` on the merged files, pre-staged where ``after_warm``): ``None`` where
+        no basket maps were read or the analysis runs several workers."""
+        key = (per_output, optimise, step, reader, after_reader, after_warm)
         if key not in self._replays:
-            self._replays[key] = self._merge_replay(per_output, optimise, step)
+            self._replays[key] = self._replay(
+                lambda dev, costs, sds, cpu_sd, tree_files: merge_prediction(
+                    self.basket_maps, tree_files, per_output, dev, costs, optimise=optimise,
+                    branches=self.branches or None, step=step, device_sd=sds,
+                    cpu_sd=cpu_sd, jobs=self.cores,  # M001 prints hadd -j <cores>
+                    reader=reader, after_reader=after_reader, after_warm=after_warm,
+                    memo=self._replay_memo))
+        return self._replays[key]
+
+    def reader_replay(self, before: Reader, after: Reader,
+                      read_ahead_kb: int | None = None) -> MergePrediction | None:
+        """Today's files read with ``before``, then with ``after`` (and the read-ahead
+        ``read_ahead_kb``), replayed: ``None`` as for :meth:`merge_replay`."""
+        key = ("reader", before, after, read_ahead_kb)
+        if key not in self._replays:
+            self._replays[key] = self._replay(
+                lambda dev, costs, sds, cpu_sd, tree_files: reader_change(
+                    self.basket_maps, tree_files, dev, costs, before, after,
+                    after_read_ahead_kb=read_ahead_kb, branches=self.branches or None,
+                    device_sd=sds, cpu_sd=cpu_sd, memo=self._replay_memo))
         return self._replays[key]
 
     def replay_device(self) -> LocalDevice:
@@ -121,11 +148,10 @@ class Context:
         return costs_from(self.baseline.params, self.baseline.row(1),
                           opened.warm if opened else None)
 
-    def _merge_replay(self, per_output: int, optimise: bool, step: int | str | float
-                      ) -> MergePrediction | None:
+    def _replay(self, run: Callable[[LocalDevice, CpuCosts, tuple[float, float], float, int],
+                                    MergePrediction]) -> MergePrediction | None:
         tree = self.tree
-        if (not self.replay_merge or not self.basket_maps or tree is None
-                or self.baseline.workers != 1):
+        if not self.basket_maps or tree is None or self.baseline.workers != 1:
             return None
 
         def rel(name: str) -> float:
@@ -136,11 +162,8 @@ class Context:
 
         cpu_sd = max(rel("open_s"), rel("call_s"), rel("basket_s"))
         try:
-            return merge_prediction(
-                self.basket_maps, tree.files, per_output, self.replay_device(),
-                self.replay_costs(), optimise=optimise, branches=self.branches or None,
-                step=step, device_sd=(rel("storage_mb_per_s"), rel("access_ms")),
-                cpu_sd=cpu_sd, jobs=self.cores)  # M001 prints hadd -j <cores>
+            return run(self.replay_device(), self.replay_costs(),
+                       (rel("storage_mb_per_s"), rel("access_ms")), cpu_sd, tree.files)
         except (KeyError, ValueError):  # a branch the maps lack, an empty map
             return None
 

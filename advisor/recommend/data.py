@@ -14,6 +14,7 @@ from ..advice import Action, Evidence, Recommendation
 from . import versions
 from .context import Context
 from .inputs import Inputs, hadd_all, python_files
+from .storage import entry_step
 
 #: Recommend another compression when decompression takes at least this share of the time.
 DECOMPRESSION_MIN_SHARE = 0.15
@@ -187,7 +188,10 @@ def branches_rule(ctx: Context) -> Recommendation | None:
                             'tree->SetBranchStatus("*", 0); for (auto b : {'
                             + ", ".join(_cxx_string(n) for n in used)
                             + "}) tree->SetBranchStatus(b, 1);", versions.ROOT_TTREE),
-            Action.labelled("uproot: name them", f"tree.iterate(filter_name={used!r})",
+            Action.labelled("uproot: name them (an entry-count step of whole clusters: a "
+                            "memory-size step such as the default '100 MB' first reads every "
+                            "basket's key)",
+                            f"tree.iterate(filter_name={used!r}, step_size={_step(ctx, used)})",
                             versions.UPROOT),
             Action.labelled("or slim the files once to these branches (RDataFrame Snapshot)",
                             snapshot_script(ctx.paths, tree.name, used), versions.ROOT_RDF),
@@ -272,3 +276,12 @@ def snapshot_script(ins: Inputs, tname: str, names: list[str]) -> str:
             "        os.symlink(os.path.abspath(f), link)\n"
             "        chain.AddFile(link)\n"
             "    " + snap)
+
+
+def _step(ctx: Context, used: Sequence[str]) -> int:
+    """uproot's entry-count ``step_size`` for the used branches, whole clusters."""
+    if ctx.basket_maps:
+        from models.replay.predict import cluster_step
+
+        return cluster_step(ctx.basket_maps, list(used))
+    return entry_step(ctx)

@@ -7,10 +7,10 @@ import shutil
 
 from models import scenarios as sc
 from models.physics import config_matrix, rates
-from models.replay.predict import MergePrediction
+from models.replay.predict import MergePrediction, Reader, cluster_step
 from models.scenarios import PredictionPoint
 
-from ..advice import Action, Evidence, Recommendation
+from ..advice import Action, Evidence, Option, Recommendation
 from . import versions
 from .context import Context
 from .inputs import Inputs, hadd_all, hadd_groups, python_files
@@ -115,7 +115,7 @@ def merge_rule(ctx: Context) -> Recommendation | None:
     outputs = math.ceil(tree.files / k)
     replayed = ctx.merge_replay(k, small_baskets is not None)
     rate_model = point
-    if replayed is not None:
+    if replayed is not None and ctx.replay_merge:
         point = replay_point(replayed, point)
     tname = _tree_name(ctx)
     opt = "-O " if small_baskets is not None else ""
@@ -155,48 +155,135 @@ def merge_rule(ctx: Context) -> Recommendation | None:
                f"read calls), {100 * share:.0f}% of the time for files of {file_mb:.2g} MB. "
                f"Files of about {target:,.0f} MB pay it less often.")
     extra: tuple[str, ...] = ()
+    options: list[Option] = []
     if replayed is not None:
         ev.extend(replay_evidence(replayed, rate_model))
-        extra = REPLAY_ASSUMPTIONS
-        plain = ctx.merge_replay(k, small_baskets is not None, UPROOT_DEFAULT_STEP)
-        if plain is not None and plain.speedup < PLAIN_ITERATE_WARN * replayed.speedup:
-            ev.append(Evidence(
-                "replayed speed-up with uproot's default step", round(plain.speedup, 2), "x",
-                "derived", f"step_size={UPROOT_DEFAULT_STEP!r}: every basket's key is read "
-                f"first, branch by branch; {plain.after.io.seeks * plain.after.scale:,.0f} "
-                "scattered reads in the merged files"))
-            gain = (f"would read them slower ({plain.speedup:.2f}x)" if plain.speedup < 1
-                    else f"would gain only {plain.speedup:.2f}x")
-            summary += (f" An analysis that calls uproot.iterate with its default step_size "
-                        f"({UPROOT_DEFAULT_STEP}) {gain}: it reads "
-                        "every basket's key first, branch by branch, which scatters its reads "
-                        "over the merged files; give step_size in entries (as the calibration "
-                        "does) to keep the gain.")
-        if replayed.after_seek_share >= SCATTERED_SHARE:
-            summary += (f" The merged files would still be read in "
-                        f"{replayed.after.io.seeks * replayed.after.scale:,.0f} scattered "
-                        f"requests ({100 * replayed.after_seek_share:.0f}% of the time in "
-                        "access times): read them with a coalescing reader, or rewrite them "
-                        "with a clustered layout.")
+        extra = REPLAY_ASSUMPTIONS if ctx.replay_merge else REPLAY_CHECKS
+        said, more, options, remedies = scattered_checks(ctx, k, small_baskets is not None,
+                                                         replayed)
+        summary += said
+        ev.extend(more)
+        actions.extend(remedies)
     return ctx.make(
         code="M001", kind="merge", title=f"Merge the small files to about {target:,.0f} MB",
         audience="analyst", point=point, scenario=scen, summary=summary,
-        evidence=ev, actions=actions, extra_assumptions=extra)
+        evidence=ev, actions=actions, options=options, extra_assumptions=extra)
+
+
+def scattered_checks(ctx: Context, k: int, optimise: bool, loop: MergePrediction
+                     ) -> tuple[str, list[Evidence], list[Option], list[Action]]:
+    """What the merged layout costs the readers users run (uproot's default ``iterate`` step,
+    ROOT's ``GetEntry`` without a TTreeCache, the event loop's entry-count step), replayed; for
+    each reader the merge would leave bound by scattered reads, what removes them (an
+    entry-count step aligned with the clusters, ``hadd -O``, pre-staging, a TTreeCache), each
+    replayed against that reader on today's files.  Returns (summary text, evidence, options,
+    actions)."""
+    said = ""
+    ev: list[Evidence] = []
+    options: list[Option] = []
+    actions: list[Action] = []
+    plain = Reader(step=UPROOT_DEFAULT_STEP)
+    no_cache = Reader("root", cache_bytes=0)
+    step = cluster_step(ctx.basket_maps, ctx.branches or None)
+    if loop.after_seek_share >= SCATTERED_SHARE:
+        said += (f" Even with an entry-count step the merged files would be read in "
+                 f"{loop.after.io.seeks * loop.after.scale:,.0f} scattered requests "
+                 f"({100 * loop.after_seek_share:.0f}% of the time in access times).")
+    for reader, fixes in (
+            (plain, (("iterate with step_size=" + f"{step:,} entries (whole clusters)",
+                      Reader(step=step), False, False),
+                     ("hadd -O (clustered rewrite)", None, True, False),
+                     ("pre-stage the merged files into memory", None, False, True))),
+            (no_cache, (("read with ROOT's TTreeCache", Reader("root", cache_bytes=None),
+                         False, False),))):
+        m = ctx.merge_replay(k, optimise, reader=reader)
+        if m is None:
+            continue
+        seeks = m.after.io.seeks * m.after.scale
+        ev.append(Evidence(f"replayed merge, {reader.describe()}", round(m.speedup, 2), "x",
+                           "derived", f"{seeks:,.0f} scattered reads in the merged files, "
+                           f"{100 * m.after_seek_share:.0f}% of their time in access times"))
+        bound = (m.after_seek_share >= SCATTERED_SHARE
+                 or m.speedup < PLAIN_ITERATE_WARN * loop.speedup)
+        if not bound:
+            continue
+        gain = (f"would be slower than today's ({m.speedup:.2f}x)" if m.speedup < 1
+                else f"would gain only {m.speedup:.2f}x"
+                if m.speedup < PLAIN_ITERATE_WARN * loop.speedup
+                else f"would gain {m.speedup:.2f}x, still")
+        said += (f" Read with {reader.describe()}, the merged files {gain}: "
+                 f"{seeks:,.0f} scattered reads, {100 * m.after_seek_share:.0f}% of the time "
+                 "in access times.")
+        options.append(Option(f"merge alone, {reader.describe()}", round(m.speedup, 3),
+                              round(m.low, 3), round(m.high, 3),
+                              "bound by scattered reads"))
+        for name, after, opt, warm in fixes:
+            if opt and optimise:
+                continue  # -O is printed already
+            f = ctx.merge_replay(k, optimise or opt, reader=reader, after_reader=after,
+                                 after_warm=warm)
+            if f is None or f.speedup < REMEDY_MIN_GAIN * m.speedup:
+                continue  # not predicted faster than the merge alone: not offered
+            options.append(Option(f"merge, then {name} ({reader.describe()} now)",
+                                  round(f.speedup, 3), round(f.low, 3), round(f.high, 3),
+                                  REMEDY_CAVEATS.get(name.split(" ", 1)[0])))
+            actions.append(_remedy_action(ctx, name, step, k))
+    if options:
+        said += " The options below remove the scattered reads, each replayed."
+    return said, ev, options, actions
+
+
+#: A remedy is offered when its replay is at least this much faster than the merge alone.
+REMEDY_MIN_GAIN = 1.05
+REMEDY_CAVEATS = {
+    "pre-stage": "the pre-read is not counted (it overlaps other work or serves several "
+                 "passes); the files must fit in free memory",
+    "hadd": "rewrites every basket: slower to merge",
+    "read": "ROOT's CPU per basket and per MB taken as uproot's fitted ones (an assumption)",
+}
+
+
+def _remedy_action(ctx: Context, name: str, step: int, k: int) -> Action:
+    tname = _tree_name(ctx)
+    if name.startswith("iterate"):
+        return Action.labelled(
+            "uproot: give step_size in entries (whole clusters): no key pre-pass, each step "
+            "reads a cluster's baskets in coalesced requests",
+            f"for arrays in uproot.iterate('merged_*.root:{tname}', step_size={step}):\n"
+            "    ...  # the analysis, as now",
+            versions.UPROOT)
+    if name.startswith("hadd"):
+        return Action.labelled("merge with -O: baskets rewritten cluster by cluster",
+                               hadd_groups(ctx.paths, f"-j {ctx.cores} -O -fk", k),
+                               versions.HADD)
+    if name.startswith("pre-stage"):
+        return Action("pre-stage the merged files before the analysis",
+                      "cat merged_*.root > /dev/null")
+    return Action.labelled("ROOT (TTree loop): a TTreeCache of the automatic size, every "
+                           "branch read", "tree->SetCacheSize(-1); "
+                           "tree->AddBranchToCache(\"*\", true);", versions.ROOT_TTREE)
 
 
 #: uproot's default ``step_size`` for ``iterate`` (a memory size: a key pre-pass first).
 UPROOT_DEFAULT_STEP = "100 MB"
-#: M001 warns when the merge replayed for uproot's default step gains less than this fraction
-#: of the event loop's replayed gain.
+#: M001 says a reader is left bound by scattered reads when its replayed merge gains less than
+#: this fraction of the event loop's replayed gain.
 PLAIN_ITERATE_WARN = 0.5
-#: Where the merged layout's replayed time is at least this share access times, M001 says the
-#: merge leaves the job bound by scattered reads.
+#: ... or where the merged layout's replayed time is at least this share access times.
 SCATTERED_SHARE = 0.3
 REPLAY_ASSUMPTIONS = (
     "speed-up from replaying uproot's reads of today's and of the merged layout (basket maps "
     "of the sampled files) through a model of the device (the calibration's bandwidth and "
     "access time, the site's read-ahead), plus the fitted CPU costs; its range spans the "
     "device's and the per-file costs' uncertainties",
+)
+
+
+REPLAY_CHECKS = (
+    "the readers' costs on the merged layout (and the options that remove scattered reads) "
+    "replay their reads of today's and of the merged layout (basket maps of the sampled "
+    "files) through a model of the device plus the fitted CPU costs; ranges span the device's "
+    "and the per-file costs' uncertainties",
 )
 
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 import shlex
 
 from models import scenarios as sc
+from models.replay.predict import STEP_BYTES, Reader, cluster_step
 
-from ..advice import Action, Evidence, Option, Recommendation, contradicted
+from ..advice import MIN_SPEEDUP, Action, Evidence, Option, Recommendation, contradicted
 from . import versions
 from .context import Context
+from .files import REMEDY_CAVEATS, UPROOT_DEFAULT_STEP, replay_point
 from .inputs import Inputs, find_root, words
 
 #: Read-ahead: a size is worth it when raw reads of that size are this much faster.
@@ -51,7 +53,7 @@ def _readahead_kb(ctx: Context) -> float | None:
 
 def readahead_rule(ctx: Context) -> Recommendation | None:
     cal = ctx.calibration
-    if cal is None or ctx.baseline.access == "scattered":
+    if cal is None:
         return None
     now_kb = _readahead_kb(ctx)
     seq = sorted((p.request_bytes, p.mb_per_s) for p in cal.request_sweep
@@ -64,11 +66,31 @@ def readahead_rule(ctx: Context) -> Recommendation | None:
         return None
     rate_now = at_now[-1]
     size = next(b for b, r in seq if r >= READAHEAD_NEAR_BEST * best)
-    if size <= now_kb * 1024 or best < READAHEAD_MIN_GAIN * rate_now:
+    if size <= now_kb * 1024:
         return None
     kb = size / 1024
+    # the event loop's reads on today's files at the new read-ahead, replayed
+    replayed = ctx.reader_replay(Reader(), Reader(), read_ahead_kb=int(kb))
+    shows = replayed is not None and replayed.speedup >= MIN_SPEEDUP
+    rates_say = ctx.baseline.access != "scattered" and best >= READAHEAD_MIN_GAIN * rate_now
+    if not rates_say and not shows:
+        return None
     scen = sc.read_ahead(kb)
     point = ctx.predict(scen)
+    extra: list[Evidence] = []
+    assumptions: tuple[str, ...] = ()
+    if replayed is not None:
+        b, a = replayed.before, replayed.after
+        extra.append(Evidence(
+            "replayed: the event loop at this read-ahead", round(replayed.speedup, 2), "x",
+            "derived", f"{b.io.device_requests * b.scale:,.0f} -> "
+            f"{a.io.device_requests * a.scale:,.0f} device reads, "
+            f"{b.io.seeks * b.scale:,.0f} -> {a.io.seeks * a.scale:,.0f} paying the access "
+            "time"))
+        if not rates_say:  # scattered reads: the rate model has no read-ahead term for them
+            point = replay_point(replayed, point)
+            assumptions = ("the speed-up replays the event loop's reads of today's files "
+                           "through a model of the device at both read-aheads",)
     dev = _device(ctx)
     return ctx.make(
         code="A001", kind="readahead", title=f"Raise the read-ahead to {kb:,.0f} KiB",
@@ -81,7 +103,9 @@ def readahead_rule(ctx: Context) -> Recommendation | None:
                        "measured") for b, r in seq),
             Evidence("worth it from", round(100 * (READAHEAD_MIN_GAIN - 1)), "% faster",
                      "threshold"),
+            *extra,
         ],
+        extra_assumptions=assumptions,
         actions=[
             Action.labelled(f"set the read-ahead of {dev} (in 512-byte sectors; until reboot)",
                             f"blockdev --setra {int(kb * 2)} {shlex.quote(dev)}",
@@ -92,11 +116,33 @@ def readahead_rule(ctx: Context) -> Recommendation | None:
         ])
 
 
+def entry_step(ctx: Context) -> int:
+    """An entry-count ``step_size`` for uproot aligned with the clusters (about 50 MB of arrays
+    per step, whole clusters): from the basket maps where read, else the tree's probe."""
+    if ctx.basket_maps:
+        return cluster_step(ctx.basket_maps, ctx.branches or None)
+    tree = ctx.tree
+    if tree is None or not tree.entries:
+        return 100_000
+    per_entry = tree.compressed_bytes * (tree.compression_factor or 1.0) / tree.entries
+    cluster = max(round(tree.cluster_entries or tree.entries), 1)
+    return cluster * max(1, round(STEP_BYTES / max(per_entry, 1.0) / cluster))
+
+
 def treecache_rule(ctx: Context) -> Recommendation | None:
     tree = ctx.tree
     b = ctx.baseline
-    if tree is None or b.access != "scattered" or b.config["request_bytes"] >= SMALL_READ_BYTES:
+    if tree is None:
         return None
+    step = entry_step(ctx)
+    root = ctx.reader_replay(Reader("root", cache_bytes=0), Reader("root", cache_bytes=None))
+    up = ctx.reader_replay(Reader(step=UPROOT_DEFAULT_STEP), Reader(step=step))
+    if root is None and (b.access != "scattered"
+                         or b.config["request_bytes"] >= SMALL_READ_BYTES):
+        return None
+    if root is not None and root.speedup < MIN_SPEEDUP and (up is None
+                                                            or up.speedup < MIN_SPEEDUP):
+        return None  # the replay shows no gain for either reader
     cluster = None
     if tree.cluster_entries and tree.entries:
         cluster = tree.compressed_bytes * tree.cluster_entries / tree.entries
@@ -104,6 +150,8 @@ def treecache_rule(ctx: Context) -> Recommendation | None:
     request = min(size, b.config["file_mb"] * 1e6)
     scen = sc.request_size(request)
     point = ctx.predict(scen)
+    extra: tuple[str, ...] = ()
+    options: list[Option] = []
     ev = [
         Evidence("read size reaching the storage", round(b.config["request_bytes"] / 1e3, 1),
                  "kB", "derived", "the larger of the mean basket and the read-ahead"),
@@ -113,6 +161,30 @@ def treecache_rule(ctx: Context) -> Recommendation | None:
         Evidence("cache size", round(size / 1e6, 1), "MB", "derived",
                  "a cluster's compressed bytes, within 10-100 MB"),
     ]
+    for name, r, caveat in (
+            ("ROOT GetEntry loop: TTreeCache off -> on (automatic size)", root,
+             REMEDY_CAVEATS["read"]),
+            (f"uproot iterate: step_size={UPROOT_DEFAULT_STEP!r} -> {step:,} entries", up,
+             None)):
+        if r is None:
+            continue
+        before, after = r.before, r.after
+        ev.append(Evidence(
+            f"replayed: {name}", round(r.speedup, 2), "x", "derived",
+            f"{before.io.seeks * before.scale:,.0f} -> {after.io.seeks * after.scale:,.0f} "
+            f"scattered reads; {before.total_s:.3g} s -> {after.total_s:.3g} s"))
+        options.append(Option(name, round(r.speedup, 3), round(r.low, 3), round(r.high, 3),
+                              caveat))
+    replayed = [(r, what) for r, what in (
+        (root, "a ROOT GetEntry loop's without a TTreeCache, then with one (" +
+         REMEDY_CAVEATS["read"] + ")"),
+        (up, f"uproot iterate's with step_size={UPROOT_DEFAULT_STEP!r}, then with "
+             f"{step:,} entries")) if r is not None]
+    if replayed:  # the point: the reader change the replay predicts the larger gain for
+        best, what = max(replayed, key=lambda x: x[0].speedup)
+        point = replay_point(best, point)
+        extra = (f"the speed-up is {what}, replayed on today's files through a model of the "
+                 "device (the other reader's is among the options)",)
     cal = ctx.calibration
     if cal is not None and cal.root_cache_off is not None and cal.root_cache_on is not None:
         ev += [Evidence("ROOT reads without TTreeCache",
@@ -122,25 +194,36 @@ def treecache_rule(ctx: Context) -> Recommendation | None:
                         round((cal.root_cache_on.mean_read_bytes or 0) / 1e3, 1), "kB each",
                         "measured", f"{cal.root_cache_on.read_calls:,} calls")]
     mb = max(1, round(size / 1e6))
-    rec = ctx.make(
-        code="T001", kind="treecache", title=f"Read through a {mb} MB TTreeCache",
-        audience="analyst", point=point, scenario=scen,
-        summary=("The baskets of the branches read are small and interleaved, so reads "
-                 "reach the storage small and scattered. A TTreeCache gathers a cluster's "
-                 "baskets into a few large reads."),
-        evidence=ev,
-        actions=[
+    root_gains = root is None or root.speedup >= MIN_SPEEDUP
+    actions = []
+    if root_gains:
+        actions += [
             Action.labelled("ROOT (TTree loop)", f"tree->SetCacheSize({mb * 1_000_000}); "
                             "tree->AddBranchToCache(\"*\", true);", versions.ROOT_TTREE),
             Action.labelled("RDataFrame and TTree::Draw use a TTreeCache by default; keep it "
                             "on", "ROOT.gEnv.SetValue('TTreeCache.Size', 1.0)  # x the cluster "
-                            "size", versions.PYROOT),
-            Action.labelled("uproot: read many entries per call so each branch's baskets come "
-                            "in one request", f"tree.iterate(step_size='{max(mb * 5, 100)} MB')",
-                            versions.UPROOT),
-        ])
+                            "size", versions.PYROOT)]
+    if up is None or up.speedup >= 1.0:  # never a reader setting the replay predicts slower
+        actions.append(Action.labelled(
+            "uproot: give step_size in entries, whole clusters (a memory size such as the "
+            "default '100 MB' first reads every basket's key, one request each)",
+            f"tree.iterate(step_size={step})", versions.UPROOT))
+    title = f"Read through a {mb} MB TTreeCache"
+    summary = ("The baskets of the branches read are small and interleaved, so reads reach "
+               "the storage small and scattered. A TTreeCache gathers a cluster's baskets into "
+               "a few large reads.")
+    if not root_gains:  # the replay: only uproot's memory-size step scatters the reads here
+        title = f"Read whole clusters with uproot: step_size={step:,} entries"
+        summary = ("uproot's memory-size step_size (the default '100 MB') first reads every "
+                   "basket's key, one small request each, branch by branch; an entry count "
+                   "of whole clusters reads each cluster's baskets in a few coalesced "
+                   "requests. A ROOT loop gains nothing from a TTreeCache here (replayed).")
+    rec = ctx.make(
+        code="T001", kind="treecache", title=title,
+        audience="analyst", point=point, scenario=scen, summary=summary,
+        evidence=ev, actions=actions, options=options, extra_assumptions=extra)
     off, on = (cal.root_cache_off, cal.root_cache_on) if cal is not None else (None, None)
-    if (rec is None or off is None or on is None or off.cache != on.cache
+    if (rec is None or not root_gains or off is None or on is None or off.cache != on.cache
             or off.entries != on.entries or not off.loop_s or not on.loop_s):
         return rec
     return _against(rec, off.loop_s / on.loop_s,

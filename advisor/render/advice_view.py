@@ -229,6 +229,10 @@ def advice_view(report: Report) -> RenderableType:
     if tables:
         out.append(Rule("predicted scaling", align="left"))
         out.append(Columns(tables, padding=(1, 4)))
+    if report.cluster is not None:
+        from .cluster_view import cluster_view
+
+        out.append(cluster_view(report.cluster))
     out.append(Rule("site and data", align="left"))
     out.append(site_summary(report))
     out += [dataset_summary(a) for a in report.advice]

@@ -165,7 +165,9 @@ def calibration_rows(cal: Calibration) -> list[Row]:
         m = cal.memory
         rows.append(("fits in RAM", f"{fmt.yes_no(m.fits_in_ram)} ({fmt.mb(m.dataset_bytes)} "
                      f"data, {fmt.gb(m.available_bytes)} available)"))
-    return rows
+    from ..recommend.remote import link_rows  # remote data: the link's figures
+
+    return rows + link_rows(cal)
 
 
 def calibration_view(cal: Calibration) -> RenderableType:

@@ -359,6 +359,10 @@ def report_body(report: Report) -> str:
     if modelled:
         out.append("<h2>Predicted scaling</h2>")
         out += [_scaling(a, level, i) for i, a in enumerate(modelled)]
+    if report.cluster is not None:
+        from .cluster_parts import cluster_html
+
+        out.append(cluster_html(report.cluster))
     out.append("<h2>Site</h2>" + _kv(parts.site_lines(report.site)))
     out.append("<h2>Data</h2>")
     out += [f"<h3>{e(a.label)}</h3>{_kv(parts.dataset_lines(a))}" for a in report.advice]

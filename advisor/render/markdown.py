@@ -125,6 +125,10 @@ def report_markdown(report: Report) -> str:
         out += ["## Predicted scaling", ""]
         for a in modelled:
             out += _scaling(a, level)
+    if report.cluster is not None:
+        from .cluster_parts import cluster_markdown
+
+        out += cluster_markdown(report.cluster)
     out += ["## Site", ""]
     out += table(["", ""], ([f"**{k}**", esc(v)] for k, v in parts.site_lines(report.site)))
     out += ["## Data", ""]

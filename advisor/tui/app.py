@@ -201,6 +201,9 @@ class AdvisorApp(App[None]):
                  *self.query(AdvicePane), *self.query(WhatIfPane)]
         for pane in panes:
             self.show_safely(pane.id or "", partial(pane.show, loaded, scaling))
+        from .cluster import show_cluster_tab  # ``--dask``: a seventh tab
+
+        self.show_safely("cluster", partial(show_cluster_tab, self, loaded))
         self.show_safely("calibrate", partial(self.query_one(CalibratePane).show, loaded, scaling,
                                         cancelled=message.cancelled,
                                         elapsed_s=message.elapsed_s,
@@ -361,7 +364,8 @@ def make_app(paths: list[str] | tuple[str, ...] | None = None, *, advice: Advice
              loader: Loader | None = None, export_dir: Path | None = None,
              on_ready: Callable[[AdvisorApp], Any] | None = None,
              theme: str | None = None,
-             uses: list[str] | tuple[str, ...] | None = None) -> AdvisorApp:
+             uses: list[str] | tuple[str, ...] | None = None,
+             dask: str | None = None) -> AdvisorApp:
     """The app, shared by the CLI and the tests: on ``paths`` (``None``: the demo's small
     files), on an ``advice`` already made, or on any ``loader``."""
     from .source import AdviceSource, FixedAdvice
@@ -374,7 +378,8 @@ def make_app(paths: list[str] | tuple[str, ...] | None = None, *, advice: Advice
     else:
         chosen = AdviceSource(paths=tuple(paths) if paths else None, budget_s=budget_s,
                               engine=engine, branches=tuple(branches) if branches else None,
-                              analysis=analysis, uses=tuple(uses) if uses else None)
+                              analysis=analysis, uses=tuple(uses) if uses else None,
+                              dask=dask)
         # a cached advice of these files is read before the app starts (a fraction of a
         # second, no model libraries), so the first screen shows it
         try:

@@ -54,6 +54,8 @@ class AdviceSource:
     can_recalibrate: bool = True
     #: the branches the analysis uses (``--uses``)
     uses: tuple[str, ...] | None = None
+    #: ``--dask``: a Dask scheduler address or ``local:N`` (the Cluster tab)
+    dask: str | None = None
 
     @property
     def description(self) -> str:
@@ -84,7 +86,7 @@ class AdviceSource:
         branches = list(self.branches) if self.branches else None
         advice = advise(paths, budget_s=self.budget_s, engine=self.engine, progress=progress,
                         branches=branches, analysis=self.analysis, cancel=cancel,
-                        recalibrate=recalibrate, label=label, uses=self.uses)
+                        recalibrate=recalibrate, label=label, uses=self.uses, dask=self.dask)
         created = advice.calibration_created
         reused = advice.calibration_reused and created is not None
         return Loaded(advice, cache.age_seconds(created) if reused and created else None)

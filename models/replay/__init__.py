@@ -19,7 +19,16 @@ from __future__ import annotations
 
 from .device import Link, LocalDevice, Transfer
 from .layouts import fast_merge, optimized_merge
-from .predict import CpuCosts, LayoutTime, MergePrediction, layout_time, merge_prediction
+from .predict import (
+    CpuCosts,
+    LayoutTime,
+    MergePrediction,
+    Reader,
+    cluster_step,
+    layout_time,
+    merge_prediction,
+    reader_change,
+)
 from .readers import (
     CoalesceConfig,
     coalesce,
@@ -42,9 +51,11 @@ __all__ = [
     "Link",
     "LocalDevice",
     "MergePrediction",
+    "Reader",
     "Request",
     "StreamStats",
     "Transfer",
+    "cluster_step",
     "coalesce",
     "fast_merge",
     "layout_time",
@@ -52,6 +63,7 @@ __all__ = [
     "merge_runs",
     "optimized_merge",
     "python_buffered",
+    "reader_change",
     "renumber",
     "root_cache_bytes",
     "root_files",

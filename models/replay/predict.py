@@ -32,7 +32,7 @@ from probes.basketmap import BasketMap
 
 from .device import LocalDevice, Transfer
 from .layouts import fast_merge, groups, optimized_merge
-from .readers import uproot_iterate, uproot_step_entries
+from .readers import root_getentry, uproot_iterate, uproot_step_entries
 from .requests import python_buffered, renumber
 
 if TYPE_CHECKING:
@@ -44,6 +44,27 @@ if TYPE_CHECKING:
 STEP_BYTES = 50e6
 #: Merged files replayed per merge prediction (the others are alike: scaled).
 MAX_GROUPS = 2
+
+
+@dataclass(frozen=True)
+class Reader:
+    """How one worker reads the files: uproot's ``iterate`` at ``step`` (see
+    :func:`step_for`), or ROOT's ``TTree::GetEntry`` loop (``engine="root"``) with a
+    TTreeCache of ``cache_bytes`` (0: none; ``None``: ROOT's automatic size)."""
+
+    engine: str = "uproot"
+    step: int | str | float = STEP_BYTES
+    cache_bytes: int | None = 0
+
+    def describe(self) -> str:
+        if self.engine == "root":
+            return ("ROOT GetEntry without TTreeCache" if self.cache_bytes == 0
+                    else "ROOT GetEntry with TTreeCache")
+        if isinstance(self.step, str):
+            return f"uproot iterate, step_size={self.step!r}"
+        if isinstance(self.step, float):
+            return f"uproot iterate, {self.step / 1e6:g} MB of arrays per step (in entries)"
+        return f"uproot iterate, step_size={self.step:,} entries"
 
 
 @dataclass(frozen=True)
@@ -137,6 +158,27 @@ def step_for(m: BasketMap, branches: Sequence[str] | None, step: int | str | flo
     return int(step), max(int(step), 1)
 
 
+def cluster_step(maps: Sequence[BasketMap], branches: Sequence[str] | None = None,
+                 target_bytes: float = STEP_BYTES) -> int:
+    """An entry-count ``step_size`` aligned with the clusters: the whole number of (median)
+    clusters closest to ``target_bytes`` of arrays (uncompressed) per step, at least one
+    cluster.  An entry count spares uproot the key pre-pass of a memory-size step."""
+    per_entry = clusters = 0.0
+    n = 0
+    for m in maps:
+        if not m.entries:
+            continue
+        per_entry += sum(b.uncompressed_bytes for b in m.select(branches)) / m.entries
+        sizes = [int(x) for x in (m.clusters[1:] - m.clusters[:-1]) if x > 0]
+        clusters += sorted(sizes)[len(sizes) // 2] if sizes else m.entries
+        n += 1
+    if n == 0:
+        return 1
+    per_entry, cluster = per_entry / n, max(round(clusters / n), 1)
+    wanted = target_bytes / max(per_entry, 1.0)
+    return cluster * max(1, round(wanted / cluster))
+
+
 def _bytes(text: str) -> int:
     from .readers import _memory_size
 
@@ -145,11 +187,17 @@ def _bytes(text: str) -> int:
 
 def layout_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts, *,
                 branches: Sequence[str] | None = None, step: int | str | float = STEP_BYTES,
-                scale: float = 1.0) -> LayoutTime:
-    """One worker reading ``maps`` one after another, cold (a fresh page cache), with uproot's
-    ``iterate`` at ``step`` (see :func:`step_for`) through uproot's default source for local
-    files (fsspec: a buffered read per range, each on a newly opened file).  ``scale``: how
-    many files each replayed one stands for."""
+                scale: float = 1.0, reader: Reader | None = None) -> LayoutTime:
+    """One worker reading ``maps`` one after another, cold (a fresh page cache, unless the
+    device is ``warm``), with uproot's ``iterate`` at ``step`` (see :func:`step_for`) through
+    uproot's default source for local files (fsspec: a buffered read per range, each on a
+    newly opened file), or with ``reader`` (ROOT's ``GetEntry`` loop reads with ``pread``: no
+    per-call cost; the fitted per-basket and per-MB CPU terms are uproot's, an assumption).
+    ``scale``: how many files each replayed one stands for."""
+    if reader is not None and reader.engine == "root":
+        return _root_time(maps, device, costs, branches, scale, reader.cache_bytes)
+    if reader is not None:
+        step = reader.step
     streams = []
     calls = baskets = entries = 0.0
     mb = 0.0
@@ -173,6 +221,22 @@ def layout_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
     return LayoutTime(files=n * scale, entries=entries * scale, compressed_mb=mb * scale,
                       calls=calls * scale, baskets=baskets * scale, io=io, scale=scale,
                       cpu_s=cpu, _access_s=device.access_s)
+
+
+def _root_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
+               branches: Sequence[str] | None, scale: float, cache_bytes: int | None
+               ) -> LayoutTime:
+    reqs = renumber([root_getentry(m, branches, cache_bytes=cache_bytes) for m in maps])
+    sizes = {m.path: m.file_bytes for m in maps}
+    io = device.replay(reqs, sizes)
+    baskets = float(sum(b.baskets for m in maps for b in m.select(branches)))
+    mb = sum(b.compressed_bytes for m in maps for b in m.select(branches)) / 1e6
+    entries = float(sum(m.entries for m in maps))
+    n = len(maps)
+    cpu = scale * (n * costs.open_s + baskets * costs.basket_s + mb * costs.per_mb_s())
+    return LayoutTime(files=n * scale, entries=entries * scale, compressed_mb=mb * scale,
+                      calls=0.0, baskets=baskets * scale, io=io, scale=scale, cpu_s=cpu,
+                      _access_s=device.access_s)
 
 
 @dataclass(frozen=True)
@@ -210,9 +274,16 @@ def merge_prediction(maps: Sequence[BasketMap], files: int, per_output: int,
                      branches: Sequence[str] | None = None,
                      step: int | str | float = STEP_BYTES,
                      device_sd: tuple[float, float] = (0.0, 0.0), cpu_sd: float = 0.0,
-                     z: float = 1.645, jobs: int = 1) -> MergePrediction:
+                     z: float = 1.645, jobs: int = 1, reader: Reader | None = None,
+                     after_reader: Reader | None = None, after_warm: bool = False,
+                     memo: dict[object, object] | None = None) -> MergePrediction:
     """``files`` files (``maps``: a sample of them) merged ``per_output`` at a time
     (``optimise``: ``hadd -O``, with ``jobs`` processes: ``hadd -j``).
+
+    Today's files are read with ``reader`` (default: uproot's ``iterate`` at ``step``), the
+    merged ones with ``after_reader`` (default: the same reader), from the page cache where
+    ``after_warm`` (pre-staged: the pre-read itself is not counted).  ``memo``: a dict kept
+    between calls on the same ``maps`` object (merged layouts and replays are reused).
 
     ``device_sd``: relative one-sigma uncertainties of the device's bandwidth and access time;
     ``cpu_sd``: of the per-file costs.  The range is the lowest and highest speed-up over
@@ -221,34 +292,95 @@ def merge_prediction(maps: Sequence[BasketMap], files: int, per_output: int,
     """
     if not maps:
         raise ValueError("no basket maps")
-    merged, scale_after, outputs = _merged(maps, files, per_output, optimise, jobs)
+    memo = {} if memo is None else memo
+    mkey = ("merged", id(maps), files, per_output, optimise, jobs)
+    if mkey not in memo:
+        memo[mkey] = _merged(maps, files, per_output, optimise, jobs)
+    built: tuple[list[BasketMap], float, int] = memo[mkey]  # type: ignore[assignment]
+    merged, scale_after, outputs = built
     scale_before = files / len(maps)
 
-    replayed: dict[tuple[float, float], tuple[LayoutTime, LayoutTime]] = {}
+    first = reader or Reader(step=step)
+    before, after, s, low, high = _compare(
+        maps, merged, scale_before, scale_after, device, costs, first, after_reader or first,
+        after_warm=after_warm, branches=branches, device_sd=device_sd, cpu_sd=cpu_sd, z=z,
+        memo=memo)
+    return MergePrediction(before, after, s, low, high, optimise, per_output, outputs)
 
-    def both(dev: LocalDevice, cpu: CpuCosts) -> tuple[LayoutTime, LayoutTime]:
-        key = (dev.mb_per_s, dev.access_s)
-        if key not in replayed:  # the I/O depends on the device only
-            replayed[key] = (
-                layout_time(maps, dev, cpu, branches=branches, step=step, scale=scale_before),
-                layout_time(merged, dev, cpu, branches=branches, step=step, scale=scale_after))
-        b, a = replayed[key]
-        return b.with_costs(cpu), a.with_costs(cpu)
 
-    before, after = both(device, costs)
+def reader_change(maps: Sequence[BasketMap], files: int, device: LocalDevice,
+                  costs: CpuCosts, before: Reader, after: Reader, *,
+                  after_read_ahead_kb: int | None = None,
+                  branches: Sequence[str] | None = None,
+                  device_sd: tuple[float, float] = (0.0, 0.0), cpu_sd: float = 0.0,
+                  z: float = 1.645, memo: dict[object, object] | None = None
+                  ) -> MergePrediction:
+    """Today's ``files`` files (``maps``: a sample) read with ``before``, then with ``after``
+    (and the read-ahead ``after_read_ahead_kb`` where given): the speed-up and its range as
+    in :func:`merge_prediction` (``per_output`` 1: the layout is unchanged)."""
+    if not maps:
+        raise ValueError("no basket maps")
+    scale = files / len(maps)
+    b, a, s, low, high = _compare(
+        maps, maps, scale, scale, device, costs, before, after, branches=branches,
+        after_read_ahead_kb=after_read_ahead_kb, device_sd=device_sd, cpu_sd=cpu_sd, z=z,
+        memo=memo)
+    return MergePrediction(b, a, s, low, high, False, 1, files)
+
+
+def _compare(before_maps: Sequence[BasketMap], after_maps: Sequence[BasketMap],
+             scale_before: float, scale_after: float, device: LocalDevice, costs: CpuCosts,
+             first: Reader, then: Reader, *, branches: Sequence[str] | None,
+             device_sd: tuple[float, float], cpu_sd: float, z: float,
+             after_warm: bool = False, after_read_ahead_kb: int | None = None,
+             memo: dict[object, object] | None = None
+             ) -> tuple[LayoutTime, LayoutTime, float, float, float]:
+    """(before, after, speed-up, low, high): the two replays at the device's and CPU costs'
+    central values, and the extreme ratios over all corners at ``z`` sigmas.  Each layout is
+    replayed once: a replay's time is linear in the access time and the inverse bandwidth
+    (:func:`retimed`), so the corners rescale it."""
+    memo = {} if memo is None else memo
+    ra = device.read_ahead_kb if after_read_ahead_kb is None else after_read_ahead_kb
+    later = replace(device, warm=device.warm or after_warm, read_ahead_kb=ra)
+    tbl = tuple(branches) if branches is not None else None
+
+    def replayed(maps: Sequence[BasketMap], dev: LocalDevice, scale: float,
+                 reader: Reader) -> LayoutTime:
+        key = ("layout", id(maps), dev, scale, reader, tbl)
+        if key not in memo:
+            memo[key] = layout_time(maps, dev, costs, branches=branches, scale=scale,
+                                    reader=reader)
+        return memo[key]  # type: ignore[return-value]
+
+    b0 = replayed(before_maps, device, scale_before, first)
+    a0 = replayed(after_maps, later, scale_after, then)
+    before, after = b0.with_costs(costs), a0.with_costs(costs)
     s = before.total_s / after.total_s
     lows, highs = [s], [s]
     sd_bw, sd_acc = device_sd
     if sd_bw > 0 or sd_acc > 0 or cpu_sd > 0:
         for fb, fa, fc in itertools.product((-1, 1), repeat=3):
-            dev = replace(device, mb_per_s=device.mb_per_s * math.exp(fb * z * sd_bw),
-                          access_s=device.access_s * math.exp(fa * z * sd_acc))
-            b, a = both(dev, costs.scaled(math.exp(fc * z * cpu_sd)))
+            bw, acc = math.exp(fb * z * sd_bw), math.exp(fa * z * sd_acc)
+            cpu = costs.scaled(math.exp(fc * z * cpu_sd))
+            b = retimed(b0, device, bw, acc).with_costs(cpu)
+            a = retimed(a0, later, bw, acc).with_costs(cpu)
             r = b.total_s / a.total_s
             lows.append(r)
             highs.append(r)
-    return MergePrediction(before, after, s, min(lows), max(highs), optimise, per_output,
-                           outputs)
+    return before, after, s, min(lows), max(highs)
+
+
+def retimed(lt: LayoutTime, device: LocalDevice, bw_factor: float, access_factor: float
+            ) -> LayoutTime:
+    """``lt`` (replayed through ``device``) on a device with the bandwidth times
+    ``bw_factor`` and the access time times ``access_factor``: the same device I/Os (what the
+    page cache and read-ahead do does not depend on the two), retimed."""
+    io = lt.io
+    seek_s = io.seeks * device.access_s
+    flow_s = io.device_bytes / (device.mb_per_s * 1e6) if device.mb_per_s > 0 else 0.0
+    rest = io.time_s - seek_s - flow_s  # the page-cache copies, where charged
+    t = seek_s * access_factor + flow_s / bw_factor + rest
+    return replace(lt, io=replace(io, time_s=t), _access_s=device.access_s * access_factor)
 
 
 def device_from(params: Params, raw: RawRead | None = None,

@@ -31,6 +31,7 @@ from typing import Any
 
 import psutil
 
+from ..files import is_remote
 from ..results import DatasetProfile
 from ..rootfile import one_line
 from .raw import fit_access
@@ -79,6 +80,10 @@ def calibrate(
     if not files or not dataset.trees:
         return _calibration(session, engine, False, dataset, {},
                             [Skipped("all", "no usable ROOT file to read")], [])
+    if is_remote(files[0]):  # the link, not the local storage (probes.readtests.remote)
+        from .remote import calibrate_remote
+
+        return calibrate_remote(dataset, files, budget_s, engine, progress, cancel)
     ctx = Context(session=session, dataset=dataset, files=files,
                   tree=max(dataset.trees, key=lambda t: t.compressed_bytes), engine=engine,
                   workers=tuple(workers), branches=tuple(branches) if branches else None,

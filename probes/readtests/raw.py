@@ -32,6 +32,10 @@ LARGE_REQUEST = 1 * MiB
 REQUEST_SIZES = (4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, 1 * MiB, 4 * MiB, 8 * MiB)
 #: Seconds at the start of a long sample that the steady-state rate leaves out (see Marks).
 WARMUP_S = 0.15
+#: Stretches of time each raw-read sample is cut into for its steadiness (``Marks.parts``).
+PARTS = 8
+#: ... each at least this long.
+MIN_PART_S = 0.25
 #: Share of the request sweep's time that goes to the smallest random reads (the IOPS figure).
 IOPS_SHARE = 0.25
 #: Bytes read by one sample at most (the data read is bounded whatever the dataset's size).
@@ -104,6 +108,26 @@ class Marks:
         dt, n_bytes, _ = self._window()
         return mb_per_s(n_bytes, dt)
 
+    def parts(self, n: int = PARTS) -> list[float]:
+        """MB/s in each of up to ``n`` equal stretches of the steady-state window's time (the
+        bytes of the reads that ended in each), each at least ``MIN_PART_S`` long (a block
+        throttle lets its budget through in slices of about 0.1 s: shorter stretches measure
+        the slices); none where fewer than 3 such stretches, or fewer than 2 reads per
+        stretch, were timed."""
+        t_end = self.points[-1][0]
+        dt, _, n_req = self._window()
+        n = min(n, int(dt / MIN_PART_S)) if dt > 0 else 0
+        if n < 3 or n_req < 2 * n:
+            return []
+        t_start = t_end - dt
+        got = [0] * n
+        prev_b = None
+        for t, b, _ in self.points:
+            if prev_b is not None and t > t_start:
+                got[min(n - 1, int((t - t_start) / dt * n))] += b - prev_b
+            prev_b = b
+        return [mb_per_s(g, dt / n) for g in got]
+
 
 def read_sequential(path: str, request: int, limit: int | None = None,
                     buf: bytearray | None = None, marks: Marks | None = None) -> int:
@@ -174,6 +198,8 @@ def sequential_rate(session: Session, files: FileSet, share_s: float, cold: bool
                 break
         return got
 
+    parts: list[float] = []
+
     def sample() -> float:
         nonlocal target, start, last_bytes
         chosen = files.take(target, start)
@@ -191,6 +217,7 @@ def sequential_rate(session: Session, files: FileSet, share_s: float, cold: bool
         rate = n / marks.seconds if marks.seconds > 0 else 1e9
         if cold:  # warm, the next sample keeps its size: making more bytes warm reads them cold
             target = int(min(MAX_SAMPLE_BYTES, max(MiB, rate * share_s / 3.5)))
+        parts.extend(marks.parts())
         return marks.rate()
 
     label = "cold" if cold else "warm"
@@ -202,7 +229,7 @@ def sequential_rate(session: Session, files: FileSet, share_s: float, cold: bool
         bytes_per_sample=last_bytes,
         note=eviction_note(evictions) if cold else None,
     )
-    m = measurement(samples, "MB/s", cond)
+    m = measurement(samples, "MB/s", cond, parts)
     session.report(test, 1.0, f"{label} sequential", f"{m.median:,.0f} MB/s"
                    if m.median is not None else None)
     return m
@@ -271,6 +298,7 @@ def request_sweep(session: Session, files: FileSet, share_s: float,
         else:
             per_point = share_s * (1 - IOPS_SHARE) / max(1, len(points) - 1)
         samples: list[float] = []
+        parts: list[float] = []
         evictions: list[Eviction] = []
         n_bytes = 0
         t_start = time.perf_counter()
@@ -284,11 +312,12 @@ def request_sweep(session: Session, files: FileSet, share_s: float,
             session.bytes_read += n_bytes
             if marks.requests:
                 samples.append(marks.rate())
+                parts.extend(marks.parts())
             if time.perf_counter() - t_start > per_point / 2 or not marks.requests:
                 break
         m = measurement(samples, "MB/s", Conditions(
             cache=cache_state(evictions), request_bytes=size, pattern=pattern,
-            bytes_per_sample=n_bytes, note=eviction_note(evictions)))
+            bytes_per_sample=n_bytes, note=eviction_note(evictions)), parts)
         out.append(RequestPoint(request_bytes=size, pattern=pattern, mb_per_s=m.median,
                                 measurement=m))
         session.report("request_sweep", (i + 1) / len(points),

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from .remote_results import RemoteCalibration
+
 CacheState = Literal["cold", "warm", "mixed", "unknown"]
 Pattern = Literal["sequential", "random"]
 DecompressionSource = Literal["dataset", "recompressed"]
@@ -31,13 +33,20 @@ class Conditions:
 
 @dataclass(frozen=True)
 class Measurement:
-    """Repeated samples of one figure: ``median``, and ``spread`` = (p75 - p25) / median."""
+    """Repeated samples of one figure: ``median``, and ``spread`` = (p75 - p25) / median.
+
+    ``part_spread``: where a sample is a timed stream of reads (the raw read tests), each
+    sample cut into ``PARTS`` equal stretches of time and the rate of each timed: (p75 - p25)
+    / median of those rates, over all samples.  It says how steady the device was within a
+    sample where there are too few samples for their own spread (a part's rate varies more
+    than a whole sample's, so it is an upper estimate).  ``None`` where not timed so."""
 
     unit: str
     samples: tuple[float, ...]
     median: float | None
     spread: float | None
     conditions: Conditions
+    part_spread: float | None = None
 
 
 @dataclass(frozen=True)
@@ -305,3 +314,5 @@ class Calibration:
     unpacking: Unpacking | None = None
     #: a sample of the largest TTree converted to RNTuple, the same read timed on both
     conversion: ConversionPoint | None = None
+    #: remote data (root://, http(s)://): the link (round trip, bandwidth, streams, vector reads)
+    remote: RemoteCalibration | None = None

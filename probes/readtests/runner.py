@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -107,13 +107,17 @@ def spread(samples: list[float] | tuple[float, ...]) -> float | None:
     return float((q75 - q25) / med)
 
 
-def measurement(samples: list[float], unit: str, conditions: Conditions) -> Measurement:
+def measurement(samples: list[float], unit: str, conditions: Conditions,
+                parts: Sequence[float] = ()) -> Measurement:
+    """``parts``: the rates of the samples' equal stretches of time, where timed (see
+    ``Measurement.part_spread``)."""
     return Measurement(
         unit=unit,
         samples=tuple(float(x) for x in samples),
         median=float(np.median(samples)) if samples else None,
         spread=spread(samples),
         conditions=conditions,
+        part_spread=spread(list(parts)) if len(parts) >= 3 else None,
     )
 
 

@@ -210,7 +210,9 @@ class AdvicePane(Vertical):
                                     f"{result.sample_predicted_speedup:.2f}×"))
         if result.refit:
             lines.append(Content.styled("refitted: ranking " + (", ".join(result.refit_ranking)
-                                                                or "(none)"), "$text-muted"))
+                                                                or "(none)")
+                                        + ("; kept for later runs" if result.stored else ""),
+                                        "$text-muted"))
         self._show_try(Content("\n").join(lines))
         self.notify(result.headline(), title="Try")
 

@@ -1,0 +1,263 @@
+"""Reader advice (codes ``U0xx``): one-line changes to the user's own reading code, from a trace.
+
+Each rule looks for its pattern in the attributed trace of the user's program
+(:mod:`models.attribution`), replays the program's reads and the changed program's reads
+(:mod:`models.replay`) through a device whose bandwidth and access time come from the trace's
+own cold reads, and predicts the changed program's wall time as
+
+    T_after = T - saved - io + io x io_replayed(after) / io_replayed(before)
+
+where ``T`` is the measured wall time less the tracer's estimated cost, ``io`` the measured
+time in read calls and ``saved`` measured time the change removes besides reads (U001: the
+pre-pass's own work between its reads, less the tracer's estimated cost there): the measured
+I/O scaled by the replay's ratio.  The interval spans every corner of the device's quartiles,
+``saved`` from none to all of that time, ``T`` with and without the tracer's cost, and the
+other form, ``T - saved - (io_replayed(before) - io_replayed(after))``, never below
+``T - saved - io``.
+A rule whose prediction is below :data:`~advisor.advice.MIN_SPEEDUP` says nothing.
+
+====  ====================================================================================
+code  when
+====  ====================================================================================
+U001  uproot read every basket's key before the data (a memory-size ``step_size``, the
+      default ``"100 MB"``): an entry-count ``step_size`` does not
+U005  ROOT read one basket per request (``GetEntry`` without a TTreeCache): the cache reads
+      a cluster's baskets in a few large requests
+====  ====================================================================================
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from models.attribution import Attribution, TracedDevice
+from models.replay import (
+    LocalDevice,
+    python_buffered,
+    root_cache_bytes,
+    root_files,
+    uproot_files,
+    uproot_step_entries,
+)
+from models.replay.requests import Request
+from probes.basketmap import BasketMap
+
+from ..advice import MIN_SPEEDUP, Evidence
+
+#: A pre-pass is a key read for at least this share of the baskets read.
+KEY_SHARE = 0.5
+#: ... and at least this many of them.
+MIN_KEYS = 16
+#: U005: at least this many basket requests, this share of them exactly one basket.
+MIN_BASKET_READS = 50
+ONE_BASKET_SHARE = 0.8
+
+
+@dataclass(frozen=True)
+class ReaderFinding:
+    """One change to the user's reading code, predicted by replaying it."""
+
+    code: str
+    title: str
+    predicted_speedup: float
+    speedup_low: float
+    speedup_high: float
+    change: str
+    argument: str | None = None
+    value: str | None = None
+    evidence: tuple[Evidence, ...] = ()
+
+
+@dataclass(frozen=True)
+class TraceFacts:
+    """What a rule needs: the attribution, the files' maps (read order), the measured wall
+    time, the device seen in the trace."""
+
+    attribution: Attribution
+    maps: tuple[BasketMap, ...]
+    wall_s: float
+    device: TracedDevice | None
+    read_ahead_kb: int = 128
+    overhead: float = 0.0  # the tracer's estimated cost / the untraced wall time
+    prepass_tracer_s: float = 0.0  # the tracer's estimated cost within the key pre-pass
+
+
+def _devices(d: TracedDevice, read_ahead_kb: int) -> list[LocalDevice]:
+    base = LocalDevice(d.mb_per_s, d.access_s, read_ahead_kb)
+    out = [base]
+    for bw, acc in itertools.product(d.mb_per_s_range, d.access_s_range):
+        if bw > 0:
+            out.append(replace(base, mb_per_s=bw, access_s=acc))
+    return out
+
+
+def _predict(facts: TraceFacts, before: list[Request], after: list[Request], reopen: bool,
+             cpu_saved_s: float = 0.0, cpu_saved_range: tuple[float, float] | None = None
+             ) -> tuple[float, float, float, float, float]:
+    """(speed-up, low, high, replayed io before, after) at the traced device; the untraced
+    wall time is the traced one less the tracer's estimated cost; ``cpu_saved_s``: measured
+    time the change removes besides I/O, within ``cpu_saved_range``.  The interval: every
+    corner of the device's quartiles, the saved time's range, the tracer's cost (as
+    estimated, or none), and both forms."""
+    assert facts.device is not None
+    sizes = {m.path: m.file_bytes for m in facts.maps}
+    io = facts.attribution.io_s
+    walls = (facts.wall_s / (1.0 + facts.overhead), facts.wall_s)
+    saved = (cpu_saved_s, *(cpu_saved_range or ()))
+    estimates: list[float] = []
+    central = (1.0, 0.0, 0.0)
+    for n, dev in enumerate(_devices(facts.device, facts.read_ahead_kb)):
+        b = dev.replay(before, sizes, reopen=reopen).time_s
+        a = dev.replay(after, sizes, reopen=reopen).time_s
+        if b <= 0:
+            continue
+        for k, (wall, cpu) in enumerate(itertools.product(walls, saved)):
+            rest = max(wall - io - cpu, 1e-3)
+            scaled = rest + io * a / b
+            # the replay's own difference, bounded by the I/O the trace measured
+            absolute = max(wall - cpu - (b - a), rest)
+            estimates += [wall / scaled, wall / absolute]
+            if n == 0 and k == 0:
+                central = (wall / scaled, b, a)
+    if not estimates:
+        return 1.0, 1.0, 1.0, 0.0, 0.0
+    return central[0], min(estimates), max(estimates), central[1], central[2]
+
+
+def _branches(facts: TraceFacts) -> list[str] | None:
+    names: list[str] = []
+    for f in facts.attribution.files:
+        names.extend(n for n in f.branches_read if n not in names)
+    return names or None
+
+
+def _bandwidth_note(d: TracedDevice) -> str:
+    if d.large_reads:
+        return (f"median of {d.large_reads} cold reads of 256 KiB or more; quartiles "
+                f"{d.mb_per_s_range[0]:.1f}-{d.mb_per_s_range[1]:.1f}")
+    if d.streamed:
+        return ("no large read reached the device in the trace: one cold sequential read of "
+                "the first file after the run (the interval spans +-20%)")
+    return "no large cold read: a lower bound, unconstrained above (the interval spans 10x)"
+
+
+def _device_evidence(d: TracedDevice) -> tuple[Evidence, ...]:
+    return (
+        Evidence("device bandwidth", round(d.mb_per_s, 1), "MB/s",
+                 "measured" if d.streamed else "derived", _bandwidth_note(d)),
+        Evidence("access time seen in the trace", round(d.access_s * 1e3, 2), "ms", "derived",
+                 f"median of {d.small_reads} cold reads under 64 KiB; quartiles "
+                 f"{d.access_s_range[0] * 1e3:.2f}-{d.access_s_range[1] * 1e3:.2f} ms"),
+    )
+
+
+def step_rule(facts: TraceFacts) -> ReaderFinding | None:
+    """U001: a memory-size ``step_size`` makes uproot read every basket's key first."""
+    att = facts.attribution
+    keys = sum(f.key_baskets for f in att.files)
+    baskets = sum(max(f.baskets_read, f.key_baskets) for f in att.files)
+    if keys < MIN_KEYS or keys < KEY_SHARE * baskets or facts.device is None or not facts.maps:
+        return None
+    branches = _branches(facts)
+    chosen_maps = [m for m in facts.maps if m.baskets]
+    steps = []
+    for m in chosen_maps:
+        chosen = m.select(branches)
+        n = uproot_step_entries(m, chosen, 0, m.entries, 100_000_000)
+        bounds = m.clusters
+        if len(bounds) > 2 and n >= int(bounds[1]):  # whole clusters: cut at a boundary
+            n = int(bounds[bounds <= n][-1]) if (bounds <= n).any() else n
+        steps.append(n)
+    # the smallest (within the memory size in every file), at most the largest file's entries
+    step = max(min(min(steps), max(m.entries for m in chosen_maps)), 1)
+    sizes = {m.path: m.file_bytes for m in chosen_maps}
+    before = list(python_buffered(uproot_files(chosen_maps, branches, step_size="100 MB"),
+                                  4096, sizes))
+    after = list(python_buffered(uproot_files(chosen_maps, branches, step_size=step),
+                                 4096, sizes))
+    pre = att.phase("pre-pass")
+    measured = pre.end_s - pre.start_s if pre is not None else att.kind_time_s("key")
+    key_io = att.kind_time_s("key")
+    cpu_pre = max(measured - key_io - facts.prepass_tracer_s, 0.0)
+    s, lo, hi, b, a = _predict(facts, before, after, reopen=True, cpu_saved_s=cpu_pre,
+                               cpu_saved_range=(0.0, max(measured - key_io, 0.0)))
+    if s < MIN_SPEEDUP:
+        return None
+    return ReaderFinding(
+        code="U001",
+        title=f"an entry-count step_size skips the key pre-pass ({keys:,} key reads)",
+        predicted_speedup=s, speedup_low=lo, speedup_high=hi,
+        change=f"tree.iterate(..., step_size={step})  # or uproot.iterate(..., "
+               f"step_size={step}): entries per step, not a memory size",
+        argument="step_size", value=str(step),
+        evidence=(
+            Evidence("basket keys read alone before the data", keys, "requests", "measured",
+                     "uproot turns a memory-size step_size into entries by reading every "
+                     "basket's key header, one request each"),
+            Evidence("pre-pass time (first to last key read)", round(measured, 3), "s",
+                     "measured"),
+            Evidence("of which in the key reads", round(key_io, 3), "s", "measured"),
+            Evidence("pre-pass time besides the reads, untraced", round(cpu_pre, 3), "s",
+                     "derived", "saved too: the per-request work of the pre-pass, less the "
+                     f"tracer's estimated {facts.prepass_tracer_s:.2f} s in it"),
+            Evidence("pre-pass I/O replayed (before - after)", round(b - a, 3), "s", "derived"),
+            Evidence("wall time", round(facts.wall_s, 3), "s", "measured"),
+            Evidence("entries per step of the same memory size", step, "entries", "derived",
+                     "uproot's own rule on the basket map, cut at a cluster boundary"),
+            *_device_evidence(facts.device)))
+
+
+def treecache_rule(facts: TraceFacts) -> ReaderFinding | None:
+    """U005: ROOT reads one basket per request (no TTreeCache)."""
+    att = facts.attribution
+    if facts.device is None or not facts.maps:
+        return None
+    if any(f.opens > 2 for f in att.files):  # one open per file: ROOT, not fsspec
+        return None
+    exact = total = 0
+    spans = {m.path: {(int(s), int(n)) for b in m.branches
+                      for s, n in zip(b.seek, b.nbytes, strict=True)} for m in facts.maps}
+    for c in att.reads:
+        if c.kind != "basket":
+            continue
+        total += 1
+        exact += (c.read.offset, c.read.size) in spans.get(c.read.file, set())
+    if total < MIN_BASKET_READS or exact < ONE_BASKET_SHARE * total:
+        return None
+    branches = _branches(facts)
+    maps = list(facts.maps)
+    cache = max(root_cache_bytes(m) for m in maps)
+    before = root_files(maps, branches, cache_bytes=0)
+    after = root_files(maps, branches, cache_bytes=cache)
+    s, lo, hi, b, a = _predict(facts, before, after, reopen=False)
+    if s < MIN_SPEEDUP:
+        return None
+    return ReaderFinding(
+        code="U005",
+        title=f"a TTreeCache reads each cluster in a few requests ({total:,} basket "
+              "requests now, one basket each)",
+        predicted_speedup=s, speedup_low=lo, speedup_high=hi,
+        change=f"tree.SetCacheSize({cache})\ntree.AddBranchToCache(\"*\", True)",
+        argument="SetCacheSize", value=str(cache),
+        evidence=(
+            Evidence("basket requests of exactly one basket", exact, "requests", "measured",
+                     f"of {total}"),
+            Evidence("cache size (ROOT's automatic rule on the basket map)", cache, "bytes",
+                     "derived"),
+            Evidence("I/O replayed without and with the cache", f"{b:.3f} s -> {a:.3f} s",
+                     "", "derived"),
+            Evidence("wall time", round(facts.wall_s, 3), "s", "measured"),
+            *_device_evidence(facts.device)))
+
+
+def reader_rules(facts: TraceFacts) -> list[ReaderFinding]:
+    """Every reader finding that applies, by predicted speed-up."""
+    found = [step_rule(facts), treecache_rule(facts)]
+    return sorted((f for f in found if f is not None), key=lambda f: -f.predicted_speedup)
+
+
+def maps_in_read_order(maps: Sequence[BasketMap], order: Sequence[str]) -> tuple[BasketMap, ...]:
+    by_path = {m.path: m for m in maps}
+    return tuple(by_path[p] for p in order if p in by_path)

@@ -1,0 +1,331 @@
+"""Remote-data rules (``root://``, ``http(s)://``): stream, stage or cache (X001), the uproot
+source (X002) and parallel streams (X003), from the link the remote read tests measured
+(``Calibration.remote``) and the readers' requests replayed through it (:mod:`models.remote`).
+
+These rules need no fitted rate model: the remote calibration measures the link, not the CPU,
+so each predicted speed-up is of the time spent on the link (round trips and transfer); the
+reader's CPU time (decompression, processing) is the same either way and would make the gain of
+the whole job smaller.  Every recommendation says so.  The interval covers the link's measured
+spread (round trip and bandwidth at their quartiles).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from models.remote import (
+    RemoteLink,
+    Round,
+    break_even_fraction,
+    needed_bytes,
+    root_rounds,
+    stage,
+    stream,
+    uproot_rounds,
+)
+from probes.basketmap import BasketMap
+from probes.readtests.remote_results import RemoteCalibration, RemoteSamples
+from probes.readtests.results import Calibration
+from probes.results import DatasetProfile
+
+from ..advice import MIN_SPEEDUP, Action, Evidence, Recommendation, severity_for
+from . import versions
+
+#: X003: parallel streams recommended when k streams measured at least this much faster
+STREAMS_MIN_GAIN = 1.10
+IO_ONLY = ("the speed-up is of the time on the link (round trips and transfer, replayed); "
+           "decompression and processing take the same time either way, so the whole job "
+           "gains less")
+
+
+@dataclass(frozen=True)
+class _Links:
+    mid: RemoteLink
+    fast: RemoteLink
+    slow: RemoteLink
+
+
+def _quartiles(samples: Sequence[float]) -> tuple[float, float]:
+    s = sorted(samples)
+    if not s:
+        return 0.0, 0.0
+    return s[len(s) // 4], s[(3 * len(s)) // 4]
+
+
+def _links(rc: RemoteCalibration) -> _Links | None:
+    try:
+        mid = RemoteLink.from_calibration(rc)
+    except ValueError:
+        return None
+    rtt_lo, rtt_hi = _quartiles(rc.rtt.samples if rc.rtt else ())
+    bw_lo, bw_hi = _quartiles(rc.bandwidth.samples if rc.bandwidth else ())
+    fast = RemoteLink((rtt_lo or rc.rtt_ms or 0) / 1e3, bw_hi or mid.mb_per_s, mid.open_s,
+                      mid.vector_reads)
+    slow = RemoteLink((rtt_hi or rc.rtt_ms or 0) / 1e3, bw_lo or mid.mb_per_s, mid.open_s,
+                      mid.vector_reads)
+    return _Links(mid, fast, slow)
+
+
+def _scale(dataset: DatasetProfile, maps: Sequence[BasketMap]) -> float:
+    """The replay covers ``maps`` (a sample of the files): times scale to the whole dataset."""
+    return max(dataset.files, 1) / max(len(maps), 1)
+
+
+def _io(rounds: list[Round], link: RemoteLink, files: int) -> float:
+    return stream("", rounds, link, 0.0, 0, files).io_s
+
+
+def link_rows(calibration: Calibration) -> list[tuple[str, str]]:
+    """The remote read tests as (label, text) rows for the calibration views."""
+    rc = calibration.remote
+    if rc is None:
+        return []
+
+    def spread(s: RemoteSamples | None) -> str:
+        return f" (spread {100 * s.spread:.1f}%)" if s is not None and s.spread else ""
+
+    vec = rc.vector_reads
+    rows = [
+        ("remote", f"{rc.server}, {rc.scheme}:// — {rc.url}"),
+        ("round trip", f"{rc.rtt_ms or 0:.2f} ms{spread(rc.rtt)}; a 1-byte read "
+                       f"{rc.read_latency_ms or 0:.2f} ms"),
+        ("bandwidth", f"{rc.bandwidth_mb_per_s or 0:.2f} MB/s one stream{spread(rc.bandwidth)}"),
+        ("streams", ", ".join(f"{p.streams}: {p.aggregate_mb_per_s:.2f} MB/s"
+                              for p in rc.parallel_streams) or "not measured"),
+        ("vector reads", "not measured" if vec is None else (
+            f"{vec.chunks} ranges of {vec.chunk_bytes} B in {1e3 * (vec.vector_s or 0):.1f} "
+            f"ms; one range {1e3 * (vec.single_s or 0):.1f} ms" if vec.supported
+            else f"not supported: {vec.reason}")),
+        ("remote open", f"{1e3 * (rc.open_s or 0):.1f} ms (first {1e3 * (rc.first_open_s or 0):.1f}"
+                        " ms)"),
+        ("request sizes", " · ".join(f"{p.request_bytes // 1024} KiB {1e3 * p.seconds:.1f} ms"
+                                     for p in rc.request_sweep) or "not measured"),
+    ]
+    if rc.fit_latency_ms is not None and rc.fit_bandwidth_mb_per_s is not None:
+        rows.append(("sweep fit", f"{rc.fit_latency_ms:.2f} ms + bytes at "
+                                  f"{rc.fit_bandwidth_mb_per_s:.2f} MB/s"))
+    return rows
+
+
+def link_notes(calibration: Calibration, dataset: DatasetProfile | None = None,
+               maps: Sequence[BasketMap] = (), branches: Sequence[str] | None = None
+               ) -> list[str]:
+    """The remote calibration in a line or two, for the report's notes; with the dataset and
+    its basket maps, also the choice between streaming and staging (link time, replayed),
+    whether or not X001 recommends a change."""
+    rc = calibration.remote
+    if rc is None:
+        return []
+    choice = _choice_note(calibration, rc, dataset, maps, branches) if dataset else None
+    vec = rc.vector_reads
+    vtext = ("vector reads: not supported" if vec is None or not vec.supported else
+             f"vector reads: {vec.chunks} ranges in {1e3 * (vec.vector_s or 0):.1f} ms, one "
+             f"range {1e3 * (vec.single_s or 0):.1f} ms")
+    streams = ", ".join(f"{p.streams}: {p.aggregate_mb_per_s:.1f}" for p in rc.parallel_streams)
+    return [
+        f"remote data ({rc.server}, {rc.scheme}://): round trip {rc.rtt_ms or 0:.2f} ms, "
+        f"bandwidth {rc.bandwidth_mb_per_s or 0:.2f} MB/s one stream (streams -> MB/s: "
+        f"{streams or 'not measured'}), open {1e3 * (rc.open_s or 0):.1f} ms, {vtext}",
+        "no rate model: the remote calibration measures the link, not the CPU; remote "
+        "advice (X001-X003) compares link time only (calibrate a local copy for the CPU terms)",
+        *([choice] if choice else []),
+    ]
+
+
+def _choice_note(calibration: Calibration, rc: RemoteCalibration, dataset: DatasetProfile,
+                 maps: Sequence[BasketMap], branches: Sequence[str] | None) -> str | None:
+    links = _links(rc)
+    if links is None or not maps:
+        return None
+    sel = list(branches) if branches else None
+    try:
+        rounds = (root_rounds(maps, sel, tree_cache=True) if calibration.engine == "root"
+                  else uproot_rounds(maps, sel))
+        need = needed_bytes(maps, sel)
+    except (KeyError, ValueError):
+        return None
+    k = _scale(dataset, maps)
+    s = _io(rounds, links.mid, len(maps)) * k
+    sizes = [m.file_bytes for m in maps]
+    g = (stage(sizes, links.mid, 0.0, need, copy_rtts=4).io_s
+         + links.mid.open_s * len(maps)) * k
+    total = sum(sizes)
+    per_byte = s / k / need if need else 0.0
+    even = break_even_fraction(int(total / max(len(maps), 1)), links.mid, per_byte)
+    best = "stream" if s <= g else "stage"
+    reader = "ROOT with TTreeCache" if calibration.engine == "root" else "uproot"
+    return (f"stream or stage ({reader}, link time replayed on {len(maps)} file(s), scaled to "
+            f"{dataset.files}): streaming {s:.2f} s ({len(rounds)} round trips per "
+            f"{len(maps)} file(s)), staging {g:.2f} s; the program reads "
+            f"{100 * need / total if total else 0:.0f}% of the bytes, break-even "
+            f"{100 * (even or 0):.0f}%: {best} (a cache such as XCache serves later reads of "
+            "the same files over the LAN)")
+
+
+def remote_rules(dataset: DatasetProfile, calibration: Calibration | None,
+                 maps: Sequence[BasketMap], branches: Sequence[str] | None = None,
+                 engine: str = "uproot", label: str = "dataset") -> list[Recommendation]:
+    """X001, X002 and X003 where they apply (an empty list for local data)."""
+    rc = calibration.remote if calibration is not None else None
+    if rc is None:
+        return []
+    engine = calibration.engine if calibration is not None else engine
+    out = [stage_rule(dataset, rc, maps, branches, engine, label),
+           source_rule(dataset, rc, maps, branches, label),
+           streams_rule(rc, label)]
+    return [r for r in out if r is not None]
+
+
+def stage_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[BasketMap],
+               branches: Sequence[str] | None, engine: str = "uproot",
+               label: str = "dataset") -> Recommendation | None:
+    """X001: stage whole files first where copying them beats streaming what is read."""
+    links = _links(rc)
+    if links is None or not maps:
+        return None
+    sel = list(branches) if branches else None
+    try:  # the reader: uproot's arrays / iterate, or ROOT's loop with its default TTreeCache
+        rounds = (root_rounds(maps, sel, tree_cache=True) if engine == "root"
+                  else uproot_rounds(maps, sel))
+        need = needed_bytes(maps, sel)
+    except (KeyError, ValueError):
+        return None
+    k = _scale(dataset, maps)
+    sizes = [m.file_bytes for m in maps]
+    total = sum(sizes)
+
+    def times(link: RemoteLink) -> tuple[float, float]:
+        s = _io(rounds, link, len(maps)) * k
+        g = stage(sizes, link, 0.0, need, copy_rtts=4).io_s * k + link.open_s * len(maps) * k
+        return s, g
+
+    s_mid, g_mid = times(links.mid)
+    speed = s_mid / g_mid if g_mid > 0 else 0.0
+    lo = min(a / b for a, b in (times(links.slow), times(links.fast)))
+    hi = max(a / b for a, b in (times(links.slow), times(links.fast)))
+    fraction = need / total if total else None
+    per_byte = s_mid / k / need if need else 0.0
+    even = break_even_fraction(int(total / max(len(maps), 1)), links.mid, per_byte)
+    ev = [
+        Evidence("round trip", round(rc.rtt_ms or 0, 2), "ms", "measured", rc.rtt.note
+                 if rc.rtt else None),
+        Evidence("bandwidth, one stream", round(links.mid.mb_per_s, 2), "MB/s", "measured"),
+        Evidence("open", round(rc.open_s or 0, 4), "s", "measured"),
+        Evidence("fraction of the bytes read", round(100 * fraction, 1) if fraction else "?",
+                 "%", "derived", "basket bytes of the branches read / file sizes"),
+        Evidence("break-even fraction", round(100 * even, 1) if even else "?", "%", "derived",
+                 "above it, copying whole files costs less link time than streaming"),
+        Evidence("streaming, link time", round(s_mid, 2), "s", "derived",
+                 f"{len(rounds)} round trips replayed on {len(maps)} file(s)"),
+        Evidence("staging, link time", round(g_mid, 2), "s", "derived",
+                 "whole files at the bandwidth; 4 round trips each (connect, log in, open, "
+                 "close)"),
+    ]
+    if speed < MIN_SPEEDUP:
+        return None
+    first = dataset.file_paths[0] if dataset.file_paths else "root://HOST//PATH/file.root"
+    return Recommendation(
+        code="X001", kind="remote", title="Stage the files to local disk before reading",
+        severity=severity_for(speed), audience="analyst", predicted_speedup=round(speed, 3),
+        speedup_low=round(lo, 3), speedup_high=round(hi, 3), workers=1,
+        scenario="stage: copy whole files (xrdcp), then read locally",
+        summary=(f"The analysis reads {100 * (fraction or 0):.0f}% of each file's bytes, above "
+                 f"the break-even {100 * (even or 0):.0f}%: copying whole files takes "
+                 f"{g_mid:.1f} s of link time against {s_mid:.1f} s streaming "
+                 f"({len(rounds)} round trips of {rc.rtt_ms:.0f} ms in the replay)."),
+        evidence=tuple(ev),
+        actions=(
+            Action.labelled("copy each file, then read the copy (with -r: a directory)",
+                            f"xrdcp {first} /local/scratch/",
+                            "the XRootD client (xrdcp); Debian: xrootd-client"),
+            Action.labelled("or copy the next file while the current one is processed",
+                            "a thread or process running xrdcp one file ahead",
+                            "Python's concurrent.futures"),
+        ),
+        assumptions=(IO_ONLY, "the local disk writes and rereads the copies at least as fast "
+                     "as the link (the copy is then read from the page cache)"),
+        dataset=label)
+
+
+def source_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[BasketMap],
+                branches: Sequence[str] | None, label: str = "dataset"
+                ) -> Recommendation | None:
+    """X002: uproot's XRootDSource (baskets as vector reads, no gaps) over root:// where the
+    default source's range merging moves enough extra bytes to cost link time."""
+    links = _links(rc)
+    if links is None or not maps or rc.scheme != "root":
+        return None
+    if rc.vector_reads is None or not rc.vector_reads.supported:
+        return None
+    sel = list(branches) if branches else None
+    try:
+        fs = uproot_rounds(maps, sel, source="fsspec")
+        xs = uproot_rounds(maps, sel, source="xrootd")
+    except (KeyError, ValueError):
+        return None
+    t_fs = _io(fs, links.mid, len(maps))
+    t_x = _io(xs, links.mid, len(maps))
+    speed = t_fs / t_x if t_x > 0 else 0.0
+    ratios = [_io(fs, lk, len(maps)) / _io(xs, lk, len(maps)) for lk in (links.slow,
+                                                                          links.fast)]
+    if speed < MIN_SPEEDUP:
+        return None
+    b_fs = sum(r.nbytes for r in fs)
+    b_x = sum(r.nbytes for r in xs)
+    return Recommendation(
+        code="X002", kind="remote", title="Read with uproot's XRootDSource",
+        severity=severity_for(speed), audience="analyst", predicted_speedup=round(speed, 3),
+        speedup_low=round(min(ratios), 3), speedup_high=round(max(ratios), 3), workers=1,
+        scenario="uproot handler=XRootDSource (vector reads of the baskets only)",
+        summary=(f"uproot's default source merges ranges with gaps up to 32 KiB and moves "
+                 f"{b_fs / 1e6:.2f} MB where the baskets read hold {b_x / 1e6:.2f} MB "
+                 f"(replayed on {len(maps)} file(s)); XRootDSource asks for the baskets alone "
+                 "in vector reads."),
+        evidence=(
+            Evidence("bytes moved, default source", round(b_fs / 1e6, 3), "MB", "derived"),
+            Evidence("bytes moved, XRootDSource", round(b_x / 1e6, 3), "MB", "derived"),
+            Evidence("vector reads", "supported", "", "measured",
+                     f"{rc.vector_reads.chunks} chunks in {rc.vector_reads.vector_s or 0:.3f} s"),
+            Evidence("bandwidth, one stream", round(links.mid.mb_per_s, 2), "MB/s", "measured"),
+        ),
+        actions=(Action.labelled(
+            "open the files with XRootDSource; iterate with an entry-count step (uproot 5.7.7's "
+            "default memory-size step fails over root:// with the default source)",
+            'uproot.iterate({"root://HOST//FILE.root": "TREE"}, step_size=100_000, '
+            "handler=uproot.source.xrootd.XRootDSource)", versions.UPROOT),),
+        assumptions=(IO_ONLY,),
+        dataset=label)
+
+
+def streams_rule(rc: RemoteCalibration, label: str = "dataset") -> Recommendation | None:
+    """X003: read several files (or ranges) at once where parallel streams measured faster."""
+    pts = {p.streams: p.aggregate_mb_per_s for p in rc.parallel_streams}
+    one = pts.get(1)
+    if not one:
+        return None
+    best = max(pts, key=lambda k: pts[k])
+    gain = pts[best] / one
+    if best <= 1 or gain < STREAMS_MIN_GAIN:
+        return None
+    samples = [v / one for p in rc.parallel_streams if p.streams == best for v in p.samples]
+    return Recommendation(
+        code="X003", kind="remote", title=f"Read {best} files at once over the link",
+        severity=severity_for(gain), audience="analyst", predicted_speedup=round(gain, 3),
+        speedup_low=round(min(samples, default=gain), 3),
+        speedup_high=round(max(samples, default=gain), 3), workers=best,
+        scenario=f"{best} parallel streams",
+        summary=(f"{best} reads at once measured {pts[best]:.1f} MB/s against {one:.1f} MB/s "
+                 "for one: one stream does not fill this link."),
+        evidence=tuple(Evidence(f"{k} stream{'s' if k > 1 else ''}", round(v, 2), "MB/s",
+                                "measured") for k, v in sorted(pts.items())),
+        actions=(Action.labelled("one process per file (each its own stream)",
+                                 f"concurrent.futures.ProcessPoolExecutor(max_workers={best})",
+                                 versions.UPROOT_PROCESSES),),
+        assumptions=("measured with large reads; a reader's smaller requests gain less",
+                     "XRootD's client shares one connection per server between the files of "
+                     "one process: separate processes open separate connections"),
+        dataset=label)
+
+
+__all__ = ["link_notes", "link_rows", "remote_rules", "source_rule", "stage_rule", "streams_rule"]

@@ -1,0 +1,120 @@
+"""Remote data (issue 13): the link calibration, and the stream / stage / cache predictions.
+
+    flock /tmp/hep-bench.lock python benchmarks/bench_remote.py link [--links 1:1000 20:100 80:20]
+    flock /tmp/hep-bench.lock python benchmarks/bench_remote.py predict [--links 20:100]
+
+``link``: on the remote test bench (XRootD + XrdHttp in a network namespace behind TBF shaping
+and a latency proxy, ``testbench.remote``), set each link in turn and run the remote read tests
+(:func:`probes.readtests.remote.measure_link`, what ``hep-advisor calibrate root://...`` runs)
+``--repeats`` times over ``root://`` and ``http://``; print the measured round trip and
+bandwidth against the set ones (bandwidth as TCP payload, MB = 10^6 bytes).
+
+``predict``: see ``benchmarks/bench_remote_predict.py`` (run by this script).
+
+Needs root, ``xrootd-server`` (+ plugins) and the ``remote`` extra.  A few minutes per link.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # the repository: testbench
+
+
+def _link(text: str) -> tuple[float, float]:
+    rtt, _, rate = text.partition(":")
+    return float(rtt), float(rate)
+
+
+def write_link_file(path: Path, mb: int = 64) -> Path:
+    """A ROOT file of about ``mb`` MB (uncompressed random floats), written by uproot."""
+    import numpy as np
+    import uproot
+
+    rng = np.random.default_rng(13)
+    n = mb * 1_000_000 // (50 * 4)
+    with uproot.recreate(path, compression=None) as f:
+        f.mktree("Events", {f"f{i}": np.float32 for i in range(50)})
+        for _ in range(4):
+            f["Events"].extend({f"f{i}": rng.random(n // 4, dtype=np.float32)
+                                for i in range(50)})
+    return path
+
+
+def run_link(links: list[tuple[float, float]], repeats: int, budget_s: float) -> int:
+    from probes.readtests.remote import measure_link
+    from testbench.remote import cleanup_stale, remote_bench
+
+    cleanup_stale()
+    scratch = Path(tempfile.mkdtemp(prefix="hep-bench-remote-", dir="/var/tmp"))
+    scratch.chmod(0o755)
+    misses = 0
+    try:
+        write_link_file(scratch / "link.root").chmod(0o644)
+        with remote_bench(links[0][0], links[0][1], data_dir=scratch) as bench:
+            for rtt_ms, mbit in links:
+                bench.set_rate(mbit)
+                bench.set_rtt(rtt_ms)
+                for proto in ("root", "http"):
+                    url = (bench.root_url if proto == "root" else bench.http_url)("link.root")
+                    runs = [measure_link(url, budget_s) for _ in range(repeats)]
+                    rtts = [r.rtt_ms for r in runs if r.rtt_ms]
+                    bws = [r.bandwidth_mb_per_s for r in runs if r.bandwidth_mb_per_s]
+                    set_mb = mbit / 8
+                    rtt_err = statistics.median(rtts) / rtt_ms - 1
+                    bw_err = statistics.median(bws) / set_mb - 1
+                    ok = abs(rtt_err) <= 0.10 and abs(bw_err) <= 0.10
+                    misses += not ok
+                    print(json.dumps({
+                        "set": {"rtt_ms": rtt_ms, "mbit": mbit, "mb_per_s": set_mb},
+                        "protocol": proto,
+                        "rtt_ms": [round(v, 3) for v in rtts],
+                        "bandwidth_mb_per_s": [round(v, 3) for v in bws],
+                        "rtt_error": round(rtt_err, 4), "bandwidth_error": round(bw_err, 4),
+                        "fit_latency_ms": [round(r.fit_latency_ms or 0, 3) for r in runs],
+                        "fit_bandwidth_mb_per_s": [round(r.fit_bandwidth_mb_per_s or 0, 3)
+                                                   for r in runs],
+                        "streams": [[p.streams, round(p.aggregate_mb_per_s, 2)]
+                                    for p in runs[0].parallel_streams],
+                        "vector": None if runs[0].vector_reads is None else {
+                            "supported": runs[0].vector_reads.supported,
+                            "vector_s": runs[0].vector_reads.vector_s,
+                            "single_s": runs[0].vector_reads.single_s},
+                        "open_s": runs[0].open_s,
+                        "elapsed_s": None,
+                        "within_10pct": ok,
+                    }), flush=True)
+    finally:
+        for p in scratch.iterdir():
+            p.unlink()
+        os.rmdir(scratch)
+    print(f"# {misses} of {len(links) * 2} link settings outside 10%", flush=True)
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("what", choices=["link", "predict"])
+    parser.add_argument("--links", nargs="+", type=_link, metavar="RTT_MS:MBIT")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--budget", type=float, default=30.0)
+    parser.add_argument("--datasets", default="a,b,c", help="predict: which (a, b, c)")
+    args = parser.parse_args()
+    if args.what == "link":
+        return run_link(args.links or [(1, 1000), (20, 100), (80, 20)], args.repeats,
+                        args.budget)
+    from bench_remote_predict import run_predict
+
+    return run_predict(args.links or [(20, 100)], args.repeats, args.datasets.split(","))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

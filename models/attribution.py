@@ -1,0 +1,354 @@
+"""Attribution: every traced read mapped onto the files' basket maps.
+
+Each read of a ROOT file is one of
+
+- ``basket``: basket data (the baskets it overlaps are named: branch and basket index);
+- ``key``: a basket's key header read alone -- a read that starts at a basket's offset, is not
+  continued by the same thread's next read, and either stops inside the basket or is followed
+  later by another read of the basket's first byte (uproot's memory-size ``step_size`` reads every
+  basket's key first, to learn its uncompressed size, through a 4 kB buffer that may cover a
+  small basket whole), or one that lies within the key header;
+- ``metadata``: the file header, the list of keys, the streamers, the TTree record;
+- ``other``: anything else (free segments, objects other than the tree).
+
+A read that starts in a metadata region is metadata (a buffered reader may read on into the
+baskets); any other read that is not a key read and overlaps several kinds takes the kind
+with most bytes.
+Then, per file and overall: the bytes read twice or more (re-reads), the bytes of the baskets
+the data reads touched (``bytes_needed``) and the amplification (bytes read / bytes needed),
+requests per cluster, and the program's phases over time (opening, key pre-pass, reading,
+processing).  Exact: intervals and offsets only, no sampling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from probes.basketmap import BasketMap
+from probes.trace import TracedRead
+
+KINDS = ("basket", "key", "metadata", "other")
+
+
+@dataclass(frozen=True)
+class Classified:
+    read: TracedRead
+    kind: str
+    baskets: tuple[tuple[int, int], ...] = ()  # (branch index, basket index) it overlaps
+
+
+@dataclass(frozen=True)
+class FileAttribution:
+    path: str
+    opens: int
+    requests: int
+    bytes: int
+    bytes_needed: int  # on-disk bytes of the baskets the data reads touched
+    by_kind: dict[str, tuple[int, int]]  # kind -> (requests, bytes)
+    reread_bytes: int
+    baskets_read: int
+    baskets_total: int
+    branches_read: tuple[str, ...]
+    branches_total: int
+    clusters_read: int
+    key_baskets: int  # baskets whose key was read alone
+
+
+@dataclass(frozen=True)
+class PhaseSpan:
+    name: str
+    start_s: float
+    end_s: float
+    requests: int
+    bytes: int
+
+
+@dataclass(frozen=True)
+class Attribution:
+    files: tuple[FileAttribution, ...]
+    reads: tuple[Classified, ...]
+    phases: tuple[PhaseSpan, ...]
+    io_s: float  # time inside read calls (overlapping calls of several threads counted once)
+
+    def by_kind(self) -> dict[str, tuple[int, int]]:
+        out = {k: (0, 0) for k in KINDS}
+        for f in self.files:
+            for k, (n, b) in f.by_kind.items():
+                out[k] = (out[k][0] + n, out[k][1] + b)
+        return out
+
+    @property
+    def requests(self) -> int:
+        return sum(f.requests for f in self.files)
+
+    @property
+    def bytes(self) -> int:
+        return sum(f.bytes for f in self.files)
+
+    @property
+    def bytes_needed(self) -> int:
+        return sum(f.bytes_needed for f in self.files)
+
+    @property
+    def amplification(self) -> float | None:
+        need = self.bytes_needed
+        return self.bytes / need if need > 0 else None
+
+    @property
+    def reread_bytes(self) -> int:
+        return sum(f.reread_bytes for f in self.files)
+
+    def kind_time_s(self, kind: str) -> float:
+        """Seconds inside the read calls of one kind (summed)."""
+        return sum(c.read.duration_s for c in self.reads if c.kind == kind)
+
+    def phase(self, name: str) -> PhaseSpan | None:
+        return next((p for p in self.phases if p.name == name), None)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class _Index:
+    """A map's baskets sorted by offset, with their key lengths, for interval look-ups."""
+
+    def __init__(self, m: BasketMap) -> None:
+        rows = [(int(s), int(n), int(k), b.index, i)
+                for b in m.branches
+                for i, (s, n, k) in enumerate(zip(b.seek, b.nbytes, b.keylen, strict=True))]
+        rows.sort()
+        arr = np.asarray(rows, dtype=np.int64).reshape(-1, 5)
+        self.seek, self.nbytes, self.keylen = arr[:, 0], arr[:, 1], arr[:, 2]
+        self.end = self.seek + self.nbytes
+        self.branch, self.basket = arr[:, 3], arr[:, 4]
+        self.regions = [(r.offset, r.stop) for r in m.regions if not r.name.endswith("keylen")]
+
+    def overlapping(self, a: int, b: int) -> range:
+        lo = int(np.searchsorted(self.end, a, side="right"))
+        hi = int(np.searchsorted(self.seek, b, side="left"))
+        return range(lo, max(lo, hi))
+
+    def at(self, offset: int) -> int:
+        i = int(np.searchsorted(self.seek, offset, side="left"))
+        return i if i < len(self.seek) and int(self.seek[i]) == offset else -1
+
+
+def _overlap(a: int, b: int, lo: int, hi: int) -> int:
+    return max(0, min(b, hi) - max(a, lo))
+
+
+def _meta_bytes(a: int, b: int, regions: Sequence[tuple[int, int]]) -> int:
+    spans = sorted((max(a, lo), min(b, hi)) for lo, hi in regions if min(b, hi) > max(a, lo))
+    total, end = 0, a
+    for lo, hi in spans:
+        lo = max(lo, end)
+        if hi > lo:
+            total += hi - lo
+            end = hi
+    return total
+
+
+def classify(reads: Sequence[TracedRead], m: BasketMap) -> list[Classified]:
+    """The kind of each read of ``m``'s file (``reads`` in the order they were issued)."""
+    ix = _Index(m)
+    # the last read that covers each basket's first byte: an earlier read starting there
+    # (and not continued by the next read) fetched its key only, the data came later
+    last_cover: dict[int, int] = {}
+    for n, r in enumerate(reads):
+        for j in ix.overlapping(r.offset, r.stop):
+            if r.offset <= int(ix.seek[j]) < r.stop:
+                last_cover[j] = n
+    # the next read by the same thread: threads reading ranges at once interleave in the trace
+    following: dict[int, TracedRead] = {}
+    nxt_of: list[TracedRead | None] = [None] * len(reads)
+    for n in range(len(reads) - 1, -1, -1):
+        nxt_of[n] = following.get(reads[n].pid)
+        following[reads[n].pid] = reads[n]
+    out: list[Classified] = []
+    for n, r in enumerate(reads):
+        a, b = r.offset, r.stop
+        i = ix.at(a)
+        nxt = nxt_of[n]
+        continued = nxt is not None and nxt.offset == b
+        if i >= 0 and (b <= a + int(ix.keylen[i])
+                       or (not continued and (b < int(ix.end[i]) or last_cover[i] > n))):
+            out.append(Classified(r, "key", ((int(ix.branch[i]), int(ix.basket[i])),)))
+            continue
+        if any(lo <= a < hi for lo, hi in ix.regions):  # what was asked for starts there
+            out.append(Classified(r, "metadata"))
+            continue
+        hit = ix.overlapping(a, b)
+        basket_bytes = sum(_overlap(a, b, int(ix.seek[j]), int(ix.end[j])) for j in hit)
+        meta = _meta_bytes(a, b, ix.regions) if ix.regions else 0
+        other = max(r.size - basket_bytes - meta, 0)
+        kind = max((("basket", basket_bytes), ("metadata", meta), ("other", other)),
+                   key=lambda kv: kv[1])[0]
+        touched = tuple((int(ix.branch[j]), int(ix.basket[j])) for j in hit)
+        out.append(Classified(r, kind, touched if kind == "basket" else ()))
+    return out
+
+
+def reread_bytes(reads: Sequence[TracedRead]) -> int:
+    """Bytes read more than once: the sum of the sizes less the size of their union."""
+    spans = sorted((r.offset, r.stop) for r in reads if r.size > 0)
+    union, end = 0, -1
+    for lo, hi in spans:
+        lo = max(lo, end)
+        if hi > lo:
+            union += hi - lo
+            end = hi
+    return sum(r.size for r in reads) - union
+
+
+def busy_s(reads: Sequence[TracedRead]) -> float:
+    """Seconds during which at least one read call was in progress."""
+    spans = sorted((r.start_s, r.start_s + r.duration_s) for r in reads)
+    total, end = 0.0, float("-inf")
+    for lo, hi in spans:
+        lo = max(lo, end)
+        if hi > lo:
+            total += hi - lo
+            end = hi
+    return total
+
+
+def _file(path: str, reads: list[Classified], m: BasketMap | None, opens: int) -> FileAttribution:
+    by_kind: dict[str, list[int]] = {k: [0, 0] for k in KINDS}
+    for c in reads:
+        by_kind[c.kind][0] += 1
+        by_kind[c.kind][1] += c.read.size
+    touched = {bk for c in reads if c.kind == "basket" for bk in c.baskets}
+    keys = {bk for c in reads if c.kind == "key" for bk in c.baskets}
+    need = 0
+    names: list[str] = []
+    clusters = 0
+    total_baskets = 0
+    if m is not None:
+        total_baskets = m.baskets
+        starts: set[int] = set()
+        for bi, j in touched:
+            br = m.branches[bi]
+            need += int(br.nbytes[j])
+            starts.add(int(br.entries[j]))
+        names = [m.branches[i].name for i in sorted({bi for bi, _ in touched})]
+        if len(m.clusters) > 1 and starts:
+            cl = np.searchsorted(m.clusters, np.fromiter(starts, dtype=np.int64), side="right")
+            clusters = len(set(cl.tolist()))
+    plain = [c.read for c in reads]
+    return FileAttribution(
+        path=path, opens=opens, requests=len(reads), bytes=sum(r.size for r in plain),
+        bytes_needed=need, by_kind={k: (v[0], v[1]) for k, v in by_kind.items()},
+        reread_bytes=reread_bytes(plain), baskets_read=len(touched),
+        baskets_total=total_baskets, branches_read=tuple(names),
+        branches_total=len(m.branches) if m is not None else 0, clusters_read=clusters,
+        key_baskets=len(keys))
+
+
+def phases(reads: Sequence[Classified], wall_s: float, min_keys: int = 2) -> list[PhaseSpan]:
+    """Opening (before the first basket or key read), the key pre-pass (first to last key
+    read, when there are ``min_keys`` or more), reading (first to last basket read) and
+    processing (after the last read, to the end)."""
+    if not reads:
+        return [PhaseSpan("processing", 0.0, wall_s, 0, 0)]
+    ordered = sorted(reads, key=lambda c: c.read.start_s)
+
+    def span(name: str, lo: float, hi: float) -> PhaseSpan:
+        inside = [c.read for c in ordered if lo <= c.read.start_s < hi or
+                  (hi == lo and c.read.start_s == lo)]
+        return PhaseSpan(name, lo, hi, len(inside), sum(r.size for r in inside))
+
+    def edge(kind: str) -> tuple[float, float] | None:
+        ts = [(c.read.start_s, c.read.start_s + c.read.duration_s)
+              for c in ordered if c.kind == kind]
+        return (ts[0][0], max(t[1] for t in ts)) if ts else None
+
+    out = []
+    first = ordered[0].read.start_s
+    data, keys = edge("basket"), edge("key")
+    firsts = [e[0] for e in (data, keys) if e is not None]
+    if firsts and min(firsts) > first:
+        out.append(span("opening", first, min(firsts)))
+    n_keys = sum(1 for c in ordered if c.kind == "key")
+    if keys is not None and n_keys >= min_keys:
+        out.append(span("pre-pass", *keys))
+    if data is not None:
+        out.append(span("reading", *data))
+    last = max(c.read.start_s + c.read.duration_s for c in ordered)
+    out.append(PhaseSpan("processing", last, max(wall_s, last), 0, 0))
+    return out
+
+
+def attribute(reads: Sequence[TracedRead], maps: Mapping[str, BasketMap],
+              opens: Mapping[str, int] | None = None, wall_s: float = 0.0) -> Attribution:
+    """Attribute ``reads`` (in issue order) onto ``maps`` (by file path; a file without a map
+    has only metadata and other reads)."""
+    by_file: dict[str, list[TracedRead]] = {}
+    for r in reads:
+        by_file.setdefault(r.file, []).append(r)
+    files: list[FileAttribution] = []
+    classified: list[Classified] = []
+    for path, rs in by_file.items():
+        m = maps.get(path)
+        cs = classify(rs, m) if m is not None else [Classified(r, "other") for r in rs]
+        classified.extend(cs)
+        files.append(_file(path, cs, m, (opens or {}).get(path, 0)))
+    classified.sort(key=lambda c: c.read.start_s)
+    return Attribution(tuple(files), tuple(classified), tuple(phases(classified, wall_s)),
+                       busy_s(reads))
+
+
+# ---------------------------------------------------------------------------------------------
+# The device, as the trace saw it
+
+
+@dataclass(frozen=True)
+class TracedDevice:
+    """Bandwidth and access time estimated from the trace's own cold reads, with the
+    quartiles that bound them (None where the trace holds no read that reached the device)."""
+
+    mb_per_s: float
+    access_s: float
+    mb_per_s_range: tuple[float, float]
+    access_s_range: tuple[float, float]
+    small_reads: int
+    large_reads: int
+    streamed: bool = False  # the bandwidth from a sequential read after the run
+
+
+#: A read shorter than this that took longer than ``COLD_S`` paid an access.
+SMALL_READ = 64 * 1024
+LARGE_READ = 256 * 1024
+COLD_S = 5e-4
+
+
+def device_from_trace(reads: Sequence[TracedRead], streaming_mb_per_s: float | None = None
+                      ) -> TracedDevice | None:
+    """Access time from the small reads that missed the page cache (their durations), and
+    bandwidth from the large ones (256 KiB or more: bytes over duration less one access); where
+    there is none, ``streaming_mb_per_s`` (a measured cold sequential read), +-20%."""
+    small = np.asarray([r.duration_s for r in reads
+                        if r.size <= SMALL_READ and r.duration_s > COLD_S])
+    large = [(r.size, r.duration_s) for r in reads
+             if r.size >= LARGE_READ and r.duration_s > COLD_S]
+    if len(small) < 3 and len(large) < 1:
+        return None
+    access = float(np.median(small)) if len(small) >= 3 else 0.0
+    a_lo, a_hi = ((float(np.percentile(small, 25)), float(np.percentile(small, 75)))
+                  if len(small) >= 3 else (0.0, 0.0))
+    if large:
+        rates = np.asarray([n / max(d - access, d / 2) / 1e6 for n, d in large])
+        bw = float(np.median(rates))
+        bw_lo, bw_hi = float(np.percentile(rates, 25)), float(np.percentile(rates, 75))
+    elif streaming_mb_per_s is not None and streaming_mb_per_s > 0:
+        bw = streaming_mb_per_s
+        bw_lo, bw_hi = bw / 1.2, bw * 1.2
+    else:  # no large cold read: the cold reads' bytes over their time bound it from below
+        cold = [r for r in reads if r.duration_s > COLD_S]
+        bw = sum(r.size for r in cold) / max(sum(r.duration_s for r in cold), 1e-9) / 1e6
+        bw_lo, bw_hi = bw, bw * 10  # unconstrained above: a wide range, said so by the rule
+    streamed = not large and streaming_mb_per_s is not None and streaming_mb_per_s > 0
+    return TracedDevice(bw, access, (bw_lo, bw_hi), (a_lo, a_hi), len(small), len(large),
+                        streamed)

@@ -1,0 +1,322 @@
+"""Read tests for remote data (``root://``, ``http(s)://``): the link between here and the files.
+
+In order, each scaled to the time it has (:func:`measure_link`):
+
+- open cost: the file opened again and again on an established connection (the first open
+  also connects and logs in);
+- round trip: protocol pings (XRootD ``kXR_ping``; HTTP: a 1-byte range GET, which includes the
+  server's handling) and 1-byte reads of the file (what a reader's smallest request sees);
+- bandwidth, one stream: about ``TRANSFER_S`` seconds of data at a first estimate, timed from
+  the first data to the last (XRootD: reads pipelined on the one connection; HTTP: one
+  streamed range GET), so that the round trip and the server's start do not count;
+- the request-size sweep: reads of 4 KiB to 4 MiB one at a time, fitted to
+  seconds = latency + bytes / bandwidth (a cross-check of the two figures above);
+- parallel streams: 1, 2, 4 reads at once, each on its own file handle: bytes / (time - one
+  round trip);
+- vector reads: ``VECTOR_CHUNKS`` ranges in one call (XRootD ``kXR_readv``; HTTP multi-range
+  GET) against one call per range.
+
+Nothing is written anywhere; the data is only read.  Figures are remote (see
+:mod:`.remote_results`): no cold or warm claim is made about the server's storage.
+:func:`calibrate_remote` is the calibration of a remote dataset (the local storage tests do not
+apply to URLs and are listed as skipped).
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..remote import HTTPClient, RemoteError, XRootDClient, client_for, probe_remote, scheme_of
+from .remote_results import (
+    RemoteCalibration,
+    RemoteRequestPoint,
+    RemoteSamples,
+    StreamsPoint,
+    VectorReads,
+)
+from .runner import Cancelled, spread
+
+if TYPE_CHECKING:
+    from ..results import DatasetProfile
+    from .results import Calibration
+    from .runner import ProgressCallback
+
+#: seconds one bandwidth transfer aims at
+TRANSFER_S = 1.0
+MAX_TRANSFER = 256 * 1024 * 1024
+SWEEP_SIZES = (4096, 65536, 1 << 20, 4 << 20)
+STREAMS = (1, 2, 4)
+VECTOR_CHUNKS = 64
+VECTOR_CHUNK_BYTES = 4096
+#: the bandwidth test's reads (XRootD): this size, this many in flight
+CHUNK = 4 << 20
+PIPELINE = 4
+TEST_NAME = "remote"
+
+
+class _Clock:
+    """Deadline, cancel flag and progress for one run of the remote tests."""
+
+    def __init__(self, budget_s: float, cancel: threading.Event | None,
+                 progress: Callable[[float, str], None] | None) -> None:
+        self.t0 = time.perf_counter()
+        self.budget_s = budget_s
+        self.cancel = cancel
+        self.progress = progress
+        self.bytes = 0
+
+    def left(self) -> float:
+        return self.budget_s - (time.perf_counter() - self.t0)
+
+    def check(self) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise Cancelled()
+
+    def report(self, fraction: float, message: str) -> None:
+        if self.progress is not None:
+            self.progress(fraction, message)
+
+
+def _samples(values: Sequence[float], unit: str, note: str = "") -> RemoteSamples:
+    vals = tuple(float(v) for v in values)
+    return RemoteSamples(unit, vals, statistics.median(vals) if vals else None,
+                         spread(list(vals)), note)
+
+
+def _timed(fn: Callable[[], Any]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def _offsets(size: int, request: int, n: int) -> list[int]:
+    """``n`` offsets spread over the file for reads of ``request`` bytes (never past its end)."""
+    top = max(0, size - request)
+    return [int(top * (i + 0.5) / n) for i in range(n)]
+
+
+def measure_link(url: str, budget_s: float = 30.0, *, cancel: threading.Event | None = None,
+                 progress: Callable[[float, str], None] | None = None,
+                 streams: Sequence[int] = STREAMS) -> RemoteCalibration:
+    """The link to ``url`` within about ``budget_s`` seconds (see the module's doc).  Raises
+    :class:`~probes.remote.RemoteError` (one line) when the file cannot be opened or read."""
+    clock = _Clock(budget_s, cancel, progress)
+    probe = probe_remote(url, opens=5)
+    size = probe.size_bytes
+    if size <= 0:
+        raise RemoteError("empty file: nothing to read through the link")
+    client = client_for(url)
+    client.open()
+    try:
+        clock.report(0.05, "round trip")
+        rtt_s = _rtt(client, clock)
+        rtt_med = statistics.median(rtt_s)
+        lat = [_timed(lambda: client.read(0, 1)) for _ in range(5 if rtt_med < 0.05 else 3)]
+        clock.check()
+        clock.report(0.2, "bandwidth, one stream")
+        bw_samples = _bandwidth(client, size, rtt_med, clock)
+        bw = statistics.median(bw_samples) if bw_samples else None
+        clock.report(0.45, "request sizes")
+        sweep = _sweep(client, size, clock)
+        fit_lat, fit_bw = _fit(sweep)
+        clock.report(0.7, "parallel streams")
+        par = _streams(url, size, bw, rtt_med, streams, clock)
+        clock.report(0.85, "vector reads")
+        vec = _vector(client, size, rtt_med, bw, clock)
+    finally:
+        client.close()
+    clock.report(1.0, "done")
+    return RemoteCalibration(
+        url=url, scheme=probe.scheme, server=probe.server,
+        rtt_ms=rtt_med * 1e3,
+        bandwidth_mb_per_s=bw,
+        parallel_streams=tuple(par),
+        vector_reads=vec,
+        open_s=probe.open_s, first_open_s=probe.first_open_s,
+        request_sweep=tuple(sweep),
+        fit_latency_ms=fit_lat * 1e3 if fit_lat is not None else None,
+        fit_bandwidth_mb_per_s=fit_bw,
+        rtt=_samples([s * 1e3 for s in rtt_s], "ms",
+                     "XRootD kXR_ping" if probe.scheme == "root"
+                     else "1-byte range GET, to its first byte"),
+        bandwidth=_samples(bw_samples, "MB/s", "one stream, first data to last"),
+        read_latency_ms=statistics.median(lat) * 1e3,
+        bytes_moved=clock.bytes,
+    )
+
+
+def _rtt(client: XRootDClient | HTTPClient, clock: _Clock) -> list[float]:
+    client.ping()  # warm-up
+    one = client.timed_ping if isinstance(client, HTTPClient) else (lambda: _timed(client.ping))
+    out = []
+    for _ in range(30):
+        clock.check()
+        out.append(one())
+        if len(out) >= 10 and (sum(out) > 0.1 * max(clock.left(), 0.0)
+                               or (spread(out) or 1) < 0.05):
+            break
+    return out
+
+
+def _bandwidth(client: XRootDClient | HTTPClient, size: int, rtt: float,
+               clock: _Clock) -> list[float]:
+    """MB/s of one stream moving about ``TRANSFER_S`` seconds of data (at a first 1 MB
+    estimate), timed from the first data to the last, so that neither the round trip nor the
+    server's start counts: XRootD with reads of up to ``CHUNK`` on the one connection, at least
+    ``PIPELINE`` in flight and enough to cover the bandwidth-delay product (as readers and
+    ``xrdcp`` keep it busy), HTTP as one streamed range GET."""
+    probe_n = min(size, 1 << 20)
+    t = _timed(lambda: client.read(0, probe_n))
+    clock.bytes += probe_n
+    est = probe_n / max(t - rtt, 1e-4)
+    n = int(min(size, MAX_TRANSFER, max(4 * CHUNK, est * TRANSFER_S)))
+    # reads small enough that a small file still makes several, and enough of them in flight
+    # to cover the bandwidth-delay product
+    chunk = int(min(CHUNK, max(1 << 16, n // 16)))
+    depth = int(min(64, max(PIPELINE, est * rtt / chunk + 2)))
+    out = []
+    reps = 3
+    for i in range(reps):
+        clock.check()
+        if i and clock.left() < (n / est + rtt) * (reps - i) + 2:
+            break
+        offset = (size - n) * i // max(reps - 1, 1)
+        moved, seconds = client.stream(offset, n, chunk, depth)
+        clock.bytes += n
+        if seconds > 0:
+            out.append(moved / seconds / 1e6)
+    return out
+
+
+def _sweep(client: XRootDClient | HTTPClient, size: int,
+           clock: _Clock) -> list[RemoteRequestPoint]:
+    out = []
+    for req in SWEEP_SIZES:
+        if req > size:
+            break
+        times = []
+        for off in _offsets(size, req, 3):
+            clock.check()
+            times.append(_timed(lambda o=off, n=req: client.read(o, n)))  # type: ignore[misc]
+            clock.bytes += req
+        med = statistics.median(times)
+        out.append(RemoteRequestPoint(req, med, req / med / 1e6, len(times)))
+        if clock.left() < 4 * med * 3:
+            break
+    return out
+
+
+def _fit(sweep: Sequence[RemoteRequestPoint]) -> tuple[float | None, float | None]:
+    if len(sweep) < 2:
+        return None, None
+    x = np.array([p.request_bytes for p in sweep], float)
+    y = np.array([p.seconds for p in sweep], float)
+    slope, icpt = np.polyfit(x, y, 1)
+    if slope <= 0:
+        return max(float(icpt), 0.0), None
+    return max(float(icpt), 0.0), 1 / float(slope) / 1e6
+
+
+def _streams(url: str, size: int, bw: float | None, rtt: float, streams: Sequence[int],
+             clock: _Clock) -> list[StreamsPoint]:
+    """Aggregate MB/s of k reads at once, each on its own handle, together about 1/2 s at the
+    one-stream rate: bytes / (time - one round trip), the reads starting together."""
+    if not bw:
+        return []
+    out = []
+    for k in streams:
+        per = int(min(size // max(k, 1), max(1 << 16, bw * 1e6 * 0.5 / k), MAX_TRANSFER))
+        if per < 4096 or clock.left() < 2 * per * k / (bw * 1e6) + 1:
+            break
+        clients = [client_for(url) for _ in range(k)]
+        try:
+            for c in clients:
+                c.open()
+            offs = [i * (size // k) for i in range(k)]
+            samples = []
+            for _ in range(2):
+                clock.check()
+                with ThreadPoolExecutor(k) as pool:
+                    t0 = time.perf_counter()
+                    jobs = [(c, o, per) for c, o in zip(clients, offs, strict=True)]
+                    list(pool.map(lambda a: a[0].read(a[1], a[2]), jobs))
+                    dt = time.perf_counter() - t0
+                clock.bytes += per * k
+                samples.append(per * k / max(dt - rtt, 1e-6) / 1e6)
+        finally:
+            for c in clients:
+                c.close()
+        conns = 1 if isinstance(clients[0], XRootDClient) else k
+        out.append(StreamsPoint(k, statistics.median(samples), conns, tuple(samples)))
+    return out
+
+
+def _vector(client: XRootDClient | HTTPClient, size: int, rtt: float, bw: float | None,
+            clock: _Clock) -> VectorReads:
+    n = VECTOR_CHUNKS if size >= VECTOR_CHUNKS * VECTOR_CHUNK_BYTES * 2 else max(
+        2, size // (2 * VECTOR_CHUNK_BYTES))
+    chunk = min(VECTOR_CHUNK_BYTES, max(1, size // (2 * n)))
+    chunks = [(o, chunk) for o in _offsets(size, chunk, n)]
+    try:
+        times = []
+        for _ in range(3):
+            clock.check()
+            times.append(_timed(lambda: client.vector_read(chunks)))
+            clock.bytes += n * chunk
+    except RemoteError as exc:
+        return VectorReads(False, n, chunk, None, None, None, str(exc))
+    k = max(1, min(n, 8))
+    singles = [_timed(lambda o=o: client.read(o, chunk))  # type: ignore[misc]
+               for o, _ in chunks[:k]]
+    clock.bytes += k * chunk
+    vec = statistics.median(times)
+    wire = n * chunk / (bw * 1e6) if bw else 0.0
+    over = max(0.0, vec - rtt - wire) / n * 1e3
+    return VectorReads(True, n, chunk, vec, statistics.median(singles), over)
+
+
+# -- the calibration of a remote dataset --------------------------------------------------------
+
+def calibrate_remote(dataset: DatasetProfile, files: Sequence[str], budget_s: float,
+                     engine: str, progress: ProgressCallback | None,
+                     cancel: threading.Event | None) -> Calibration:
+    """The calibration of a dataset read over ``root://`` or ``http(s)://``: the link, on the
+    largest file; the local storage, page-cache and event-loop tests are listed as skipped."""
+    from .calibrate import _calibration
+    from .registry import tests_for
+    from .results import Skipped
+    from .runner import ProgressEvent, Session
+
+    session = Session(budget_s, tests=[TEST_NAME], progress=progress, cancel=cancel)
+    names = ", ".join(t.label for t in tests_for(engine))
+    skipped = [Skipped("local read tests", f"remote data: these read local files ({names}); "
+                       "the link is measured instead (calibration.remote)")]
+    target = files[0] if files else ""
+
+    def on(fraction: float, message: str) -> None:
+        if progress is not None:
+            progress(ProgressEvent(TEST_NAME, fraction, message, left_s=session.remaining()))
+
+    values: dict[str, Any] = {}
+    partial = False
+    try:
+        if not scheme_of(target):
+            raise RemoteError(f"not a root:// or http(s):// URL: {target}")
+        rc = measure_link(target, budget_s * 0.95, cancel=cancel, progress=on)
+        values["remote"] = rc
+        session.bytes_read += rc.bytes_moved
+    except (Cancelled, KeyboardInterrupt):
+        partial = True
+    except RemoteError as exc:
+        skipped.append(Skipped(TEST_NAME, f"{target}: {exc}"))
+    return _calibration(session, engine, partial, dataset, values, skipped, list(files))
+
+
+__all__ = ["calibrate_remote", "measure_link"]

@@ -1,0 +1,93 @@
+"""Typed results of the remote read tests (``Calibration.remote``; MB = 10^6 bytes).
+
+Remote figures: the server's disk and page cache sit behind the link, so none of these is a
+cold or warm storage rate; each is what a client here sees through the link.  Samples are kept
+raw (seconds or ms as named), with the median and spread = (p75 - p25) / median.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RemoteSamples:
+    """Repeated samples of one remote figure."""
+
+    unit: str
+    samples: tuple[float, ...]
+    median: float | None
+    spread: float | None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class RemoteRequestPoint:
+    """Reads of ``request_bytes`` each, one at a time: seconds per read (median)."""
+
+    request_bytes: int
+    seconds: float
+    mb_per_s: float
+    reads: int
+
+
+@dataclass(frozen=True)
+class StreamsPoint:
+    """``streams`` reads at once (threads; own file handles): the aggregate rate.  XRootD's
+    client multiplexes one server's files over one TCP connection (``connections`` says how
+    many the client opened)."""
+
+    streams: int
+    aggregate_mb_per_s: float
+    connections: int
+    samples: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class VectorReads:
+    """Whether one call can fetch many ranges (XRootD ``kXR_readv``, an HTTP multi-range GET),
+    and what it costs: ``chunks`` ranges of ``chunk_bytes`` in one call (``vector_s``) against
+    one call each (``single_s`` per call); ``chunk_overhead_ms``: the vector call's time per
+    chunk beyond one round trip and the bytes at the bandwidth."""
+
+    supported: bool
+    chunks: int
+    chunk_bytes: int
+    vector_s: float | None
+    single_s: float | None
+    chunk_overhead_ms: float | None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class RemoteCalibration:
+    """The link to the data: round trip, bandwidth (one stream, parallel streams), vector
+    reads, open cost and the request-size sweep, measured on ``url``."""
+
+    url: str
+    scheme: str
+    server: str
+    #: median of protocol pings (XRootD ``kXR_ping``; HTTP: a 1-byte range GET)
+    rtt_ms: float | None
+    #: one stream, about a second of data timed from its first byte to its last
+    bandwidth_mb_per_s: float | None
+    parallel_streams: tuple[StreamsPoint, ...]
+    vector_reads: VectorReads | None
+    #: opening the file on an established connection (median); the first open also connects
+    open_s: float | None
+    first_open_s: float | None
+    request_sweep: tuple[RemoteRequestPoint, ...]
+    #: the sweep fitted to seconds = a + bytes / B: a (ms) and B (MB/s), a cross-check
+    fit_latency_ms: float | None
+    fit_bandwidth_mb_per_s: float | None
+    rtt: RemoteSamples | None
+    bandwidth: RemoteSamples | None
+    #: 1-byte reads of the file: the latency a reader's small request sees (ms, median)
+    read_latency_ms: float | None = None
+    bytes_moved: int = 0
+    note: str = ("remote: measured through the link; the server's cache state is not known "
+                 "and no page-cache figure is claimed")
+
+
+__all__ = ["RemoteCalibration", "RemoteRequestPoint", "RemoteSamples", "StreamsPoint",
+           "VectorReads"]

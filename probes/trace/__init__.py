@@ -1,0 +1,11 @@
+"""Tracing the user's own program: what it reads from ROOT files, and when.
+
+:func:`~.run.run_traced` runs a command unchanged under ``strace`` and returns a
+:class:`~.run.Capture` (reads with offsets, sizes, times; opens; wall, CPU; block-device
+counters); :func:`~.decompress.decompression_s_per_byte` times decompressing a sample of the
+baskets it read.  Attribution onto basket maps is :mod:`models.attribution`.
+"""
+
+from .run import Capture, TracedRead, TraceError, candidate_files, run_traced
+
+__all__ = ["Capture", "TraceError", "TracedRead", "candidate_files", "run_traced"]

@@ -1,0 +1,53 @@
+"""How long the baskets a program read take to decompress: timed here on a sample of them.
+
+The program's CPU time holds its decompression and its own work together; this splits them.
+Up to ``sample`` of the baskets it read (spread over them) are read again from the file (now
+cached) and decompressed with uproot's own decompressors, timed; the seconds per compressed
+byte, times the compressed bytes it read, is its decompression time (derived from that
+measurement: ROOT's decompressors run the same libraries, at a similar speed).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from ..readtests.decoders import decoder
+from ..readtests.rootblocks import parse_basket, split_blocks
+
+
+def decompression_s_per_byte(path: str, baskets: Sequence[tuple[int, int]],
+                             sample: int = 64, repeat: int = 3) -> float | None:
+    """Seconds per on-disk byte to decompress the baskets ``(seek, nbytes)`` of ``path``
+    (best of ``repeat`` passes over a sample); None when none could be read."""
+    if not baskets:
+        return None
+    step = max(len(baskets) // sample, 1)
+    chosen = list(baskets)[::step][:sample]
+    work = []
+    stored = 0
+    try:
+        with open(path, "rb") as fh:
+            for seek, nbytes in chosen:
+                fh.seek(seek)
+                raw = fh.read(nbytes)
+                try:
+                    _keylen, _objlen, payload = parse_basket(raw)
+                    split = split_blocks(payload)
+                except ValueError:
+                    continue
+                stored += len(raw)
+                if split is not None:
+                    work.append((decoder(split[0])[0], split[1]))
+    except OSError:
+        return None
+    if stored == 0:
+        return None
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for decode, blocks in work:
+            for b in blocks:
+                decode(b)
+        best = min(best, time.perf_counter() - t0)
+    return best / stored

@@ -1,0 +1,162 @@
+"""The link model (models/remote.py) and the remote rules (advisor/recommend/remote.py) on a
+tiny file written here by uproot: round trips per reader, bytes moved, staging, XCache, the
+break-even fraction, and when X001 / X003 fire.  No server needed (the bench tests are in
+test_remote_probe.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from advisor.recommend.remote import link_notes, stage_rule, streams_rule
+from models.remote import (
+    RemoteLink,
+    Round,
+    break_even_fraction,
+    needed_bytes,
+    root_rounds,
+    stage,
+    stream,
+    uproot_rounds,
+    xcache,
+)
+from models.replay.readers import root_open, uproot_open
+from probes.basketmap import BasketMap, read_basket_map
+from probes.readtests.remote_results import (
+    RemoteCalibration,
+    RemoteSamples,
+    StreamsPoint,
+    VectorReads,
+)
+
+BRANCHES = [f"b{i}" for i in range(8)]
+
+
+@pytest.fixture(scope="module")
+def bmap(tmp_path_factory: pytest.TempPathFactory) -> BasketMap:
+    import uproot
+
+    path = tmp_path_factory.mktemp("remote_model") / "t.root"
+    rng = np.random.default_rng(3)
+    with uproot.recreate(path, compression=None) as f:
+        f.mktree("Events", {b: np.float32 for b in BRANCHES})
+        for _ in range(5):  # five baskets per branch
+            f["Events"].extend({b: rng.random(1000, dtype=np.float32) for b in BRANCHES})
+    return read_basket_map(str(path), "Events")
+
+
+def _link(rtt_ms: float = 20.0, mb: float = 10.0) -> RemoteLink:
+    return RemoteLink(rtt_s=rtt_ms / 1e3, mb_per_s=mb, open_s=rtt_ms / 1e3)
+
+
+def test_round_trips_per_reader(bmap: BasketMap) -> None:
+    n_baskets = sum(len(b.seek) for b in bmap.branches)
+    assert n_baskets == 5 * len(BRANCHES)
+    meta = len(uproot_open(bmap, streamers=bmap.uproot_streamers is not False))
+    one_step = uproot_rounds([bmap])
+    assert len(one_step) == meta + 1  # arrays(): the open's reads, then one step
+    steps = uproot_rounds([bmap], step_entries=1000)
+    assert len(steps) == meta + 5
+    no_cache = root_rounds([bmap], tree_cache=False)
+    assert len(no_cache) == len(root_open(bmap)) + n_baskets  # one round trip per basket
+    cached = root_rounds([bmap], tree_cache=True)
+    assert len(cached) < len(no_cache)
+    # the baskets themselves are moved once by each reader
+    need = needed_bytes([bmap], None)
+    data = sum(r.nbytes for r in steps[meta:])
+    assert data == need
+
+
+def test_streamers_once_per_process(bmap: BasketMap) -> None:
+    with_s = uproot_rounds([bmap, bmap])
+    without = uproot_rounds([bmap, bmap], streamers=False)
+    assert len(with_s) >= len(without)
+    assert sum(r.nbytes for r in with_s) >= sum(r.nbytes for r in without)
+
+
+def test_link_time_is_round_trips_plus_transfer() -> None:
+    rounds = [Round("f", ((0, 1_000_000),)), Round("f", ((2_000_000, 500_000),))]
+    t, n, nbytes = _link(20, 10).time(rounds)
+    assert n == 2 and nbytes == 1_500_000
+    assert t == pytest.approx(2 * 0.020 + 1.5e6 / 10e6)
+    p = stream("x", rounds, _link(20, 10), 0.5, 1_000_000, 1)
+    assert p.total_s == pytest.approx(t + 0.020 + 0.5)
+    assert p.amplification == pytest.approx(1.5)
+
+
+def test_stage_and_xcache(bmap: BasketMap) -> None:
+    link = RemoteLink(0.02, 10.0, 0.02, lan_rtt_s=0.0001, lan_mb_per_s=500.0)
+    sizes = [bmap.file_bytes] * 3
+    seq = stage(sizes, link, [0.2] * 3, 1, copy_rtts=4)
+    over = stage(sizes, link, [0.2] * 3, 1, copy_rtts=4, overlap=True)
+    assert seq.bytes_moved == 3 * bmap.file_bytes
+    assert over.total_s < seq.total_s
+    rounds = uproot_rounds([bmap], ["b0"])
+    cold = xcache("u", rounds, link, 0.0, 1, 1, {bmap.path: bmap.file_bytes}, warm=False)
+    warm = xcache("u", rounds, link, 0.0, 1, 1, {bmap.path: bmap.file_bytes}, warm=True)
+    assert warm.bytes_moved == 0 and warm.io_s < cold.io_s
+    # cold: whole 1 MiB blocks, never past the end of the file
+    assert sum(r.nbytes for r in rounds) <= cold.bytes_moved <= bmap.file_bytes
+
+
+def test_break_even_fraction() -> None:
+    link = _link(20, 10)
+    cheap = break_even_fraction(100_000_000, link, 1 / 10e6)  # streaming at the bandwidth
+    dear = break_even_fraction(100_000_000, link, 10 / 10e6)  # ten times the bandwidth's cost
+    assert cheap is not None and dear is not None
+    assert dear < cheap <= 1.0
+    assert break_even_fraction(0, link, 1.0) is None
+
+
+def _cal(points: list[tuple[int, float]], rtt_ms: float = 20.0) -> RemoteCalibration:
+    return RemoteCalibration(
+        url="root://h//f.root", scheme="root", server="XRootD", rtt_ms=rtt_ms,
+        bandwidth_mb_per_s=10.0,
+        parallel_streams=tuple(StreamsPoint(k, v, 1, (v,)) for k, v in points),
+        vector_reads=VectorReads(True, 64, 4096, 0.05, 0.02, 0.0), open_s=rtt_ms / 1e3,
+        first_open_s=0.05, request_sweep=(), fit_latency_ms=None, fit_bandwidth_mb_per_s=None,
+        rtt=RemoteSamples("ms", (rtt_ms,) * 3, rtt_ms, 0.0),
+        bandwidth=RemoteSamples("MB/s", (10.0,) * 3, 10.0, 0.0))
+
+
+def test_x003_fires_only_on_a_measured_gain() -> None:
+    rec = streams_rule(_cal([(1, 10.0), (2, 18.0), (4, 30.0)]))
+    assert rec is not None and rec.code == "X003" and rec.workers == 4
+    assert rec.predicted_speedup == pytest.approx(3.0)
+    assert streams_rule(_cal([(1, 10.0), (2, 10.2), (4, 10.1)])) is None
+
+
+def test_x001_needs_staging_to_be_faster(bmap: BasketMap) -> None:
+    from probes.results import DatasetProfile
+
+    ds = DatasetProfile(files=1, total_bytes=bmap.file_bytes, errors=(), trees=(),
+                        sampling=None, probe_s=0.0)  # type: ignore[arg-type]
+    # whole-file reads in one step: streaming moves no more than staging; no X001
+    assert stage_rule(ds, _cal([(1, 10.0)]), [bmap], None) is None
+
+
+def test_link_notes_name_the_figures() -> None:
+    from probes.readtests.results import Calibration
+
+    cal = Calibration(budget_s=1, elapsed_s=1, partial=False, engine="uproot", raw_read=None,
+                      request_sweep=(), concurrency=(), open_overhead_s=None, decompression=(),
+                      event_loop=None, memory=None, remote=_cal([(1, 10.0)]))
+    text = " ".join(link_notes(cal))
+    assert "20.00 ms" in text and "10.00 MB/s" in text and "no rate model" in text
+
+
+def test_paths_are_not_written(tmp_path: Path) -> None:
+    before = sorted(tmp_path.iterdir())
+    _link().time([])
+    assert sorted(tmp_path.iterdir()) == before
+
+
+def test_treecache_over_the_link_saves_round_trips(bmap: BasketMap) -> None:
+    from models.remote import treecache_remote
+
+    off, on = treecache_remote([bmap], None, _link(20, 10))
+    assert on.round_trips < off.round_trips
+    assert on.io_s < off.io_s
+    assert off.amplification is not None and off.amplification >= 1.0

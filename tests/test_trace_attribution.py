@@ -1,0 +1,207 @@
+"""Attribution of synthetic request streams onto synthetic basket maps (exact), the strace
+parser, and the reader rules (each fires on its pattern, stays silent without it)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from advisor.recommend.reader import TraceFacts, step_rule, treecache_rule
+from models.attribution import (
+    attribute,
+    busy_s,
+    classify,
+    device_from_trace,
+    reread_bytes,
+)
+from models.replay import LocalDevice, python_buffered, root_getentry, uproot_iterate
+from models.replay.requests import Request
+from probes.basketmap import Region, synthetic_map
+from probes.trace import TracedRead
+from probes.trace.strace import parse
+
+BRANCHES, BASKETS, SIZE, PER = 4, 30, 6000, 100
+ACCESS, BW = 0.008, 70e6
+
+
+def interleaved(path: str = "/data/f.root", size: int = SIZE):
+    rows = []
+    for i in range(BASKETS):
+        for b in range(BRANCHES):
+            rows.append((f"b{b}", 1000 + (i * BRANCHES + b) * size, size, i * PER,
+                         (i + 1) * PER))
+    end = 1000 + BASKETS * BRANCHES * size
+    regions = (Region("header", 0, 300), Region("keys", end, 500),
+               Region("streamers", end + 500, 2000), Region("tree", end + 2500, 1500))
+    return synthetic_map(rows, entries=BASKETS * PER, path=path, regions=regions,
+                         file_bytes=end + 5000)
+
+
+def by_branch(path: str = "/data/g.root", size: int = 40_000):
+    """Each branch's baskets in one run (as after a fast merge): an entry loop jumps."""
+    rows = [(f"b{b}", 1000 + (b * BASKETS + i) * size, size, i * PER, (i + 1) * PER)
+            for b in range(BRANCHES) for i in range(BASKETS)]
+    return synthetic_map(rows, entries=BASKETS * PER, path=path)
+
+
+def timed(reqs: list[Request], cold: bool = True, reopen: bool = False) -> list[TracedRead]:
+    """The stream as traced reads, one after another, each taking what the device model says
+    (cold) or nothing much (warm)."""
+    dev = LocalDevice.from_rates(BW / 1e6, 1 / ACCESS)
+    out, t, before = [], 0.0, 0.0
+    for i, r in enumerate(reqs):
+        if cold:
+            total = dev.replay(reqs[: i + 1], reopen=reopen).time_s
+            d, before = max(total - before, 2e-5), total
+        else:
+            d = 1e-5
+        out.append(TracedRead(r.file, r.offset, r.size, t, d))
+        t += d + 1e-4
+    return out
+
+
+def test_uproot_default_step_keys_are_attributed_exactly() -> None:
+    m = interleaved()
+    reqs = list(python_buffered(uproot_iterate(m, step_size="100 MB"), 4096,
+                                {m.path: m.file_bytes}))
+    cs = classify(timed(reqs), m)
+    kinds = [c.kind for c in cs]
+    assert kinds.count("key") == BRANCHES * BASKETS
+    keyed = {bk for c in cs if c.kind == "key" for bk in c.baskets}
+    assert keyed == {(b, i) for b in range(BRANCHES) for i in range(BASKETS)}
+    assert kinds.count("metadata") == len([r for r in uproot_iterate(m) if r.kind == "meta"])
+    # the key reads come first, the data after
+    assert kinds.index("basket") > max(i for i, k in enumerate(kinds) if k == "key")
+    att = attribute(timed(reqs), {m.path: m}, {m.path: 1})
+    (f,) = att.files
+    assert f.key_baskets == BRANCHES * BASKETS
+    assert f.baskets_read == BRANCHES * BASKETS
+    assert f.bytes_needed == BRANCHES * BASKETS * SIZE
+    assert f.branches_read == ("b0", "b1", "b2", "b3")
+    assert att.requests == len(reqs) and att.bytes == sum(r.size for r in reqs)
+    names = [p.name for p in att.phases]
+    assert names == ["opening", "pre-pass", "reading", "processing"]
+
+
+def test_small_baskets_read_whole_by_the_key_buffer_are_still_keys() -> None:
+    m = interleaved(size=1500)  # smaller than the 4 kB buffer: a key read covers the basket
+    reqs = list(python_buffered(uproot_iterate(m, step_size="100 MB"), 4096,
+                                {m.path: m.file_bytes}))
+    cs = classify(timed(reqs), m)
+    assert sum(c.kind == "key" for c in cs) == BRANCHES * BASKETS
+
+
+def test_entry_step_and_root_have_no_keys() -> None:
+    m = interleaved()
+    for reqs in (list(python_buffered(uproot_iterate(m, step_size=500), 4096,
+                                      {m.path: m.file_bytes})),
+                 root_getentry(m, cache_bytes=0)):
+        cs = classify(timed(reqs), m)
+        assert not any(c.kind == "key" for c in cs)
+    cs = classify(timed(root_getentry(m, cache_bytes=0)), m)
+    basket = [c for c in cs if c.kind == "basket"]
+    assert len(basket) == BRANCHES * BASKETS and all(len(c.baskets) == 1 for c in basket)
+
+
+def test_subset_amplification_and_other() -> None:
+    m = interleaved()
+    reqs = root_getentry(m, ["b1"], cache_bytes=0)
+    reqs.append(Request(m.path, m.file_bytes - 10, 10))  # past the tree: other
+    att = attribute(timed(reqs), {m.path: m})
+    (f,) = att.files
+    assert f.branches_read == ("b1",)
+    assert f.bytes_needed == BASKETS * SIZE
+    assert f.by_kind["other"] == (1, 10)
+    assert att.amplification == pytest.approx(f.bytes / f.bytes_needed)
+
+
+def test_reread_and_busy_exact() -> None:
+    reads = [TracedRead("f", 0, 100, 0.0, 1.0), TracedRead("f", 50, 100, 0.5, 1.0),
+             TracedRead("f", 400, 10, 3.0, 0.5)]
+    assert reread_bytes(reads) == 50
+    assert busy_s(reads) == pytest.approx(2.0)
+
+
+STRACE = """\
+101 1700000000.000100 openat(AT_FDCWD</w>, "/d/f.root", O_RDONLY) = 3</d/f.root> <0.000020>
+101 1700000000.000200 lseek(3</d/f.root>, 1296, SEEK_SET) = 1296 <0.000010>
+101 1700000000.000300 read(3</d/f.root>, ""..., 4096) = 4096 <0.008000>
+102 1700000000.000400 pread64(3</d/f.root>, ""..., 700, 9000 <unfinished ...>
+101 1700000000.000500 read(3</d/f.root>, ""..., 10) = 10 <0.000010>
+102 1700000000.000900 <... pread64 resumed>) = 700 <0.000500>
+101 1700000000.001000 close(3</d/f.root>) = 0 <0.000010>
+"""
+
+
+def test_strace_parser() -> None:
+    calls = parse(STRACE.splitlines())
+    reads = [(c.offset, c.size, c.pid) for c in calls if c.call == "read"]
+    assert reads == [(1296, 4096, 101), (5392, 10, 101), (9000, 700, 102)]
+    assert [c.call for c in calls].count("open") == 1
+    pread = next(c for c in calls if c.pid == 102)
+    assert pread.start == pytest.approx(1700000000.0004) and pread.duration == 0.0005
+
+
+def _facts(reqs: list[Request], m, cold: bool = True, opens: int = 1) -> TraceFacts:
+    reads = timed(reqs, cold, reopen=opens > 1)
+    wall = reads[-1].start_s + reads[-1].duration_s + 0.5
+    att = attribute(reads, {m.path: m}, {m.path: opens}, wall)
+    return TraceFacts(att, (m,), wall, device_from_trace(reads))
+
+
+def test_u001_fires_on_a_key_prepass_only() -> None:
+    m = interleaved(size=40_000)  # keys 160 kB apart: beyond the read-ahead, each one a seek
+    sizes = {m.path: m.file_bytes}
+    default = list(python_buffered(uproot_iterate(m, step_size="100 MB"), 4096, sizes))
+    f = step_rule(_facts(default, m, opens=200))
+    assert f is not None and f.code == "U001"
+    assert f.argument == "step_size" and f.value == str(BASKETS * PER)
+    assert f.speedup_low <= f.predicted_speedup <= f.speedup_high
+    assert f.predicted_speedup > 1.5
+    stepped = list(python_buffered(uproot_iterate(m, step_size=3000), 4096, sizes))
+    assert step_rule(_facts(stepped, m, opens=20)) is None
+    assert step_rule(_facts(default, m, cold=False, opens=200)) is None  # warm: no device
+
+
+def test_u005_fires_without_treecache_only() -> None:
+    m = by_branch()
+    f = treecache_rule(_facts(root_getentry(m, cache_bytes=0), m))
+    assert f is not None and f.code == "U005" and f.argument == "SetCacheSize"
+    assert f.predicted_speedup > 1.05
+    assert treecache_rule(_facts(root_getentry(m, cache_bytes=10_000_000), m)) is None
+    sizes = {m.path: m.file_bytes}
+    uproot = list(python_buffered(uproot_iterate(m, step_size=3000), 4096, sizes))
+    assert treecache_rule(_facts(uproot, m, opens=20)) is None
+
+
+def test_device_from_trace() -> None:
+    reads = [TracedRead("f", i * 10**6, 4096, float(i), ACCESS) for i in range(5)]
+    reads.append(TracedRead("f", 10**8, 7 * 10**6, 9.0, ACCESS + 0.1))
+    d = device_from_trace(reads)
+    assert d is not None
+    assert d.access_s == pytest.approx(ACCESS)
+    assert d.mb_per_s == pytest.approx(70.0)
+    assert device_from_trace([TracedRead("f", 0, 4096, 0.0, 1e-5)] * 5) is None
+    assert np.isfinite(d.mb_per_s_range[1])
+
+
+def test_root_magic_is_checked_beyond_four_bytes(tmp_path) -> None:
+    from probes.trace.run import is_root_file
+
+    text = tmp_path / "passwd"
+    text.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    fake = tmp_path / "f.root"
+    fake.write_bytes(b"root" + (62206).to_bytes(4, "big") + (100).to_bytes(4, "big"))
+    assert not is_root_file(str(text))
+    assert is_root_file(str(fake))
+
+
+def test_trace_notes_one_line_per_finding() -> None:
+    from advisor.recommend.reader import ReaderFinding
+    from advisor.trace import RequestsByKind, TimeSplit, Trace, trace_notes
+
+    f = ReaderFinding("U001", "t", 2.0, 1.5, 3.0, "a(step_size=5)\nmore", "step_size", "5")
+    t = Trace("cmd", 0, 1.0, 0.5, 0.2, 0.1, (), RequestsByKind(0, 0, 0, 0), (),
+              TimeSplit(0.2, 0.1, 0.4, 0.2), (f,))
+    (note,) = trace_notes(t)
+    assert note.startswith("U001") and "2.00x (1.50-3.00)" in note and "\n" not in note
