@@ -183,7 +183,7 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
                       inputs=tuple(inputs), branches=tuple(branches or ()), level=level,
                       uses=tuple(uses or ()), basket_maps=maps, replay_merge=replay_merge)
         recs = tuple(recommend(ctx))
-    if calibration is not None and calibration.remote is not None:  # X001-X003: the link
+    if calibration is not None and calibration.remote is not None:  # X001-X003, T001: the link
         from .advice import rank_key
         from .recommend.remote import link_notes, remote_rules
 

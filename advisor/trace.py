@@ -169,12 +169,15 @@ def analyse(capture: Any, *, cold: bool = False) -> TraceRun:
     if capture.mmaps:
         notes.append(f"{sum(capture.mmaps.values())} memory mappings of ROOT files: reads "
                      "through a mapping are page faults, not seen as requests")
-    device = device_from_trace(capture.reads)
-    if device is not None and device.large_reads == 0 and cold and order:
-        # no large read reached the device: measure its streaming rate (one cold read)
+    block = list(capture.block.values())
+    counted = ((sum(b[0] for b in block), sum(b[1] for b in block)) if block
+               else (None, None))
+    device = device_from_trace(capture.reads, None, *counted)
+    if device is not None and device.large_reads < 3 and cold and order:
+        # too few large reads reached the device: measure its streaming rate (one cold read)
         from probes.trace.counters import sequential_mb_per_s
 
-        device = device_from_trace(capture.reads, sequential_mb_per_s(order[0]))
+        device = device_from_trace(capture.reads, sequential_mb_per_s(order[0]), *counted)
     if device is None and capture.reads:
         notes.append("no read in the trace reached the device (warm page cache?): reader "
                      "changes are not predicted; trace with --cold")
@@ -184,7 +187,6 @@ def analyse(capture: Any, *, cold: bool = False) -> TraceRun:
                        capture.tracer_cost_between(pre.start_s, pre.end_s) if pre else 0.0)
     findings = tuple(reader_rules(facts))
     kinds = att.by_kind()
-    block = list(capture.block.values())
     trace = Trace(
         command=shlex.join(capture.command), exit_code=capture.exit_code,
         wall_s=capture.wall_s, cpu_s=capture.cpu_s, io_wait_s=io,

@@ -316,6 +316,7 @@ class TracedDevice:
     small_reads: int
     large_reads: int
     streamed: bool = False  # the bandwidth from a sequential read after the run
+    device_reads: int | None = None  # set where the access time came from the block counters
 
 
 #: A read shorter than this that took longer than ``COLD_S`` paid an access.
@@ -324,11 +325,35 @@ LARGE_READ = 256 * 1024
 COLD_S = 5e-4
 
 
-def device_from_trace(reads: Sequence[TracedRead], streaming_mb_per_s: float | None = None
+def _bandwidth(large: Sequence[tuple[int, float]], access: float) -> tuple[float, float, float]:
+    """Median and quartiles of the large reads' rates (bytes over duration less one access)."""
+    rates = np.asarray([n / max(d - access, d / 2) / 1e6 for n, d in large])
+    return (float(np.median(rates)), float(np.percentile(rates, 25)),
+            float(np.percentile(rates, 75)))
+
+
+def access_from_counters(io_s: float, device_reads: int, device_bytes: int, mb_per_s: float
+                         ) -> float | None:
+    """The mean access time per read the device served: the time inside read calls less the
+    transfer of the bytes it served, over its reads; None where it cannot be told (no reads
+    counted, no bandwidth, or the transfer alone explains the time)."""
+    if device_reads <= 0 or mb_per_s <= 0 or io_s <= 0:
+        return None
+    access = (io_s - device_bytes / (mb_per_s * 1e6)) / device_reads
+    return access if access > 0 else None
+
+
+def device_from_trace(reads: Sequence[TracedRead], streaming_mb_per_s: float | None = None,
+                      device_reads: int | None = None, device_bytes: int | None = None
                       ) -> TracedDevice | None:
-    """Access time from the small reads that missed the page cache (their durations), and
-    bandwidth from the large ones (256 KiB or more: bytes over duration less one access); where
-    there is none, ``streaming_mb_per_s`` (a measured cold sequential read), +-20%."""
+    """Bandwidth from the large cold reads (256 KiB or more: bytes over duration less one
+    access; with fewer than 3 their range stretched to ``streaming_mb_per_s``); where there is
+    none, ``streaming_mb_per_s`` (a measured cold sequential read), +-20%.  Access time: where
+    the block device's counters during the run are given
+    (``device_reads``, ``device_bytes``), (time inside the read calls - bytes / bandwidth) /
+    reads, bounded by the bandwidth's quartiles -- a throttled or queued device serves many
+    reads at once, so the duration of one small read overstates what each costs; otherwise the
+    median duration of the small reads that missed the page cache (quartiles)."""
     small = np.asarray([r.duration_s for r in reads
                         if r.size <= SMALL_READ and r.duration_s > COLD_S])
     large = [(r.size, r.duration_s) for r in reads
@@ -338,17 +363,33 @@ def device_from_trace(reads: Sequence[TracedRead], streaming_mb_per_s: float | N
     access = float(np.median(small)) if len(small) >= 3 else 0.0
     a_lo, a_hi = ((float(np.percentile(small, 25)), float(np.percentile(small, 75)))
                   if len(small) >= 3 else (0.0, 0.0))
-    if large:
-        rates = np.asarray([n / max(d - access, d / 2) / 1e6 for n, d in large])
-        bw = float(np.median(rates))
-        bw_lo, bw_hi = float(np.percentile(rates, 25)), float(np.percentile(rates, 75))
-    elif streaming_mb_per_s is not None and streaming_mb_per_s > 0:
-        bw = streaming_mb_per_s
-        bw_lo, bw_hi = bw / 1.2, bw * 1.2
-    else:  # no large cold read: the cold reads' bytes over their time bound it from below
-        cold = [r for r in reads if r.duration_s > COLD_S]
-        bw = sum(r.size for r in cold) / max(sum(r.duration_s for r in cold), 1e-9) / 1e6
-        bw_lo, bw_hi = bw, bw * 10  # unconstrained above: a wide range, said so by the rule
     streamed = not large and streaming_mb_per_s is not None and streaming_mb_per_s > 0
+    counted = None
+    io = busy_s(reads)
+    for _ in range(10):  # the bandwidth and the counted access time depend on each other
+        if large:
+            bw, bw_lo, bw_hi = _bandwidth(large, access)
+            if len(large) < 3 and streaming_mb_per_s:  # too few for quartiles: span both
+                bw_lo, bw_hi = min(bw_lo, streaming_mb_per_s), max(bw_hi, streaming_mb_per_s)
+        elif streamed:
+            assert streaming_mb_per_s is not None
+            bw = streaming_mb_per_s
+            bw_lo, bw_hi = bw / 1.2, bw * 1.2
+        else:  # no large cold read: the cold reads' bytes over their time bound it from below
+            cold = [r for r in reads if r.duration_s > COLD_S]
+            bw = sum(r.size for r in cold) / max(sum(r.duration_s for r in cold), 1e-9) / 1e6
+            bw_lo, bw_hi = bw, bw * 10  # unconstrained above: a wide range, said so by the rule
+        if not device_reads or device_bytes is None:
+            break
+        est = access_from_counters(io, device_reads, device_bytes, bw)
+        if est is None:
+            break
+        counted = device_reads
+        access, before = est, access
+        lo = access_from_counters(io, device_reads, device_bytes, bw_lo)
+        hi = access_from_counters(io, device_reads, device_bytes, bw_hi)
+        a_lo, a_hi = min(lo or 0.0, access), max(hi or access, access)
+        if not large or abs(access - before) < 1e-4 * access:  # converged (or independent)
+            break
     return TracedDevice(bw, access, (bw_lo, bw_hi), (a_lo, a_hi), len(small), len(large),
-                        streamed)
+                        streamed, counted)

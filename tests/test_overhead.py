@@ -35,7 +35,8 @@ def test_call_cost_is_measured_and_leaves_nothing(private_tmp: Path, tiny_demo: 
                                                   dataset: str) -> None:
     before = snapshot(tiny_demo)
     ds = probe_dataset([tiny_demo / dataset])
-    cost = measure_call_cost(Session(10.0), list(ds.file_paths), "esdTree", None, 2.0)
+    # a share the temporary merge fits in on a loaded machine (correctness, not speed)
+    cost = measure_call_cost(Session(20.0), list(ds.file_paths), "esdTree", None, 5.0)
     assert cost.call_s is not None and cost.call_s > 0
     assert cost.mb_per_s is not None and cost.mb_per_s > 0
     assert cost.branches == ds.trees[0].branches

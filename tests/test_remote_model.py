@@ -30,6 +30,7 @@ from probes.readtests.remote_results import (
     StreamsPoint,
     VectorReads,
 )
+from probes.results import DatasetProfile
 
 BRANCHES = [f"b{i}" for i in range(8)]
 
@@ -160,3 +161,90 @@ def test_treecache_over_the_link_saves_round_trips(bmap: BasketMap) -> None:
     assert on.round_trips < off.round_trips
     assert on.io_s < off.io_s
     assert off.amplification is not None and off.amplification >= 1.0
+
+
+def _synthetic(branches: int = 20, clusters: int = 10, per: int = 1000,
+               basket: int = 4000) -> BasketMap:
+    """Interleaved baskets: per cluster, one basket of each branch, one after the other."""
+    from probes.basketmap import synthetic_map
+
+    rows, seek = [], 1000
+    for c in range(clusters):
+        for b in range(branches):
+            rows.append((f"b{b}", seek, basket, c * per, (c + 1) * per))
+            seek += basket
+    return synthetic_map(rows, entries=clusters * per,
+                         clusters=[c * per for c in range(clusters + 1)])
+
+
+def _ds(files: int = 1) -> DatasetProfile:
+    return DatasetProfile(files=files, total_bytes=0, errors=(), trees=(),
+                          sampling=None, probe_s=0.0)  # type: ignore[arg-type]
+
+
+def test_t001_remote_fires_on_a_20ms_link() -> None:
+    from advisor.recommend.remote import remote_rules, treecache_rule
+    from models.remote import treecache_remote
+    from probes.readtests.results import Calibration
+
+    m = _synthetic()
+    rc = _cal([(1, 10.0)])
+    rec = treecache_rule(_ds(), rc, [m], None)
+    assert rec is not None and rec.code == "T001" and rec.kind == "treecache"
+    assert "remote link" in rec.title
+    off, on = treecache_remote([m], None, RemoteLink.from_calibration(rc))
+    assert off.round_trips > 10 * on.round_trips
+    assert rec.predicted_speedup == pytest.approx(off.io_s / on.io_s, rel=1e-3)
+    assert rec.predicted_speedup >= 1.05
+    # no samples' spread kept (all equal here): the interval still brackets the point (+-10%
+    # only where there are no samples at all)
+    assert rec.speedup_low <= rec.predicted_speedup <= rec.speedup_high
+    names = {e.name for e in rec.evidence}
+    assert {"round trip", "bandwidth, one stream", "round trips without TTreeCache",
+            "round trips with TTreeCache", "bytes moved without / with",
+            "read amplification without / with"} <= names
+    commands = " ".join(a.command or "" for a in rec.actions)
+    assert 'tree->AddBranchToCache("*", true);' in commands
+    assert 'tree.AddBranchToCache("*", True)' in commands
+    assert all(a.requires for a in rec.actions)
+    # a selection: the cache is given the branches read, never "*"
+    sel = treecache_rule(_ds(), rc, [m], ["b0", "b3"])
+    assert sel is not None
+    sel_cmds = " ".join(a.command or "" for a in sel.actions)
+    assert '"b3"' in sel_cmds and '"*"' not in sel_cmds
+    # wired into the remote rules for a remote calibration
+    cal = Calibration(budget_s=1, elapsed_s=1, partial=False, engine="root", raw_read=None,
+                      request_sweep=(), concurrency=(), open_overhead_s=None, decompression=(),
+                      event_loop=None, memory=None, remote=rc)
+    codes = [r.code for r in remote_rules(_ds(), cal, [m], None)]
+    assert "T001" in codes
+
+
+def test_t001_remote_interval_without_samples_and_spread() -> None:
+    from dataclasses import replace
+
+    from advisor.recommend.remote import treecache_rule
+
+    m = _synthetic()
+    bare = replace(_cal([(1, 10.0)]), rtt=None, bandwidth=None)
+    rec = treecache_rule(_ds(), bare, [m], None)
+    assert rec is not None
+    assert rec.speedup_low < rec.predicted_speedup < rec.speedup_high
+    assert any("+-10%" in a for a in rec.assumptions)
+    spread = replace(_cal([(1, 10.0)]), rtt=RemoteSamples("ms", (15.0, 20.0, 30.0, 40.0), 25.0,
+                                                         0.5))
+    wide = treecache_rule(_ds(), spread, [m], None)
+    assert wide is not None and wide.speedup_high > wide.speedup_low
+    assert any("measured spread" in a for a in wide.assumptions)
+
+
+def test_t001_remote_silent_on_a_local_like_link() -> None:
+    from dataclasses import replace
+
+    from advisor.recommend.remote import treecache_rule
+
+    local = replace(_cal([(1, 10.0)], rtt_ms=0.0), bandwidth_mb_per_s=1000.0, open_s=0.0,
+                    rtt=RemoteSamples("ms", (0.0,) * 3, 0.0, 0.0),
+                    bandwidth=RemoteSamples("MB/s", (1000.0,) * 3, 1000.0, 0.0))
+    assert treecache_rule(_ds(), local, [_synthetic()], None) is None
+    assert treecache_rule(_ds(), _cal([(1, 10.0)]), [], None) is None

@@ -128,3 +128,21 @@ def test_calibrate_cli_on_a_url(bench: RemoteBench) -> None:
     assert {"rtt_ms", "bandwidth_mb_per_s", "parallel_streams", "vector_reads",
             "open_s"} <= set(remote)
     assert any("remote data" in s["reason"] for s in cal["skipped"])
+
+
+def test_t001_fires_on_the_measured_link(bench: RemoteBench) -> None:
+    """Remote T001 from the link measured on the bench (20 ms) and the file's real baskets:
+    without TTreeCache, one round trip per basket; with it, one per cache fill."""
+    from advisor.recommend.remote import treecache_rule
+    from probes.basketmap import read_basket_map
+    from probes.dataset import probe_dataset
+    from probes.readtests.remote import measure_link
+
+    url = bench.root_url("small.root")
+    rc = measure_link(url, 10)
+    m = read_basket_map(str(bench.data_dir / "small.root"), "Events")  # type: ignore[operator]
+    rec = treecache_rule(probe_dataset([url]), rc, [m], None)
+    assert rec is not None and rec.code == "T001" and rec.kind == "treecache"
+    assert rec.speedup_low <= rec.predicted_speedup <= rec.speedup_high
+    trips = {e.name: float(e.value) for e in rec.evidence if e.name.startswith("round trips")}
+    assert trips["round trips with TTreeCache"] < trips["round trips without TTreeCache"]

@@ -185,6 +185,50 @@ def test_device_from_trace() -> None:
     assert np.isfinite(d.mb_per_s_range[1])
 
 
+def test_device_access_from_block_counters() -> None:
+    # a throttle that lets reads through in bursts: 40 key reads, 10 of them waited 0.1 s,
+    # the rest nothing; the device served 40 reads of 4 KiB and one of 7 MB in 1.5 s of I/O
+    reads = [TracedRead("f", i * 10**6, 4096, float(i), 0.1 if i % 4 == 0 else 1e-3)
+             for i in range(40)]
+    reads.append(TracedRead("f", 10**8, 7 * 10**6, 50.0, 0.1 + 0.5))
+    slow = device_from_trace(reads)
+    assert slow is not None and slow.device_reads is None
+    assert slow.access_s == pytest.approx(1e-3)  # the median small read (the old estimate)
+    io = 10 * 0.1 + 30 * 1e-3 + 0.6
+    d = device_from_trace(reads, device_reads=41, device_bytes=40 * 4096 + 7 * 10**6)
+    assert d is not None and d.device_reads == 41
+    expected = (io - (40 * 4096 + 7 * 10**6) / (d.mb_per_s * 1e6)) / 41
+    assert d.access_s == pytest.approx(expected)
+    assert d.access_s_range[0] <= d.access_s <= d.access_s_range[1]
+    assert d.mb_per_s == pytest.approx(7 / (0.6 - d.access_s), rel=1e-3)  # uses it too
+    # counters that do not explain the time (no reads, or the transfer alone takes longer):
+    # the estimate from the reads' durations
+    for reads_n, nbytes in ((0, 0), (41, 10**10)):
+        fb = device_from_trace(reads, device_reads=reads_n, device_bytes=nbytes)
+        assert fb is not None and fb.device_reads is None
+        assert fb.access_s == pytest.approx(slow.access_s)
+
+
+def test_counted_access_is_paid_per_replayed_access() -> None:
+    from dataclasses import replace
+
+    from advisor.recommend.reader import per_replayed_access
+
+    m = interleaved(size=40_000)
+    sizes = {m.path: m.file_bytes}
+    default = list(python_buffered(uproot_iterate(m, step_size="100 MB"), 4096, sizes))
+    facts = _facts(default, m, opens=200)
+    assert facts.device is not None
+    assert per_replayed_access(facts, reopen=True) == facts.device  # no counters: as traced
+    counted = replace(facts.device, device_reads=50)
+    d = per_replayed_access(replace(facts, device=counted), reopen=True)
+    seeks = LocalDevice(counted.mb_per_s, counted.access_s).replay(
+        [Request(c.read.file, c.read.offset, c.read.size) for c in facts.attribution.reads],
+        sizes, reopen=True).seeks
+    assert seeks > 50
+    assert d is not None and d.access_s == pytest.approx(counted.access_s * 50 / seeks)
+
+
 def test_root_magic_is_checked_beyond_four_bytes(tmp_path) -> None:
     from probes.trace.run import is_root_file
 

@@ -22,7 +22,8 @@ N001  rntuple      a TTree sample converted to RNTuple read >= 1.05x as fast (me
 
 Three more families live beside these, each with its own inputs: ``reader`` (U001, U005: the
 user's own reading code, from a trace), ``remote`` (X001-X003: stream, stage or cache data
-behind a link) and ``cluster`` (D001-D003: nodes and workers under Dask).
+behind a link; T001 for ROOT over the link) and ``cluster`` (D001-D003: nodes and workers
+under Dask).
 """
 
 from __future__ import annotations

@@ -93,6 +93,27 @@ def _devices(d: TracedDevice, read_ahead_kb: int) -> list[LocalDevice]:
     return out
 
 
+def per_replayed_access(facts: TraceFacts, reopen: bool) -> TracedDevice | None:
+    """The device with its access time per access *the replay pays*: where the access time
+    came from the block counters (per read the device served), scaled by the device's reads
+    over the accesses the replay of the traced reads themselves pays (the kernel's read-ahead
+    and request merging can serve several traced reads in one device read, or split one), so
+    that replaying what the program did costs the access time it measured."""
+    d = facts.device
+    if d is None or d.device_reads is None:
+        return d
+    traced = [Request(c.read.file, c.read.offset, c.read.size)
+              for c in sorted(facts.attribution.reads, key=lambda c: c.read.start_s)]
+    sizes = {m.path: m.file_bytes for m in facts.maps}
+    seeks = LocalDevice(d.mb_per_s, d.access_s, facts.read_ahead_kb).replay(
+        traced, sizes, reopen=reopen).seeks
+    if seeks <= 0:
+        return d
+    k = d.device_reads / seeks
+    return replace(d, access_s=d.access_s * k,
+                   access_s_range=(d.access_s_range[0] * k, d.access_s_range[1] * k))
+
+
 def _predict(facts: TraceFacts, before: list[Request], after: list[Request], reopen: bool,
              cpu_saved_s: float = 0.0, cpu_saved_range: tuple[float, float] | None = None
              ) -> tuple[float, float, float, float, float]:
@@ -101,14 +122,15 @@ def _predict(facts: TraceFacts, before: list[Request], after: list[Request], reo
     time the change removes besides I/O, within ``cpu_saved_range``.  The interval: every
     corner of the device's quartiles, the saved time's range, the tracer's cost (as
     estimated, or none), and both forms."""
-    assert facts.device is not None
+    device = per_replayed_access(facts, reopen)
+    assert device is not None
     sizes = {m.path: m.file_bytes for m in facts.maps}
     io = facts.attribution.io_s
     walls = (facts.wall_s / (1.0 + facts.overhead), facts.wall_s)
     saved = (cpu_saved_s, *(cpu_saved_range or ()))
     estimates: list[float] = []
     central = (1.0, 0.0, 0.0)
-    for n, dev in enumerate(_devices(facts.device, facts.read_ahead_kb)):
+    for n, dev in enumerate(_devices(device, facts.read_ahead_kb)):
         b = dev.replay(before, sizes, reopen=reopen).time_s
         a = dev.replay(after, sizes, reopen=reopen).time_s
         if b <= 0:
@@ -135,8 +157,9 @@ def _branches(facts: TraceFacts) -> list[str] | None:
 
 def _bandwidth_note(d: TracedDevice) -> str:
     if d.large_reads:
-        return (f"median of {d.large_reads} cold reads of 256 KiB or more; quartiles "
-                f"{d.mb_per_s_range[0]:.1f}-{d.mb_per_s_range[1]:.1f}")
+        return (f"median of {d.large_reads} cold reads of 256 KiB or more; range "
+                f"{d.mb_per_s_range[0]:.1f}-{d.mb_per_s_range[1]:.1f} (quartiles; with fewer "
+                "than 3 such reads, stretched to one cold sequential read after the run)")
     if d.streamed:
         return ("no large read reached the device in the trace: one cold sequential read of "
                 "the first file after the run (the interval spans +-20%)")
@@ -148,9 +171,19 @@ def _device_evidence(d: TracedDevice) -> tuple[Evidence, ...]:
         Evidence("device bandwidth", round(d.mb_per_s, 1), "MB/s",
                  "measured" if d.streamed else "derived", _bandwidth_note(d)),
         Evidence("access time seen in the trace", round(d.access_s * 1e3, 2), "ms", "derived",
-                 f"median of {d.small_reads} cold reads under 64 KiB; quartiles "
-                 f"{d.access_s_range[0] * 1e3:.2f}-{d.access_s_range[1] * 1e3:.2f} ms"),
+                 _access_note(d)),
     )
+
+
+def _access_note(d: TracedDevice) -> str:
+    span = f"{d.access_s_range[0] * 1e3:.2f}-{d.access_s_range[1] * 1e3:.2f} ms"
+    if d.device_reads is not None:
+        return (f"(time in the read calls - bytes the device served / bandwidth) / "
+                f"{d.device_reads:,} reads counted in /sys/block during the run (other "
+                f"programs' reads of that device count too); over the bandwidth's range "
+                f"{span}; the replay pays it scaled by those reads over the accesses its "
+                f"replay of the traced reads pays")
+    return f"median of {d.small_reads} cold reads under 64 KiB; quartiles {span}"
 
 
 def step_rule(facts: TraceFacts) -> ReaderFinding | None:

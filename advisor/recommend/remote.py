@@ -1,6 +1,7 @@
 """Remote-data rules (``root://``, ``http(s)://``): stream, stage or cache (X001), the uproot
-source (X002) and parallel streams (X003), from the link the remote read tests measured
-(``Calibration.remote``) and the readers' requests replayed through it (:mod:`models.remote`).
+source (X002), parallel streams (X003) and ROOT's TTreeCache over the link (T001), from the
+link the remote read tests measured (``Calibration.remote``) and the readers' requests replayed
+through it (:mod:`models.remote`).
 
 These rules need no fitted rate model: the remote calibration measures the link, not the CPU,
 so each predicted speed-up is of the time spent on the link (round trips and transfer); the
@@ -16,14 +17,17 @@ from dataclasses import dataclass
 
 from models.remote import (
     RemoteLink,
+    RemotePrediction,
     Round,
     break_even_fraction,
     needed_bytes,
     root_rounds,
     stage,
     stream,
+    treecache_remote,
     uproot_rounds,
 )
+from models.replay.readers import root_cache_bytes
 from probes.basketmap import BasketMap
 from probes.readtests.remote_results import RemoteCalibration, RemoteSamples
 from probes.readtests.results import Calibration
@@ -34,6 +38,9 @@ from . import versions
 
 #: X003: parallel streams recommended when k streams measured at least this much faster
 STREAMS_MIN_GAIN = 1.10
+#: T001 over the link: the round trip and bandwidth are varied by this fraction where the
+#: calibration kept no samples to take their spread from (an assumption, stated)
+NO_SPREAD = 0.10
 IO_ONLY = ("the speed-up is of the time on the link (round trips and transfer, replayed); "
            "decompression and processing take the same time either way, so the whole job "
            "gains less")
@@ -128,7 +135,8 @@ def link_notes(calibration: Calibration, dataset: DatasetProfile | None = None,
         f"bandwidth {rc.bandwidth_mb_per_s or 0:.2f} MB/s one stream (streams -> MB/s: "
         f"{streams or 'not measured'}), open {1e3 * (rc.open_s or 0):.1f} ms, {vtext}",
         "no rate model: the remote calibration measures the link, not the CPU; remote "
-        "advice (X001-X003) compares link time only (calibrate a local copy for the CPU terms)",
+        "advice (X001-X003, T001) compares link time only (calibrate a local copy for the CPU "
+        "terms)",
         *([choice] if choice else []),
     ]
 
@@ -166,14 +174,15 @@ def _choice_note(calibration: Calibration, rc: RemoteCalibration, dataset: Datas
 def remote_rules(dataset: DatasetProfile, calibration: Calibration | None,
                  maps: Sequence[BasketMap], branches: Sequence[str] | None = None,
                  engine: str = "uproot", label: str = "dataset") -> list[Recommendation]:
-    """X001, X002 and X003 where they apply (an empty list for local data)."""
+    """X001, X002, X003 and T001 where they apply (an empty list for local data)."""
     rc = calibration.remote if calibration is not None else None
     if rc is None:
         return []
     engine = calibration.engine if calibration is not None else engine
     out = [stage_rule(dataset, rc, maps, branches, engine, label),
            source_rule(dataset, rc, maps, branches, label),
-           streams_rule(rc, label)]
+           streams_rule(rc, label),
+           treecache_rule(dataset, rc, maps, branches, label)]
     return [r for r in out if r is not None]
 
 
@@ -328,4 +337,111 @@ def streams_rule(rc: RemoteCalibration, label: str = "dataset") -> Recommendatio
         dataset=label)
 
 
-__all__ = ["link_notes", "link_rows", "remote_rules", "source_rule", "stage_rule", "streams_rule"]
+def _corners(rc: RemoteCalibration, mid: RemoteLink) -> tuple[list[RemoteLink], str]:
+    """The link at the corners of its measured spread (round trip and bandwidth at their
+    quartiles), or at +-10% of both where the calibration kept no samples; and how."""
+    rtt = rc.rtt.samples if rc.rtt else ()
+    bw = rc.bandwidth.samples if rc.bandwidth else ()
+    if rtt and bw:
+        (r_lo, r_hi), (b_lo, b_hi) = _quartiles(rtt), _quartiles(bw)
+        r_lo, r_hi = r_lo / 1e3, r_hi / 1e3
+        how = "the link's measured spread (round trip and bandwidth at their quartiles)"
+    else:
+        r_lo, r_hi = mid.rtt_s * (1 - NO_SPREAD), mid.rtt_s * (1 + NO_SPREAD)
+        b_lo, b_hi = mid.mb_per_s * (1 - NO_SPREAD), mid.mb_per_s * (1 + NO_SPREAD)
+        how = (f"assumed: round trip and bandwidth +-{100 * NO_SPREAD:.0f}% (the calibration "
+               "kept no samples to take their spread from)")
+    return [RemoteLink(r, b or mid.mb_per_s, mid.open_s, mid.vector_reads)
+            for r in (r_lo, r_hi) for b in (b_lo, b_hi)], how
+
+
+def _cache_code(size: int, sel: list[str] | None, python: bool) -> str:
+    """``SetCacheSize`` and ``AddBranchToCache`` for the branches read: ``"*"`` when the loop
+    reads them all (with a selection, ``"*"`` would fill the cache with every branch)."""
+    if python:
+        calls = [f"tree.SetCacheSize({size})",
+                 *(f'tree.AddBranchToCache("{n}", True)' for n in sel or ["*"])]
+        return "; ".join(calls)
+    calls = [f"tree->SetCacheSize({size});",
+             *(f'tree->AddBranchToCache("{n}", true);' for n in sel or ["*"])]
+    return " ".join(calls)
+
+
+def treecache_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[BasketMap],
+                   branches: Sequence[str] | None, label: str = "dataset"
+                   ) -> Recommendation | None:
+    """T001 over the link: ROOT's ``GetEntry`` loop with a TTreeCache (one vector read per
+    cache fill) against without one (one round trip per basket), replayed through the
+    measured link; where the loop without the cache is at least 1.05x slower."""
+    try:
+        mid = RemoteLink.from_calibration(rc)
+    except ValueError:
+        return None
+    if not maps:
+        return None
+    sel = list(branches) if branches else None
+    try:
+        off, on = treecache_remote(maps, sel, mid)
+        size = max(root_cache_bytes(m) for m in maps)
+    except (KeyError, ValueError):
+        return None
+    if on.io_s <= 0 or off.io_s / on.io_s < MIN_SPEEDUP:
+        return None
+    speed = off.io_s / on.io_s
+    corners, how = _corners(rc, mid)
+    ratios = [a.io_s / b.io_s for a, b in (treecache_remote(maps, sel, lk) for lk in corners)
+              if b.io_s > 0] or [speed]
+    k = _scale(dataset, maps)
+
+    def amp(p: RemotePrediction) -> float | str:
+        return round(p.amplification, 2) if p.amplification is not None else "?"
+
+    files = f"replayed on {len(maps)} file(s)"
+    ev = (
+        Evidence("round trip", round(rc.rtt_ms or 0, 2), "ms", "measured",
+                 (rc.rtt.note or None) if rc.rtt else None),
+        Evidence("bandwidth, one stream", round(mid.mb_per_s, 2), "MB/s", "measured"),
+        Evidence("round trips without TTreeCache", off.round_trips, "", "derived",
+                 f"one per basket, after the open's reads; {files}"),
+        Evidence("round trips with TTreeCache", on.round_trips, "", "derived",
+                 f"one vector read per cache fill, after the open's reads; {files}"),
+        Evidence("bytes moved without / with", f"{off.bytes_moved / 1e6:.3f} / "
+                 f"{on.bytes_moved / 1e6:.3f}", "MB", "derived", files),
+        Evidence("read amplification without / with", f"{amp(off)} / {amp(on)}", "x",
+                 "derived", "bytes moved / basket bytes of the branches read"),
+        Evidence("link time without TTreeCache", round(off.io_s * k, 2), "s", "derived",
+                 f"{files}, scaled to {dataset.files}"),
+        Evidence("link time with TTreeCache", round(on.io_s * k, 2), "s", "derived",
+                 f"{files}, scaled to {dataset.files}"),
+        Evidence("cache size", round(size / 1e6, 2), "MB", "derived",
+                 "ROOT's automatic size, the one replayed: 1.5x a cluster's compressed bytes "
+                 "(the largest of the files replayed)"),
+    )
+    return Recommendation(
+        code="T001", kind="treecache",
+        title=f"Read through a {size / 1e6:.3g} MB TTreeCache over the remote link (ROOT)",
+        severity=severity_for(speed), audience="analyst", predicted_speedup=round(speed, 3),
+        speedup_low=round(min(ratios), 3), speedup_high=round(max(ratios), 3), workers=1,
+        scenario="ROOT GetEntry loop over the link: TTreeCache off -> on",
+        summary=(f"Without a TTreeCache, ROOT's loop asks the server for each basket in turn: "
+                 f"{off.round_trips:,} round trips of {rc.rtt_ms or 0:.0f} ms, {off.io_s * k:.1f} "
+                 f"s of link time; with it, one vector read per cache fill: {on.round_trips:,} "
+                 f"round trips, {on.io_s * k:.1f} s ({files}). ROOT 6 turns the cache on by "
+                 "default: this matters where a loop turns it off (SetCacheSize(0), "
+                 "TTreeCache.Size 0) or reads without one."),
+        evidence=ev,
+        actions=(
+            Action.labelled("ROOT (TTree loop, C++)", _cache_code(size, sel, False),
+                            versions.ROOT_TTREE),
+            Action.labelled("PyROOT (TTree loop)", _cache_code(size, sel, True),
+                            versions.ROOT_TTREE),
+            Action.labelled("RDataFrame and TTree::Draw use a TTreeCache by default; keep it on",
+                            "ROOT.gEnv.SetValue('TTreeCache.Size', 1.0)  # x the cluster size",
+                            versions.PYROOT),
+        ),
+        assumptions=(IO_ONLY, f"the interval: {how}"),
+        dataset=label)
+
+
+__all__ = ["link_notes", "link_rows", "remote_rules", "source_rule", "stage_rule", "streams_rule",
+           "treecache_rule"]
