@@ -170,7 +170,8 @@ def failures(checks: Sequence[SelfCheck]) -> tuple[SelfCheck, ...]:
 def describe(check: SelfCheck) -> str:
     """One line: which term disagrees and by how much."""
     way = "over" if check.ratio > 1 else "under"
-    source = f", from {check.spread_source}" if check.spread_source else ""
+    source = ("" if not check.spread_source else ", an assumed spread"
+              if check.spread_source == "assumed" else f", from {check.spread_source}")
     head = (f"{check.test}: predicted {check.predicted:.3g} MB/s, measured "
             f"{check.measured:.3g} ({check.ratio:.2f}x, {way}-predicted; tolerance "
             f"±{100 * check.tolerance:.0f}%{source})")
