@@ -52,12 +52,22 @@ def kinds_table(t: Trace) -> Table:
 
 
 def files_table(t: Trace, limit: int = 8) -> Table:
-    tab = Table(title="files", title_justify="left")
+    import os
+
+    paths = [f.path for f in t.files]
+    common = os.path.commonpath(paths) if len(paths) > 1 and all(
+        p.startswith("/") for p in paths) else ""
+    if common in paths:  # one file's path is the prefix of the others: no directory to name
+        common = os.path.dirname(common)
+    title = f"files (in {common})" if common not in ("", "/") else "files"
+    tab = Table(title=title, title_justify="left")
     for col, just in (("file", "left"), ("opens", "right"), ("requests", "right"),
                       ("read", "right"), ("baskets touched", "right")):
-        tab.add_column(col, justify=just)  # type: ignore[arg-type]
+        tab.add_column(col, justify=just,  # type: ignore[arg-type]
+                       overflow="fold" if col == "file" else "ellipsis")
     for f in t.files[:limit]:
-        tab.add_row(f.path, f"{f.opens:,}", f"{f.requests:,}", _mb(f.bytes), _mb(f.bytes_needed))
+        name = os.path.relpath(f.path, common) if title != "files" else f.path
+        tab.add_row(name, f"{f.opens:,}", f"{f.requests:,}", _mb(f.bytes), _mb(f.bytes_needed))
     if len(t.files) > limit:
         tab.add_row(f"… {len(t.files) - limit} more", "", "", "", "")
     return tab
