@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
+from models.attribution import PhaseSpan
+
 from .advice import Evidence
 from .recommend.reader import ReaderFinding
 
@@ -35,15 +37,6 @@ class RequestsByKind:
     key: int
     metadata: int
     other: int
-
-
-@dataclass(frozen=True)
-class TracePhase:
-    name: str
-    start_s: float
-    end_s: float
-    requests: int
-    bytes: int
 
 
 @dataclass(frozen=True)
@@ -73,7 +66,7 @@ class Trace:
     overhead: float  # the tracer's estimated cost / the untraced wall time
     files: tuple[TraceFile, ...]
     requests_by_kind: RequestsByKind
-    phases: tuple[TracePhase, ...]
+    phases: tuple[PhaseSpan, ...]
     time_split: TimeSplit
     findings: tuple[ReaderFinding, ...]
     bytes_by_kind: RequestsByKind | None = None
@@ -195,8 +188,7 @@ def analyse(capture: Any, *, cold: bool = False) -> TraceRun:
                     for f in att.files),
         requests_by_kind=RequestsByKind(*(kinds[k][0] for k in
                                           ("basket", "key", "metadata", "other"))),
-        phases=tuple(TracePhase(p.name, p.start_s, p.end_s, p.requests, p.bytes)
-                     for p in att.phases),
+        phases=att.phases,
         time_split=split, findings=findings,
         bytes_by_kind=RequestsByKind(*(kinds[k][1] for k in
                                        ("basket", "key", "metadata", "other"))),
