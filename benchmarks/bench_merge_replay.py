@@ -23,8 +23,11 @@ For each dataset (written by ROOT here, unlike the demo):
    realised speed-up = events/s after / before (median of ``--repeats`` runs), with the
    device reads the cgroup saw (``blkio.throttle.io_serviced``).
 
-Prints per dataset and reader: predicted (rate model; replay, with its range) and realised, and
-the replayed device reads and I/O seconds against the measured ones.  About 4 minutes per
+Prints per dataset and reader: predicted (rate model; replay, with its range; and the replay
+with the fitted CPU terms and I/O and CPU summed, as before the overlap and the event loop's
+per-call cost) and realised, the replayed device reads and I/O seconds against the measured
+ones, and each layout's predicted time (I/O, synchronous I/O, CPU, I/O hidden behind the CPU)
+beside the measured one.  About 4 minutes per
 dataset on two shared cores.
 """
 
@@ -166,7 +169,7 @@ def main() -> int:
 
     from advisor.core import advise_from, sample_basket_maps
     from advisor.demo.root_writer import hadd_path
-    from models.replay.predict import STEP_BYTES, layout_time
+    from models.replay.predict import STEP_BYTES, costs_from, layout_time, merge_prediction
     from probes.basketmap import read_basket_map
     from testbench import availability, emulated_disks
 
@@ -245,11 +248,19 @@ def main() -> int:
                 realised = after / before
                 ctx = replay_context(new, maps)
                 rep = ctx.merge_replay(k, optimise, STEP_BYTES if step is None else step)
+                # the previous replay: the fitted CPU terms, I/O and CPU summed
+                opened = cal.open_overhead_s
+                prev_costs = costs_from(ctx.baseline.params, ctx.baseline.row(1),
+                                        opened.warm if opened else None)
+                prev = merge_prediction(maps, len(small), k, ctx.replay_device(), prev_costs,
+                                        optimise=optimise, jobs=ctx.cores,
+                                        step=STEP_BYTES if step is None else step)
                 # the same replay on the real merged files' maps: the layout model's share
                 real = layout_time([read_basket_map(p) for p in merged], ctx.replay_device(),
                                    ctx.replay_costs(),
                                    step=STEP_BYTES if step is None else step)
-                rows.append((name, reader, m_old, rep, realised, before, after, io_b, io_a))
+                rows.append((name, reader, m_old, rep, realised, before, after, io_b, io_a,
+                             prev))
                 line = (f"  {reader}: before {before:,.0f} ev/s ({io_b:.0f} device reads), "
                         f"after {after:,.0f} ev/s ({io_a:.0f} device reads): realised "
                         f"{realised:.2f}x; rate model {m_old.predicted_speedup:.2f}x")
@@ -262,15 +273,26 @@ def main() -> int:
                              f"{rep.before.cpu_s:.2f} s / {rep.after.cpu_s:.2f} s; on the "
                              f"real merged maps: {real.io.device_requests} device reads, I/O "
                              f"{real.io_s:.2f} s, replay {rep.before.total_s / real.total_s:.2f}x"
-                             )
+                             f"; previous replay (fitted CPU, summed) {prev.speedup:.2f}x")
                 print(line, flush=True)
                 if rep is not None:
                     c = ctx.replay_costs()
+
+                    def paid(lt, c=c):  # type: ignore[no-untyped-def]
+                        """The baskets that pay ``basket_s`` (beyond the first per branch and
+                        call where the per-call cost comes from the event loop)."""
+                        return (max(lt.baskets - lt.branch_calls, 0.0) if c.extra_baskets
+                                else lt.baskets)
                     for label, lt in (("before", rep.before), ("after", rep.after),
                                       ("real merged", real)):
+                        print(f"    {label}: total {lt.total_s:.2f} s = I/O {lt.io_s:.2f} s "
+                              f"(synchronous {lt.sync_s:.2f} s) + CPU {lt.cpu_s:.2f} s - "
+                              f"hidden {lt.hidden_s:.2f} s; measured "
+                              f"{lt.entries / (before if label == 'before' else after):.2f} s")
                         print(f"    CPU {label}: opens {lt.files * c.open_s:.2f} s, calls "
                               f"{lt.calls * c.call_s:.2f} s ({lt.calls:.0f}), baskets "
-                              f"{lt.baskets * c.basket_s:.2f} s ({lt.baskets:.0f}), per MB "
+                              f"{paid(lt) * c.basket_s:.2f} s ({paid(lt):.0f} of "
+                              f"{lt.baskets:.0f}), per MB "
                               f"{lt.compressed_mb * c.per_mb_s():.2f} s ({lt.compressed_mb:.1f}"
                               f" MB)", flush=True)
             remedies.extend(measure_remedies(name, m_old, small, merged, out_dir, env, measure,
@@ -283,10 +305,12 @@ def main() -> int:
             print(f"| {name} | {o.name} | {o.predicted_speedup:.2f}x ({o.speedup_low:.2f}-"
                   f"{o.speedup_high:.2f}) | {realised:.2f}x | "
                   f"{o.predicted_speedup / realised:.2f} | {'yes' if inside else 'no'} |")
-    print("\n| dataset | reader | rate model | replay (range) | realised | rate model / "
-          "realised | replay / realised |\n|---|---|---|---|---|---|---|")
+    print("\n| dataset | reader | rate model | previous replay | replay (range) | realised | "
+          "rate model / realised | previous / realised | replay / realised |\n"
+          "|---|---|---|---|---|---|---|---|---|")
     better = 0
-    for name, reader, m_old, rep, realised, *_ in rows:
+    for name, reader, m_old, rep, realised, *rest in rows:
+        prev = rest[-1]
         r_old = m_old.predicted_speedup / realised
         if rep is None:
             print(f"| {name} | {reader} | {m_old.predicted_speedup:.2f}x | — | {realised:.2f}x "
@@ -294,8 +318,9 @@ def main() -> int:
             continue
         r_new = rep.speedup / realised
         better += abs(r_new - 1) < abs(r_old - 1)
-        print(f"| {name} | {reader} | {m_old.predicted_speedup:.2f}x | {rep.speedup:.2f}x "
-              f"({rep.low:.2f}-{rep.high:.2f}) | {realised:.2f}x | {r_old:.2f} | {r_new:.2f} |")
+        print(f"| {name} | {reader} | {m_old.predicted_speedup:.2f}x | {prev.speedup:.2f}x | "
+              f"{rep.speedup:.2f}x ({rep.low:.2f}-{rep.high:.2f}) | {realised:.2f}x | "
+              f"{r_old:.2f} | {prev.speedup / realised:.2f} | {r_new:.2f} |")
     print(f"\nthe replay is closer in {better} of {len(rows)} cases")
     return 0
 

@@ -14,8 +14,10 @@ from the page cache) and compares the bytes the kernel fetched (``read_bytes`` o
 (``models.replay.device.LocalDevice``, this disk's ``read_ahead_kb``) says the request stream
 fetches; it adds about 50%, so run it on half of the layouts at a time.  A last table gives
 what the device model predicts for each replayed stream on a 70 MB/s, 120 IOPS disk with
-128 kB read-ahead (a prediction only: no throttled disk is measured here).  ``--show`` prints both
-streams of every case that differs.  Needs ROOT (the ``root`` extra) and ``strace``.
+128 kB read-ahead (a prediction only: no throttled disk is measured here;
+``bench_replay_disk.py`` counts the device reads on an emulated disk and times them throttled).
+``--show`` prints both streams of every case that differs.  Needs ROOT (the ``root`` extra)
+and ``strace``.
 
 Layouts (a few MB in all):
 

@@ -5,6 +5,7 @@ configuration the calibration measured, against the measurement).
     flock /tmp/hep-bench.lock python benchmarks/bench_selfcheck.py [--budgets 60,30]
         [--only NAME,...] [--out FILE.json]
     python benchmarks/bench_selfcheck.py --refit KEPT.json ...   # refit kept documents
+        [--decide-form]        # ... deciding the device's form from their request sweeps
 
 Datasets (written once under ``benchmarks/_work/selfcheck``, git-ignored; none is the demo's
 205-branch ZLIB ``esdTree``):
@@ -124,18 +125,27 @@ def run_one(path: Path, budget: float, runner: Any, keep: Path | None = None
     return {"wall_s": wall, "self_check": model.get("self_check") or []}
 
 
-def refit(paths: list[str]) -> int:
-    """The self-check of kept ``calibrate --json`` documents, refitted with this code."""
-    from dataclasses import asdict
+def refit(paths: list[str], decide_form: bool = False) -> int:
+    """The self-check of kept ``calibrate --json`` documents, refitted with this code;
+    ``decide_form``: the device's form decided again from each document's request sweep
+    (documents written before the calibration carried it read as the additive form)."""
+    from dataclasses import asdict, replace
 
     from advisor.document import calibration_parts
     from models.calibration import model_from_calibration
+    from probes.readtests.raw import fit_access
 
     for p in paths:
         site, ds, cal = calibration_parts(json.loads(Path(p).read_text()), p)
+        form = ""
+        if decide_form and cal.raw_read is not None:
+            fit = fit_access(cal.request_sweep, cal.raw_read.cold_mb_per_s)
+            cal = replace(cal, raw_read=replace(cal.raw_read, device_limit=fit.limit,
+                                                access_time_ms=fit.access_time_ms))
+            form = f" (device form: {fit.limit or 'undecided'})"
         model, _, _ = model_from_calibration(cal, ds, site)
         s = summary({"self_check": [asdict(c) for c in model.self_check_]})
-        print(f"{Path(p).name}: {s['n'] - s['fail']} of {s['n']} pass", flush=True)
+        print(f"{Path(p).name}: {s['n'] - s['fail']} of {s['n']} pass{form}", flush=True)
         for c in model.self_check_:
             print(f"  {c.test:30s} measured {c.measured:10.4g} predicted {c.predicted:10.4g} "
                   f"ratio {c.ratio:5.2f} ±{100 * c.tolerance:3.0f}% ({c.spread_source}, "
@@ -167,9 +177,12 @@ def main() -> int:
     ap.add_argument("--out", default=str(WORK / "results.json"))
     ap.add_argument("--refit", nargs="+", metavar="DOC",
                     help="refit kept calibrate --json documents with this code and stop")
+    ap.add_argument("--decide-form", action="store_true",
+                    help="with --refit: decide the device's form again from each document's "
+                         "request sweep (for documents written before it was recorded)")
     args = ap.parse_args()
     if args.refit:
-        return refit(args.refit)
+        return refit(args.refit, args.decide_form)
     budgets = [float(b) for b in args.budgets.split(",")]
     names = [n for n in args.only.split(",") if n]
     data = make_datasets(names)

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -63,6 +64,9 @@ from probes.results import DatasetProfile, SiteProfile, TreeProfile
 
 from .physics import FEATURES, config_matrix
 from .throughput import Prior, ThroughputModel
+
+if TYPE_CHECKING:
+    from .replay.predict import LoopCosts
 
 #: IQR / 1.349 is a normal distribution's standard deviation.
 IQR_TO_SIGMA = 1.349
@@ -262,6 +266,9 @@ def _event_loop_rows(x: _Inputs) -> None:
 
 def _unpacking_rows(x: _Inputs) -> None:
     up, loop = x.cal.unpacking, x.cal.event_loop
+    if up is not None and up.basket_call_s is None and up.branch_call_s is None \
+            and loop_call_costs(x.cal, x.tree) is not None:
+        return  # its rate holds the per-branch costs, which the loop's per-call cost holds
     if up is not None and x.cal.engine == "uproot" and (loop is None or loop.analysis is None):
         # processing alone, per compressed MB: no I/O, no decompression, no fixed costs
         x.add("unpacking (uproot, in memory)", {"workers": 1, "io": 0, "file_mb": _BIG,
@@ -276,6 +283,13 @@ def _open_cost_inputs(x: _Inputs) -> None:
 
 
 def _call_cost_inputs(x: _Inputs) -> None:
+    loop = loop_call_costs(x.cal, x.tree)
+    if loop is not None and x.cal.event_loop is not None:
+        # the calls hold about one basket per branch: the per-call cost from the warm loop
+        # itself (see ``loop_call_costs``); the test's per-MB rate would count the baskets'
+        # and branches' fixed costs per MB
+        x.prior("call_s", loop.call_s, x.cal.event_loop.warm)
+        return
     cc = x.cal.call_cost
     if cc is None:
         return
@@ -369,6 +383,61 @@ def fit_inputs(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
     )
 
 
+#: The loop's per-call cost is taken from the warm event loop where its read calls hold at
+#: most this many baskets per branch (``loop_call_costs``).
+LOOP_CALL_MAX_BASKETS = 1.5
+
+
+def loop_call_costs(cal: Calibration, tree: TreeProfile | None) -> LoopCosts | None:
+    """The per-call cost of uproot's plain event loop from the calibration's warm loop
+    (:func:`models.replay.predict.loop_costs`: the loop's time per file less its MB at the
+    measured decompression rate, and the baskets beyond the first per branch and call at the
+    per-basket cost where measured), where the loop's calls hold at most
+    ``LOOP_CALL_MAX_BASKETS`` baskets per branch: small files, whose read calls cost what
+    their branches cost, not what their MB do.  The per-call test times calls of the same
+    file again and again, and the difference of its two reads (the second basket of every
+    branch) counts those fixed costs per MB: on three ROOT-written datasets of small files
+    the fitted per-MB rate was 2-6x slower than reading a merged file of the same data.
+    ``None`` where the loop ran another engine, reader or the user's analysis, or there is
+    no warm loop or measured decompression rate (where the data is compressed)."""
+    from .replay.predict import loop_costs
+
+    loop = cal.event_loop
+    if tree is None or loop is None or loop.engine != "uproot" or loop.analysis is not None \
+            or getattr(loop, "reader", None) is not None or loop.warm is None:
+        return None
+    warm = loop.warm.median
+    if not warm or not loop.events_per_s or not loop.compressed_mb_per_s or not tree.files \
+            or not tree.entries:
+        return None
+    per_file = tree.entries / tree.files
+    mb = loop.compressed_mb_per_s / loop.events_per_s * per_file
+    unc = (loop.uncompressed_mb_per_s or 0.0) * 1e6 / loop.events_per_s * per_file
+    calls = calls_per_file(unc)
+    with_data = sum(1 for b in tree.branch_profiles if b.baskets.count > 0) or tree.branches
+    read = min(loop.branches, with_data) if loop.branches else with_data
+    baskets = (tree.baskets.count or 0) / tree.files * read / max(with_data, 1)
+    if not read or baskets / (read * calls) > LOOP_CALL_MAX_BASKETS:
+        return None
+    own = [d for d in cal.decompression if d.source == "dataset" and d.compressed_mb_per_s]
+    alg = tree.compression.algorithm
+    found = next((d for d in own if d.algorithm == alg), None)
+    if found is None and alg in (None, "none") and len(own) == 1:
+        found = own[0]  # the probe did not name the algorithm; the test decompressed it
+    if found is not None and found.compressed_mb_per_s:
+        dec = float(found.compressed_mb_per_s)
+    elif alg in (None, "none"):
+        dec = 0.0
+    else:
+        return None
+    up = cal.unpacking
+    proc = up.compressed_mb_per_s if up is not None and (
+        up.basket_call_s is not None or up.branch_call_s is not None) else None
+    bc = cal.basket_cost
+    return loop_costs(per_file / warm, mb, calls, baskets - read * calls, dec,
+                      bc.basket_s if bc is not None else None, proc)
+
+
 def basket_density(tree: TreeProfile, loop: EventLoop | None = None) -> float | None:
     """Baskets per compressed MB of the branches the event loop reads: the tree's baskets
     over its bytes; where the loop read a subset of the branches, scaled by the share of the
@@ -429,8 +498,12 @@ def model_from_calibration(cal: Calibration, dataset: DatasetProfile, site: Site
         run = np.concatenate([run, np.full(len(extra_y), noise)])
     if len(y) == 0:
         raise ValueError("the calibration has no measured point to fit the model to")
+    # the device's form the request sweep decided (``RawRead.device_limit``), held fixed
+    limit = cal.raw_read.device_limit if cal.raw_read is not None else None
     model = ThroughputModel(cores=inputs.cores, threads_per_core=inputs.threads_per_core,
-                            priors=inputs.priors, noise=noise)
+                            priors=inputs.priors, noise=noise,
+                            fixed=None if limit is None else
+                            {"storage_overlap": 1.0 if limit == "max" else 0.0})
     model.fit(X, y, sample_weight=w, run_sd=run, prior_run_sd=inputs.prior_run_sd)
     model.self_check_ = self_check(model, inputs)
     return model, inputs.baseline, inputs

@@ -67,6 +67,7 @@ REMOTE_START = {"network_mb_per_s": 110.0, "latency_ms": 1.0}
 BOUNDS = {
     "storage_mb_per_s": (0.1, 1e6),
     "access_ms": (1e-4, 1e3),
+    "storage_overlap": (1e-3, 1.0),
     "devices": (1.0, 1e3),
     "decompress_mb_per_s": (0.1, 1e7),
     "process_mb_per_s": (0.01, 1e7),

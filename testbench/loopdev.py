@@ -150,12 +150,14 @@ def make_disk(
     run_tool(["mount", "-o", "noatime", device, str(mount_point)])
     queue = sysdir / "queue"
     try:
+        # rotational first: from Linux 6.11 writing it commits the queue limits again, which
+        # resets read_ahead_kb to the kernel's default (2560 on a loop device)
+        if rotational is not None:
+            write_value(queue / "rotational", "1" if rotational else "0")
         if max_sectors_kb is not None:
             write_value(queue / "max_sectors_kb", str(max_sectors_kb))
         if read_ahead_kb is not None:
             write_value(queue / "read_ahead_kb", str(read_ahead_kb))
-        if rotational is not None:
-            write_value(queue / "rotational", "1" if rotational else "0")
     except OSError as exc:
         raise EmulatedDiskError(f"cannot set the queue of {device}: {exc}") from exc
     return EmulatedDisk(i, device, major_minor, mount_point, backing, size_mb, dio)

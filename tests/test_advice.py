@@ -246,8 +246,10 @@ def test_branches_trigger_and_absence(stored: Advice) -> None:
     assert ctx.tree is not None
     sizes = {b.name: b.compressed_bytes for b in ctx.tree.branch_profiles}
     total = sum(sizes.values())
-    now = ctx.predict(sc.branches(sum(sizes[n] for n in read) / total)).speedup
-    then = ctx.predict(sc.branches(sum(sizes[n] for n in used) / total)).speedup
+    now = ctx.predict(sc.branches(sum(sizes[n] for n in read) / total,
+                                  len(read) / len(sizes))).speedup
+    then = ctx.predict(sc.branches(sum(sizes[n] for n in used) / total,
+                                   len(used) / len(sizes))).speedup
     assert now is not None and then is not None
     assert sub.predicted_speedup == pytest.approx(then / now, abs=2e-3)
     # it reads what it uses (or less): nothing to gain
@@ -383,7 +385,7 @@ def test_every_command_says_what_it_needs(stored: Advice) -> None:
     assert tree is not None
     ctx = replace(ctx, uses=tuple(_by_size(ctx)[:2]), dataset=replace(ctx.dataset, trees=(
         replace(tree, compression=replace(tree.compression, algorithm="ZLIB")),)))
-    slow_disk = context(stored, storage_mb_per_s=5.0, access_ms=10.0)
+    slow_disk = context(stored, storage_mb_per_s=4.0, access_ms=10.0)  # storage > 20% at 2 jobs
     scattered = replace(slow_disk, baseline=replace(
         slow_disk.baseline, access="scattered",
         config={**slow_disk.baseline.config, "request_bytes": 8192.0, "file_mb": 500.0}))

@@ -149,8 +149,8 @@ def test_rebasket_pays_the_basket_cost_less_often(cal_base: Baseline,
     assert b.mean_basket_bytes == 17_600 and b.config["file_mb"] == base.config["file_mb"]
     assert b.config["calls"] == base.config["calls"] and b.params == base.params
     (r,) = predict_scenarios(fitted, base, [rebasket(17_600)], [1, 4])
-    for p in r.predictions:
-        assert p.speedup is not None and p.speedup > 1.05
+    for p in r.predictions:  # at 4 workers the device queue hides part of the CPU saved
+        assert p.speedup is not None and p.speedup > (1.05 if p.workers == 1 else 1.02)
         assert p.speedup_low is not None and p.speedup_low <= p.speedup
     # the speed-up is the model's: the per-file time without the baskets it no longer reads
     t_file = 3.0 / mb(base)
@@ -484,3 +484,56 @@ def test_unpacking_constrains_processing_where_decompression_dominates() -> None
     mine = dataclasses.replace(slow, unpacking=up, event_loop=dataclasses.replace(
         slow.event_loop, analysis="mine:analysis"))
     assert label not in fit_inputs(mine, ds, site).labels
+
+
+def test_small_files_take_the_per_call_cost_from_the_event_loop() -> None:
+    """One basket per branch and call: the warm loop's time per file less its MB at the
+    measured decompression rate is the per-call cost; the per-call test's per-MB row and the
+    unpacking row (fixed costs not separated) would count per-branch costs per MB."""
+    from test_basket_cost import _calibration, _m
+
+    from models.calibration import fit_inputs, loop_call_costs
+    from probes.readtests.results import Unpacking
+
+    cal, ds, site = _calibration(None)
+    tree = ds.trees[0]
+    # 22 baskets per file: one per branch (the helper's 40 is 1.8 per branch: the test's rows)
+    small = dataclasses.replace(ds, trees=(dataclasses.replace(
+        tree, baskets=dataclasses.replace(tree.baskets, count=2200)),))
+    up = Unpacking(1500.0, 5250.0, 1200.0, None, None, 22, 22, _m(1200.0, unit="MB/s"))
+    cal = dataclasses.replace(cal, unpacking=up)
+    costs = loop_call_costs(cal, small.trees[0])
+    # 100 entries per file at 1000 events/s: 0.1 s; 3 MB at 60 MB/s: 0.05 s
+    assert costs is not None and costs.call_s == pytest.approx(0.05)
+    inputs = fit_inputs(cal, small, site)
+    assert inputs.priors["call_s"][0] == pytest.approx(0.05)
+    assert "event loop per MB" not in inputs.labels
+    assert "unpacking (uproot, in memory)" not in inputs.labels
+    # the unpacking test separated its fixed costs: its rate is per MB, kept
+    apart = dataclasses.replace(cal, unpacking=dataclasses.replace(up, branch_call_s=1e-4))
+    assert "unpacking (uproot, in memory)" in fit_inputs(apart, small, site).labels
+    assert loop_call_costs(apart, small.trees[0]).process_mb_per_s == 1500.0  # type: ignore[union-attr]
+    # several baskets per branch and call: the per-call test's figures, as before
+    assert loop_call_costs(cal, tree) is None
+    assert fit_inputs(cal, ds, site).priors["call_s"][0] == pytest.approx(0.004)
+    # a user's analysis in the loop: its work is not a read call's
+    assert cal.event_loop is not None
+    mine = dataclasses.replace(cal, event_loop=dataclasses.replace(cal.event_loop,
+                                                                   analysis="m:f"))
+    assert loop_call_costs(mine, small.trees[0]) is None
+
+
+def test_branches_scale_the_read_calls_by_the_share_of_branches() -> None:
+    from models.scenarios.transforms import branches
+
+    base = Baseline(params=TRUTH, cores=Cores(4), config={
+        "workers": 1.0, "file_mb": 10.0, "calls": 2.0, "baskets": 100.0, "opens": 1.0},
+        events_per_mb=100.0)
+    by_branches = branches(0.2, 0.5).apply(base).config
+    assert by_branches["file_mb"] == pytest.approx(2.0)
+    assert by_branches["baskets"] == pytest.approx(20.0)
+    assert by_branches["calls"] == pytest.approx(1.0)  # half the branches: half the calls' cost
+    assert branches(0.2).apply(base).config["calls"] == pytest.approx(0.4)  # with the bytes
+    assert branches(0.2, 0.5).name != branches(0.2).name
+    with pytest.raises(ValueError):
+        branches(0.2, 0.0)

@@ -229,10 +229,14 @@ def test_sequential_streams_seek_only_when_they_share_a_device() -> None:
     ra, file = 128 * KIB, 500e6
     assert access_bytes(ra, file, workers=1, devices=1) == file  # one stream streams the file
     assert access_bytes(ra, file, workers=4, devices=4) == file  # one per disk, too
-    assert access_bytes(ra, file, workers=2, devices=1) == pytest.approx(2 * ra)
-    assert access_bytes(ra, file, workers=1e6, devices=1) == pytest.approx(ra, rel=1e-5)
+    # two or more: the scheduler serves one stream's window (its batch), then seeks
+    assert access_bytes(ra, file, workers=2, devices=1) == ra
+    assert access_bytes(ra, file, workers=1e6, devices=1) == ra
+    assert access_bytes(ra, file, workers=2, devices=1, batch_bytes=4 * ra) == 4 * ra
+    assert access_bytes(ra, file, workers=2, devices=1, batch_bytes=ra / 4) == ra
+    assert access_bytes(ra, 3 * ra, workers=2, devices=1, batch_bytes=4 * ra) == 3 * ra
     # on a striped array every stream visits every disk
-    assert access_bytes(ra, file, workers=2, devices=3, spread=3) == pytest.approx(2 * ra)
+    assert access_bytes(ra, file, workers=2, devices=3, spread=3) == ra
 
 
 def test_network_is_88_percent_of_the_bit_rate(tmp_path: Path) -> None:
@@ -265,8 +269,8 @@ def test_separate_disks_add_up_and_saturate_from_two_jobs_per_disk() -> None:
     for name in ("esd", "pythia"):
         r4, r8, r12 = predict(sep, workload(name), [4, 8, 12])
         assert r8 - r4 > 3 * (r12 - r8), name
-        # the knee of Ganis' formula, N* = N_io R_io / R_1: the jobs at which the disks'
-        # capacity meets the jobs' demand, per disk (with the seeks of 2 jobs per disk)
+        # the knee, N* = R_io / R_1 jobs per disk: where the disk's capacity meets the jobs'
+        # demand (with the seeks of 2 jobs per disk); beyond 8 jobs the 8 cores bind too
         b = site_baseline(sep, workload(name))
         row = b.row(8)
         r_io = float(stream_io_rate(b.params, np.array([row["request_bytes"]]), np.zeros(1),
@@ -274,7 +278,16 @@ def test_separate_disks_add_up_and_saturate_from_two_jobs_per_disk() -> None:
         one = {**row, "workers": 1.0}
         r_1 = float(rates(dataclasses.replace(b.params, devices=1e9), config_matrix([one]),
                           b.cores)[0])
-        assert 1.5 <= r_io / r_1 <= 3.0, name
+        assert 1.5 <= r_io / r_1 <= 3.5, name
+
+
+def test_separate_disks_peak_within_15_percent_of_the_published_figures() -> None:
+    """12 jobs on the 4 separate disks: 178 MB/s (Pythia) and 96 MB/s (ESD) published; the
+    jobs share each disk as a closed queue (``physics.shared_devices``), each turn of the disk
+    serving one stream's read-ahead window (8 MiB, assumed in the site file)."""
+    sep = site("separate4")
+    assert predict(sep, workload("pythia"), [12])[0] == pytest.approx(178, rel=0.15)
+    assert predict(sep, workload("esd"), [12])[0] == pytest.approx(96, rel=0.15)
 
 
 def test_read_ahead_lifts_large_files_on_raid5_but_not_scattered_esd_reads() -> None:

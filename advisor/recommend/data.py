@@ -155,8 +155,9 @@ def branches_rule(ctx: Context) -> Recommendation | None:
     fraction = used_bytes / read_bytes
     if fraction > BRANCHES_MAX_FRACTION:
         return None
-    now = ctx.predict(sc.branches(read_bytes / total)) if read_bytes < total else None
-    scen = sc.branches(used_bytes / total)
+    now = ctx.predict(sc.branches(read_bytes / total, len(read) / len(by_name))) \
+        if read_bytes < total else None
+    scen = sc.branches(used_bytes / total, len(used) / len(by_name))
     point = _relative(ctx.predict(scen), now)
     what_read = (f"{len(read)} of the tree's {tree.branches} branches" if given
                  else f"all {tree.branches} branches")

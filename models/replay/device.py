@@ -19,6 +19,19 @@ So a sequential stream approaches the bandwidth and random small reads approach
 ``1 / (access_s + page / bandwidth)`` requests per second (the IOPS).  :meth:`LocalDevice.
 from_rates` takes the figures the read tests measure (MB/s and IOPS).
 
+The device's form (``limit``, decided by the read tests' request sweep:
+``probes.readtests.raw.device_limit``):
+
+- ``"additive"`` (the default), a disk: each device I/O that seeks pays ``access_s``, then its
+  bytes flow at the bandwidth; the times add;
+- ``"max"``, a rate limiter (a block throttle such as cgroup ``blkio.throttle``, a cloud
+  volume's IOPS and MB/s quotas): every device I/O takes one request slot of ``access_s``
+  (1 / IOPS), contiguous or not, and its bytes take their share of the bandwidth; the two
+  budgets refill together, so the scarcer binds.  An I/O larger than ``max_io_kb`` is issued
+  as several (the block layer splits it at ``max_sectors_kb``), each a slot.  Budget that the
+  binding limit leaves unused carries over for at most ``carry_s`` (a token bucket's burst;
+  0: each I/O takes the larger of its two times).
+
 :class:`Link` is a network link for remote data: a round trip per call (a batch of requests
 issued together, one vector read, is one call; without vector reads every request is one) and
 the bandwidth for the bytes.
@@ -28,12 +41,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 
 from .requests import Request
 
 PAGE = 4096
+Limit = Literal["additive", "max"]
+#: With ``LocalDevice.large_folios=None``: read-ahead (KiB) up to which the replay uses
+#: order-0 pages (where they matched the key pre-pass counted on this kernel).
+LARGE_FOLIO_MIN_RA_KB = 128
 
 
 @dataclass(frozen=True)
@@ -43,10 +61,13 @@ class Transfer:
     time_s: float
     requests: int  # reads issued by the reader
     requested_bytes: int
-    device_requests: int  # I/Os that reached the device (or calls on the link)
+    device_requests: int  # I/Os that reached the device, split at its largest (or link calls)
     device_bytes: int  # bytes moved from the device (read-ahead included) or over the link
     seeks: int  # device I/Os that paid the access time
     cached_bytes: int = 0  # requested bytes served from the page cache
+    #: the device I/Os, in order, as (bytes, whether it seeks): what ``LocalDevice.io_time``
+    #: retimes on another device of the same form
+    ios: tuple[tuple[int, bool], ...] = field(default=(), repr=False, compare=False)
 
     @property
     def mb_per_s(self) -> float:
@@ -141,21 +162,60 @@ class LocalDevice:
     read_ahead_kb: int = 128
     warm: bool = False  # every byte already in the page cache
     ram_mb_per_s: float | None = None
-    #: Experimental: large folios (Linux 6.x page cache), where read-ahead folios grow by 2
+    #: Large folios (the Linux 6.x page cache; ext4 from 6.16): read-ahead folios grow by 2
     #: orders with each asynchronous window and the mark covers a whole folio, so that a sparse
-    #: reader landing anywhere in it starts the next window.  Off by default: against this
-    #: machine's kernel (6.18, ext4) the single marked page matched the measured device bytes
-    #: better.
-    large_folios: bool = False
+    #: reader landing anywhere in it starts the next window.  Off by default (order-0 pages);
+    #: ``None``: on above ``LARGE_FOLIO_MIN_RA_KB`` of read-ahead.  Neither matches every
+    #: case measured on this kernel (6.18, ext4, device reads counted in ``/sys/block`` of a
+    #: loop device, ``benchmarks/bench_replay_disk.py``): uproot's key pre-pass on a 19.5 MB
+    #: file through reopened files, 2,164 counted at 128 KiB (pages 2,201, large folios
+    #: 1,578) and 1,070 at 2,560 KiB (pages 1,785, large folios 1,072); but on 1.6-2.3 MB
+    #: files at 2,560 KiB order-0 pages matched (164 and 36 counted: pages 164 and 36, large
+    #: folios 89 and 28).
+    large_folios: bool | None = False
     max_folio_order: int = 9
+    #: the device's form: "additive" (a disk) or "max" (a rate limiter); see the module doc
+    limit: Limit = "additive"
+    #: the device's largest I/O, KiB (the queue's ``max_sectors_kb``; 0: unknown): a rate
+    #: limiter takes each such part as one request slot, and a read larger than the
+    #: read-ahead may read ahead up to it (the kernel's ``ractl_max_pages``)
+    max_io_kb: int = 0
+    #: "max" only: seconds of unused budget a limiter carries over (its burst)
+    carry_s: float = 0.0
 
     @classmethod
     def from_rates(
         cls, mb_per_s: float, iops: float, read_ahead_kb: int = 128, **kw: object
     ) -> LocalDevice:
-        """Access time from measured random-read IOPS of one page: 1/IOPS - page/bandwidth."""
-        access = max(1.0 / iops - PAGE / (mb_per_s * 1e6), 0.0)
+        """Access time from measured random-read IOPS of one page: 1/IOPS - page/bandwidth
+        for a disk, 1/IOPS (one request slot) for a rate limiter (``limit="max"``)."""
+        if kw.get("limit") == "max":
+            access = 1.0 / iops
+        else:
+            access = max(1.0 / iops - PAGE / (mb_per_s * 1e6), 0.0)
         return cls(mb_per_s, access, read_ahead_kb, **kw)  # type: ignore[arg-type]
+
+    @property
+    def folios(self) -> bool:
+        """Whether read-ahead uses large folios (``large_folios``, or the measured default)."""
+        if self.large_folios is not None:
+            return self.large_folios
+        return self.read_ahead_kb > LARGE_FOLIO_MIN_RA_KB
+
+    def io_time(self, ios: Iterable[tuple[int, bool]]) -> float:
+        """Seconds the device takes for the I/Os ``ios`` ((bytes, whether it seeks), in
+        order), by its form (see the module doc)."""
+        rate = self.mb_per_s * 1e6
+        if self.limit != "max":
+            return sum((self.access_s if seek else 0.0) + n / rate for n, seek in ios)
+        split = self.max_io_kb * 1024
+        now = t_bytes = t_slots = -self.carry_s
+        for n, _ in ios:
+            slots = -(-n // split) if split > 0 else 1
+            t_bytes = max(t_bytes, now - self.carry_s) + n / rate
+            t_slots = max(t_slots, now - self.carry_s) + slots * self.access_s
+            now = max(now, t_bytes, t_slots)
+        return max(now, 0.0)
 
     def replay(
         self,
@@ -171,14 +231,17 @@ class LocalDevice:
         """
         sizes = file_bytes or {}
         max_pages = max(self.read_ahead_kb * 1024 // PAGE, 0)
+        io_pages = max(self.max_io_kb * 1024 // PAGE, 0)
+        split = self.max_io_kb * 1024
         files: dict[str, _FileState] = {}
         time_s = 0.0
         n = req_bytes = dev_n = dev_bytes = seeks = cached = 0
         last: tuple[str, int] | None = None  # (file, end page) of the last device I/O
+        ios: list[tuple[int, bool]] = []
 
         def device_io(name: str, st: _FileState, lo: int, hi: int) -> None:
             """Read the missing pages of [lo, hi) from the device, as contiguous runs."""
-            nonlocal time_s, dev_n, dev_bytes, seeks, last
+            nonlocal dev_n, dev_bytes, seeks, last
             if name in sizes:
                 hi = min(hi, max(-(-sizes[name] // PAGE), lo))
             if hi <= lo:
@@ -192,14 +255,14 @@ class LocalDevice:
             starts = np.concatenate([[missing[0]], missing[breaks + 1]]) + lo
             stops = np.concatenate([missing[breaks], [missing[-1]]]) + lo + 1
             for a, b in zip(starts.tolist(), stops.tolist(), strict=True):
-                if last != (name, a):
-                    time_s += self.access_s
-                    seeks += 1
+                seek = last != (name, a)
+                seeks += seek
                 nbytes = (b - a) * PAGE
                 if log is not None:
                     log.append((name, a * PAGE, nbytes))
-                time_s += nbytes / (self.mb_per_s * 1e6)
-                dev_n += 1
+                ios.append((nbytes, seek))
+                # the block layer splits an I/O at the queue's largest (max_sectors_kb)
+                dev_n += -(-nbytes // split) if split > 0 else 1
                 dev_bytes += nbytes
                 last = (name, b)
                 st.cached[a:b] = True
@@ -210,7 +273,7 @@ class LocalDevice:
             """Read a read-ahead window and mark the folio where its async part starts."""
             st.ra_start, st.ra_size, st.ra_async = start, size, async_size
             order = 0
-            if self.large_folios:
+            if self.folios:
                 order = min(st.ra_order + 2 if ramp else st.ra_order, self.max_folio_order)
                 order = max(min(order, size.bit_length() - 1), 0)
             st.ra_order = order
@@ -246,6 +309,11 @@ class LocalDevice:
             cached += min(hit_pages * PAGE, r.size)
             if self.ram_mb_per_s and hit_pages:
                 time_s += hit_pages * PAGE / (self.ram_mb_per_s * 1e6)
+            # ractl_max_pages: a request larger than the read-ahead may read ahead up to the
+            # device's largest I/O (``max_io_kb``: the queue's max_sectors_kb)
+            mp = max_pages
+            if end - first > max_pages and io_pages > max_pages:
+                mp = min(end - first, io_pages)
             page = first
             while page < end:
                 req = end - page
@@ -255,12 +323,12 @@ class LocalDevice:
                         del st.marks[mark]
                         expected = st.ra_start + st.ra_size - st.ra_async
                         if st.ra_size and mark == expected:
-                            size = next_ra_pages(st.ra_size, max_pages)
+                            size = next_ra_pages(st.ra_size, mp)
                             window(r.file, st, st.ra_start + st.ra_size, size, size, True)
                         else:  # a mark without its state (another reader, or reopened)
-                            start = st.next_miss(page + 1, max_pages)
+                            start = st.next_miss(page + 1, mp)
                             if start > 0:
-                                size = next_ra_pages(start - page + req, max_pages)
+                                size = next_ra_pages(start - page + req, mp)
                                 window(r.file, st, start, size, size, True)
                     nxt = page + 1
                     holes = np.nonzero(~st.cached[nxt:end])[0]
@@ -270,21 +338,23 @@ class LocalDevice:
                     continue
                 if not max_pages:
                     device_io(r.file, st, page, end)
-                elif page == 0 or 0 <= page - st.prev_page <= 1:  # sequential: a new window
-                    size = max(init_ra_pages(req, max_pages), min(req, max_pages))
+                elif page == 0 or req > mp or 0 <= page - st.prev_page <= 1:
+                    # the start of the file, an oversized read or a sequential one: a window
+                    size = max(init_ra_pages(req, mp), min(req, mp))
                     window(r.file, st, page, size, size - req if size > req else size)
-                elif (contig := st.cached_before(page, max_pages)) > req:
+                elif (contig := st.cached_before(page, mp)) > req:
                     # context read-ahead: the pages before are cached, as a stream leaves them
                     if contig == page:  # cached from the start of the file
                         contig *= 2
-                    size = max(min(contig + req, max_pages), min(req, max_pages))
+                    size = max(min(contig + req, mp), min(req, mp))
                     window(r.file, st, page, size, 1)
                 else:  # a small random read: its own pages only
                     device_io(r.file, st, page, end)
                 if not st.cached[page]:  # beyond the end of the file
                     break
             st.prev_page = end - 1
-        return Transfer(time_s, n, req_bytes, dev_n, dev_bytes, seeks, cached)
+        time_s += self.io_time(ios)
+        return Transfer(time_s, n, req_bytes, dev_n, dev_bytes, seeks, cached, tuple(ios))
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,20 @@ calibration's event loop does).  The time of a layout is
 
 where the I/O term replaces the model's ``file_MB / R_io(request)`` and the cold part of the
 open cost (the open's metadata reads are in the request stream; ``open_s`` here is the warm
-open).  The CPU terms are the fitted model's.  :func:`merge_prediction` gives that time
+open).  The CPU terms are the fitted model's, or (:func:`loop_costs`) the per-call cost taken
+from the calibration's warm event loop itself, with the decompression test's rate per MB.
+
+*Overlap.*  uproot fills the byte ranges of a read call in a background thread and
+decompresses each basket as its range arrives, and the kernel's read-ahead reads on while the
+reader computes, so the I/O of the basket data hides behind the CPU work of the read calls.
+What cannot hide: the open (its metadata reads, then its parsing, in turn) and the
+synchronous reads (the ``meta`` and ``key`` requests: uproot reads the keys of a memory-size
+step branch by branch before any data).  With an overlap ``phi`` (``CpuCosts.overlap``):
+
+    T = io_sync + cpu_open + io_stream + cpu_calls - phi min(io_stream, cpu_calls)
+
+``phi`` 1 is ``max(io_stream, cpu_calls)``.  ROOT's ``GetEntry`` reads each basket when the
+loop needs it, in the same thread: no overlap.  :func:`merge_prediction` gives that time
 before and after a merge (``hadd``: :func:`~.layouts.fast_merge`; ``hadd -O``:
 :func:`~.layouts.optimized_merge`) and the speed-up, with a range over the device's and the
 per-file costs' uncertainties.
@@ -44,6 +57,13 @@ if TYPE_CHECKING:
 STEP_BYTES = 50e6
 #: Merged files replayed per merge prediction (the others are alike: scaled).
 MAX_GROUPS = 2
+#: uproot's overlap of the streamed I/O with the read calls' CPU work (see the module's
+#: notes), and the range the intervals span.  An assumption, from uproot's design and one
+#: check (``benchmarks/RESULTS.md``): three merged datasets (10-14 MB files) read cold on the
+#: emulated 70 MB/s, 120 IOPS disk took 0.00-0.12 s longer than warm, against 0.36-0.64 s of
+#: replayed I/O (cold minus warm at most 0.3 of the replayed I/O).
+UPROOT_OVERLAP = 1.0
+UPROOT_OVERLAP_RANGE = (0.5, 1.0)
 
 
 @dataclass(frozen=True)
@@ -77,6 +97,19 @@ class CpuCosts:
     basket_s: float = 0.0
     decompress_mb_per_s: float = 0.0
     process_mb_per_s: float = 0.0
+    #: the share of uproot's streamed I/O that hides behind the read calls' CPU (0: none, the
+    #: sum of I/O and CPU), and the range the intervals span (``None``: no range)
+    overlap: float = 0.0
+    overlap_range: tuple[float, float] | None = None
+    #: ``basket_s`` is paid only by the baskets beyond one per branch and call (``call_s``,
+    #: from the event loop, holds the first basket of each branch)
+    extra_baskets: bool = False
+    #: the terms a ROOT ``GetEntry`` loop pays where they differ from uproot's (``None``:
+    #: these)
+    root: CpuCosts | None = None
+
+    def for_engine(self, engine: str) -> CpuCosts:
+        return self.root if engine == "root" and self.root is not None else self
 
     def per_mb_s(self) -> float:
         s = 0.0
@@ -89,7 +122,8 @@ class CpuCosts:
     def scaled(self, f: float) -> CpuCosts:
         """The per-file costs (open, call, basket) times ``f``."""
         return replace(self, open_s=self.open_s * f, call_s=self.call_s * f,
-                       basket_s=self.basket_s * f)
+                       basket_s=self.basket_s * f,
+                       root=self.root.scaled(f) if self.root is not None else None)
 
 
 @dataclass(frozen=True)
@@ -110,8 +144,21 @@ class LayoutTime:
         return self.io.time_s * self.scale
 
     @property
+    def sync_s(self) -> float:
+        """The replayed I/O that cannot hide behind the CPU (the ``meta`` and ``key`` reads,
+        replayed alone): at most ``io_s``."""
+        return min(self.sync.time_s * self.scale, self.io_s) if self.sync is not None else 0.0
+
+    @property
+    def hidden_s(self) -> float:
+        """The I/O time that hides behind the read calls' CPU (see the module's notes)."""
+        stream_io = max(self.io_s - self.sync_s, 0.0)
+        stream_cpu = max(self.cpu_s - self.cpu_open_s, 0.0)
+        return self.overlap * min(stream_io, stream_cpu)
+
+    @property
     def total_s(self) -> float:
-        return self.io_s + self.cpu_s
+        return self.io_s + self.cpu_s - self.hidden_s
 
     @property
     def events_per_s(self) -> float:
@@ -127,12 +174,27 @@ class LayoutTime:
         return self.io.seeks * self.scale * self._access_s
 
     _access_s: float = 0.0
+    #: the replay of the synchronous reads alone (``None``: no overlap is possible)
+    sync: Transfer | None = None
+    #: branches read times read calls (each call's first basket of each branch)
+    branch_calls: float = 0.0
+    #: the CPU time of opening the files (part of ``cpu_s``: it never overlaps)
+    cpu_open_s: float = 0.0
+    #: the share of the streamed I/O hidden behind the CPU (``CpuCosts.overlap``)
+    overlap: float = 0.0
+    engine: str = "uproot"
 
     def with_costs(self, costs: CpuCosts) -> LayoutTime:
         """The same replay with other CPU costs."""
-        cpu = (self.files * costs.open_s + self.calls * costs.call_s
-               + self.baskets * costs.basket_s + self.compressed_mb * costs.per_mb_s())
-        return replace(self, cpu_s=cpu)
+        costs = costs.for_engine(self.engine)
+        baskets = self.baskets
+        if costs.extra_baskets:
+            baskets = max(self.baskets - self.branch_calls, 0.0)
+        opens = self.files * costs.open_s
+        cpu = (opens + self.calls * costs.call_s
+               + baskets * costs.basket_s + self.compressed_mb * costs.per_mb_s())
+        overlap = costs.overlap if self.engine == "uproot" and self.sync is not None else 0.0
+        return replace(self, cpu_s=cpu, cpu_open_s=opens, overlap=overlap)
 
     def as_dict(self) -> dict[str, float]:
         return {"files": self.files, "entries": self.entries,
@@ -140,7 +202,8 @@ class LayoutTime:
                 "baskets": self.baskets, "io_s": self.io_s, "cpu_s": self.cpu_s,
                 "total_s": self.total_s, "events_per_s": self.events_per_s,
                 "device_requests": self.io.device_requests * self.scale,
-                "seeks": self.io.seeks * self.scale, "seek_s": self.seek_s}
+                "seeks": self.io.seeks * self.scale, "seek_s": self.seek_s,
+                "sync_io_s": self.sync_s, "hidden_io_s": self.hidden_s}
 
 
 def step_for(m: BasketMap, branches: Sequence[str] | None, step: int | str | float
@@ -199,7 +262,7 @@ def layout_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
     if reader is not None:
         step = reader.step
     streams = []
-    calls = baskets = entries = 0.0
+    calls = baskets = entries = branch_calls = 0.0
     mb = 0.0
     built = False
     for m in maps:
@@ -208,24 +271,29 @@ def layout_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
         size, per_call = step_for(m, branches, step)
         streams.append(uproot_iterate(m, branches, step_size=size, streamers=needs))
         chosen = m.select(branches)
-        calls += max(1, math.ceil(m.entries / per_call)) if m.entries else 0
+        n_calls = max(1, math.ceil(m.entries / per_call)) if m.entries else 0
+        calls += n_calls
+        branch_calls += n_calls * sum(1 for b in chosen if b.baskets)
         baskets += sum(b.baskets for b in chosen)
         entries += m.entries
         mb += sum(b.compressed_bytes for b in chosen) / 1e6
     reqs = renumber(streams)
     sizes = {m.path: m.file_bytes for m in maps}
     io = device.replay(python_buffered(reqs, 4096, sizes), sizes, reopen=True)
-    n = len(maps)
-    cpu = scale * (n * costs.open_s + calls * costs.call_s + baskets * costs.basket_s
-                   + mb * costs.per_mb_s())
-    return LayoutTime(files=n * scale, entries=entries * scale, compressed_mb=mb * scale,
-                      calls=calls * scale, baskets=baskets * scale, io=io, scale=scale,
-                      cpu_s=cpu, _access_s=device.access_s)
+    # the synchronous reads (metadata, keys) replayed alone: what cannot hide behind the CPU
+    sync = device.replay(python_buffered([r for r in reqs if r.kind != "data"], 4096, sizes),
+                         sizes, reopen=True)
+    lt = LayoutTime(files=len(maps) * scale, entries=entries * scale, compressed_mb=mb * scale,
+                    calls=calls * scale, baskets=baskets * scale, io=io, scale=scale,
+                    cpu_s=0.0, _access_s=device.access_s, sync=sync,
+                    branch_calls=branch_calls * scale)
+    return lt.with_costs(costs)
 
 
 def _root_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
                branches: Sequence[str] | None, scale: float, cache_bytes: int | None
                ) -> LayoutTime:
+    costs = costs.for_engine("root")
     reqs = renumber([root_getentry(m, branches, cache_bytes=cache_bytes) for m in maps])
     sizes = {m.path: m.file_bytes for m in maps}
     io = device.replay(reqs, sizes)
@@ -236,7 +304,8 @@ def _root_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
     cpu = scale * (n * costs.open_s + baskets * costs.basket_s + mb * costs.per_mb_s())
     return LayoutTime(files=n * scale, entries=entries * scale, compressed_mb=mb * scale,
                       calls=0.0, baskets=baskets * scale, io=io, scale=scale, cpu_s=cpu,
-                      _access_s=device.access_s)
+                      _access_s=device.access_s, cpu_open_s=scale * n * costs.open_s,
+                      engine="root")
 
 
 @dataclass(frozen=True)
@@ -310,21 +379,22 @@ def merge_prediction(maps: Sequence[BasketMap], files: int, per_output: int,
 
 def reader_change(maps: Sequence[BasketMap], files: int, device: LocalDevice,
                   costs: CpuCosts, before: Reader, after: Reader, *,
-                  after_read_ahead_kb: int | None = None,
+                  after_read_ahead_kb: int | None = None, after_warm: bool = False,
                   branches: Sequence[str] | None = None,
                   device_sd: tuple[float, float] = (0.0, 0.0), cpu_sd: float = 0.0,
                   z: float = 1.645, memo: dict[object, object] | None = None
                   ) -> MergePrediction:
     """Today's ``files`` files (``maps``: a sample) read with ``before``, then with ``after``
-    (and the read-ahead ``after_read_ahead_kb`` where given): the speed-up and its range as
+    (and the read-ahead ``after_read_ahead_kb`` where given; from the page cache where
+    ``after_warm``: pre-staged, the pre-read not counted): the speed-up and its range as
     in :func:`merge_prediction` (``per_output`` 1: the layout is unchanged)."""
     if not maps:
         raise ValueError("no basket maps")
     scale = files / len(maps)
     b, a, s, low, high = _compare(
         maps, maps, scale, scale, device, costs, before, after, branches=branches,
-        after_read_ahead_kb=after_read_ahead_kb, device_sd=device_sd, cpu_sd=cpu_sd, z=z,
-        memo=memo)
+        after_read_ahead_kb=after_read_ahead_kb, after_warm=after_warm, device_sd=device_sd,
+        cpu_sd=cpu_sd, z=z, memo=memo)
     return MergePrediction(b, a, s, low, high, False, 1, files)
 
 
@@ -358,10 +428,11 @@ def _compare(before_maps: Sequence[BasketMap], after_maps: Sequence[BasketMap],
     s = before.total_s / after.total_s
     lows, highs = [s], [s]
     sd_bw, sd_acc = device_sd
-    if sd_bw > 0 or sd_acc > 0 or cpu_sd > 0:
-        for fb, fa, fc in itertools.product((-1, 1), repeat=3):
+    overlaps = costs.overlap_range or (costs.overlap,)
+    if sd_bw > 0 or sd_acc > 0 or cpu_sd > 0 or len(overlaps) > 1:
+        for fb, fa, fc, phi in itertools.product((-1, 1), (-1, 1), (-1, 1), overlaps):
             bw, acc = math.exp(fb * z * sd_bw), math.exp(fa * z * sd_acc)
-            cpu = costs.scaled(math.exp(fc * z * cpu_sd))
+            cpu = replace(costs.scaled(math.exp(fc * z * cpu_sd)), overlap=phi)
             b = retimed(b0, device, bw, acc).with_costs(cpu)
             a = retimed(a0, later, bw, acc).with_costs(cpu)
             r = b.total_s / a.total_s
@@ -380,7 +451,15 @@ def retimed(lt: LayoutTime, device: LocalDevice, bw_factor: float, access_factor
     flow_s = io.device_bytes / (device.mb_per_s * 1e6) if device.mb_per_s > 0 else 0.0
     rest = io.time_s - seek_s - flow_s  # the page-cache copies, where charged
     t = seek_s * access_factor + flow_s / bw_factor + rest
-    return replace(lt, io=replace(io, time_s=t), _access_s=device.access_s * access_factor)
+    if io.ios:  # the device I/Os themselves, retimed by the device's form
+        other = replace(device, mb_per_s=device.mb_per_s * bw_factor,
+                        access_s=device.access_s * access_factor)
+        t = io.time_s - device.io_time(io.ios) + other.io_time(io.ios)
+    sync = lt.sync
+    if sync is not None:  # the synchronous reads' replay, retimed alike
+        sync = retimed(replace(lt, io=sync, sync=None), device, bw_factor, access_factor).io
+    return replace(lt, io=replace(io, time_s=t), _access_s=device.access_s * access_factor,
+                   sync=sync)
 
 
 def device_from(params: Params, raw: RawRead | None = None,
@@ -395,21 +474,71 @@ def device_from(params: Params, raw: RawRead | None = None,
         bw = raw.cold_mb_per_s or raw.bandwidth_mb_per_s or bw
         if raw.access_time_ms is not None and raw.access_time_ms > 0:
             access_ms = raw.access_time_ms
+    limit = raw.device_limit if raw is not None and raw.device_limit else \
+        "max" if params.storage_overlap >= 0.5 else "additive"
     return LocalDevice(float(bw), float(access_ms) / 1e3,
-                       int(read_ahead_kb) if read_ahead_kb else 128)
+                       int(read_ahead_kb) if read_ahead_kb else 128,
+                       limit="max" if limit == "max" else "additive")
 
 
-def costs_from(params: Params, row: Mapping[str, float], warm_open_s: float | None = None
-               ) -> CpuCosts:
+def costs_from(params: Params, row: Mapping[str, float], warm_open_s: float | None = None,
+               *, loop: LoopCosts | None = None, overlap: float = 0.0,
+               overlap_range: tuple[float, float] | None = None) -> CpuCosts:
     """The fitted model's CPU terms for one worker (``row``: the baseline's configuration,
     which says whether the job decompresses and processes); the open's CPU part is the
-    measured warm open where there is one (its cold part is replayed), else ``open_s``."""
+    measured warm open where there is one (its cold part is replayed), else ``open_s``.
+
+    ``loop`` (see :func:`loop_costs`): the per-call cost from the warm event loop and the
+    measured decompression rate replace the fitted per-call, per-basket and per-MB terms (the
+    fitted per-MB rate absorbs per-branch costs that a merge removes).  ``overlap`` (and its
+    ``overlap_range``): uproot's I/O hidden behind the CPU (see the module's notes)."""
     open_s = params.open_s if warm_open_s is None else min(warm_open_s, params.open_s)
     if row.get("opens", 1.0) < 0.5:
         open_s = 0.0
-    return CpuCosts(
+    dec = float(params.decompress_mb_per_s) if row.get("decompress", 1.0) > 0.5 else 0.0
+    proc = float(params.process_mb_per_s) if row.get("process", 1.0) > 0.5 else 0.0
+    fitted = CpuCosts(
         open_s=float(open_s), call_s=float(params.call_s), basket_s=float(params.basket_s),
-        decompress_mb_per_s=float(params.decompress_mb_per_s)
-        if row.get("decompress", 1.0) > 0.5 else 0.0,
-        process_mb_per_s=float(params.process_mb_per_s)
-        if row.get("process", 1.0) > 0.5 else 0.0)
+        decompress_mb_per_s=dec, process_mb_per_s=proc, overlap=overlap,
+        overlap_range=overlap_range)
+    if loop is None:
+        return fitted
+    # ROOT's GetEntry loop keeps the fitted terms (the event loop measured uproot's calls)
+    return CpuCosts(open_s=float(open_s), call_s=loop.call_s, basket_s=loop.basket_s,
+                    decompress_mb_per_s=loop.decompress_mb_per_s if dec else 0.0,
+                    process_mb_per_s=loop.process_mb_per_s, overlap=overlap,
+                    overlap_range=overlap_range, extra_baskets=True, root=fitted)
+
+
+@dataclass(frozen=True)
+class LoopCosts:
+    """CPU terms of uproot's event loop taken from measurements (:func:`loop_costs`)."""
+
+    call_s: float
+    basket_s: float
+    decompress_mb_per_s: float
+    process_mb_per_s: float = 0.0
+
+
+def loop_costs(file_s: float, file_mb: float, calls: float, extra_baskets: float,
+               decompress_mb_per_s: float, basket_s: float | None = None,
+               process_mb_per_s: float | None = None) -> LoopCosts | None:
+    """The per-call cost of uproot's event loop from its warm time per file ``file_s`` (the
+    calibration's warm event loop: opening not timed, ``calls`` read calls per file of
+    ``file_mb`` compressed MB, ``extra_baskets`` baskets per file beyond one per branch and
+    call): what is left of a file's time after decompressing its MB at the measured rate
+    (and processing them, where measured apart from the fixed costs), and the baskets beyond
+    the first of each branch at ``basket_s`` (the per-basket test; 0 where unmeasured),
+    per call.  So the per-branch work of each call (finding the baskets, building the arrays)
+    is a per-call cost, not a per-MB rate.  ``None`` where nothing is left (the loop was
+    faster than its decompression alone: a noisy measurement)."""
+    if file_s <= 0 or calls <= 0 or decompress_mb_per_s < 0:
+        return None
+    per_mb = (1.0 / decompress_mb_per_s if decompress_mb_per_s > 0 else 0.0) + \
+        (1.0 / process_mb_per_s if process_mb_per_s else 0.0)
+    b = basket_s or 0.0
+    left = file_s - file_mb * per_mb - max(extra_baskets, 0.0) * b
+    if left <= 0:
+        return None
+    return LoopCosts(call_s=left / calls, basket_s=b, decompress_mb_per_s=decompress_mb_per_s,
+                     process_mb_per_s=process_mb_per_s or 0.0)

@@ -29,6 +29,7 @@ from ..sites import (
     StorageSpec,
     WorkloadSpec,
     access_bytes,
+    batch_bytes,
     config_for,
     params_for,
     request_bytes_for,
@@ -95,7 +96,9 @@ class Baseline:
                 and r.get("remote", 0.0) < 0.5):
             r["request_bytes"] = access_bytes(self.config["request_bytes"],
                                               r["file_mb"] * 1e6, workers,
-                                              self.params.devices, self.spread)
+                                              self.params.devices, self.spread,
+                                              batch_bytes(self.storage) if self.storage
+                                              else None)
         return r
 
     def X(self, workers: Sequence[int]) -> np.ndarray:

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 UNITS = {
     "storage_mb_per_s": "MB/s per stream",
     "access_ms": "ms per request",
+    "storage_overlap": "0: access + transfer; 1: the larger",
     "devices": "independent devices",
     "decompress_mb_per_s": "compressed MB/s per core",
     "process_mb_per_s": "compressed MB/s per core",

@@ -249,25 +249,39 @@ def _baskets(b: Baseline, alg: str) -> str:
     return f": {n} baskets" if n else ""
 
 
-def branches(fraction: float) -> Scenario:
-    """Read only the branches that hold ``fraction`` of each file's bytes."""
+def branches(fraction: float, branch_fraction: float | None = None) -> Scenario:
+    """Read only the branches that hold ``fraction`` of each file's bytes (``branch_fraction``
+    of the branches read now, where known).  A read call's fixed cost is paid per branch
+    (uproot finds, interprets and builds each branch's arrays), so the read calls' cost scales
+    with the share of the branches, or, where it is not given, with the share of the bytes."""
     if not 0 < fraction <= 1:
         raise ValueError("the fraction of bytes read must be in (0, 1]")
+    if branch_fraction is not None and not 0 < branch_fraction <= 1:
+        raise ValueError("the fraction of branches read must be in (0, 1]")
+    per_call = fraction if branch_fraction is None else branch_fraction
 
     def transform(b: Baseline) -> Baseline:
         config = {**b.config, "file_mb": b.config["file_mb"] * fraction}
         if config.get("baskets", 0.0) > 0:
             config["baskets"] = b.config["baskets"] * fraction
+        if config.get("calls", 0.0) > 0:
+            config["calls"] = b.config["calls"] * per_call
         return replace(b, config=config,
                        events_per_mb=None if b.events_per_mb is None
                        else b.events_per_mb / fraction, mb_per_work=b.mb_per_work * fraction)
 
-    return Scenario(f"{100 * fraction:g}% of the bytes",
+    calls = ("the read calls' fixed cost scales with the share of the branches read"
+             if branch_fraction is not None else "the read calls' fixed cost (per branch) "
+             "scales with the bytes read (the share of the branches is not known)")
+    name = f"{100 * fraction:g}% of the bytes"
+    if branch_fraction is not None:
+        name += f", {100 * branch_fraction:.3g}% of the branches"
+    return Scenario(name,
                     f"read only the branches that hold {100 * fraction:g}% of the bytes", transform,
                     ("reads keep their size and pattern (reading a subset of interleaved "
                      "branches scatters them more, which this does not model)", "processing "
                      "costs the same per MB read; opening a file costs the same", "the "
-                     "baskets read per file scale with the bytes read"))
+                     "baskets read per file scale with the bytes read", calls))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -303,6 +317,8 @@ def _with_storage(b: Baseline, storage: StorageSpec, rel_sd: float | None) -> Ba
     if rel_sd is not None:
         replaced |= {"storage_mb_per_s", "access_ms"}
         sd.update(storage_mb_per_s=rel_sd, access_ms=rel_sd)
+        # a described device has its own form (a disk unless it says it is a rate limiter)
+        params = replace(params, storage_overlap=1.0 if storage.limit == "max" else 0.0)
     config = {**b.config, "request_bytes": request, "cached": 0.0,
               "remote": 1.0 if storage.remote else 0.0}
     # a description's sequential streams follow the interleaving rule; a calibration's fit

@@ -17,6 +17,9 @@ A site can be modelled before it exists (a purchase, a re-layout)::
     iops = 120                 # random reads per second of ONE device
     read_ahead_kb = 128        # optional (128): the block device's read-ahead, KiB
     stripe_kb = 512            # optional (512): RAID chunk per disk, KiB
+    limit = "additive"         # optional: additive (a disk) | max (a throttled/cloud volume)
+    batch_kb = 8192            # optional (one read-ahead window): what the I/O scheduler
+                               # serves from one stream before it turns to another, KiB
     remote = false             # optional: the storage is reached over the site's network
 
     [workload]
@@ -58,6 +61,7 @@ from .spec import (
     DEFAULT_STRIPE_KB,
     KIB,
     LAYOUTS,
+    LIMITS,
     MIN_COUNT,
     NETWORK_EFFICIENCY,
     NO_NETWORK_MB_PER_S,
@@ -70,6 +74,7 @@ from .spec import (
     WorkloadAlgorithm,
     WorkloadSpec,
     access_bytes,
+    batch_bytes,
     config_for,
     params_for,
     request_bytes_for,
@@ -92,6 +97,7 @@ __all__ = [
     "DEFAULT_STRIPE_KB",
     "KIB",
     "LAYOUTS",
+    "LIMITS",
     "MIN_COUNT",
     "NETWORK_EFFICIENCY",
     "NO_NETWORK_MB_PER_S",
@@ -105,6 +111,7 @@ __all__ = [
     "WorkloadAlgorithm",
     "WorkloadSpec",
     "access_bytes",
+    "batch_bytes",
     "config_for",
     "load_site",
     "load_workload",

@@ -11,16 +11,24 @@ From layout to the model's storage parameters (:func:`storage_rates`), for reque
   logical device of d x the rate; for requests within a chunk, d independent disks).  The RAID5/6
   parity costs reads nothing else.
 * Access time of every layout: 1000 / ``iops`` ms, a random access of one disk.
+* The device's form (``limit``): ``additive``, a disk (the access time, then the transfer, per
+  request; the default), or ``max``, a rate limiter (a throttled or cloud volume: the larger of
+  the two; ``physics.request_time``).
 
 The request size r and the bytes one access delivers:
 
 * ``sequential`` access (large files, few branches): r = max(mean basket, read-ahead) (a TTreeCache
   or ``request_kb`` replaces it).  One stream alone on a device needs no seek between its
-  requests: it streams the file.  k streams sharing a device make it seek: with requests served in
-  random order, a request follows one of the same stream with probability 1/k, so one access
-  delivers r k / (k - 1) bytes (never more than the file).  Streams per device: workers / devices,
-  except on striped arrays, where every stream's requests rotate over all disks (all streams share
-  every disk).  See :func:`access_bytes`.
+  requests: it streams the file.  k streams sharing a device make it seek each time it turns from
+  one stream to another.  Each stream has its read-ahead window in flight (the kernel issues the
+  window's pages together, as consecutive requests), and the I/O scheduler serves a stream's
+  consecutive requests as one batch before it turns to another stream (the elevator's sweep, a
+  time slice): one access delivers the larger of one window r and the scheduler's batch
+  ``batch_kb`` where the site states it (CFQ's time slice times the rate, deadline's
+  ``fifo_batch`` of requests; unstated: one window), never more than the file.  Streams per
+  device: workers / devices, except on striped arrays, where every stream's requests rotate over
+  all disks (all streams share every disk).  See :func:`access_bytes`.  How the jobs then share
+  the devices (a job computes while the others' reads are served) is ``physics.shared_devices``.
 * ``scattered`` access (many branches read per entry, as ESD analyses do): every request is a
   seek, and read-ahead does not change it (as the GSI ALICE Tier-2 study of ROOT analysis I/O
   found for ESD jobs): r = mean basket, or ``request_kb`` where the layout of the baskets lets
@@ -40,6 +48,8 @@ from ..physics import Cores, Params
 
 Layout = Literal["single", "separate", "raid0", "raid1", "raid5", "raid6"]
 Access = Literal["sequential", "scattered"]
+DeviceLimit = Literal["additive", "max"]
+LIMITS: tuple[str, ...] = ("additive", "max")
 WorkloadAlgorithm = Literal["ZLIB", "LZ4", "ZSTD", "LZMA", "none"]
 LAYOUTS: tuple[str, ...] = get_args(Layout)
 ACCESS: tuple[str, ...] = get_args(Access)
@@ -72,6 +82,11 @@ class StorageSpec:
     read_ahead_kb: float = DEFAULT_READ_AHEAD_KB
     stripe_kb: float = DEFAULT_STRIPE_KB
     remote: bool = False
+    #: the device's form: "additive" (a disk) or "max" (a rate limiter); see the module doc
+    limit: DeviceLimit = "additive"
+    #: bytes (KiB) the I/O scheduler serves from one stream before it turns to another
+    #: (``None``: one read-ahead window); see the module doc
+    batch_kb: float | None = None
 
     @property
     def access_ms(self) -> float:
@@ -197,13 +212,21 @@ def request_bytes_for(storage: StorageSpec, workload: WorkloadSpec) -> float:
 
 
 def access_bytes(request_bytes: float, file_bytes: float, workers: float, devices: float,
-                 spread: float = 1.0) -> float:
+                 spread: float = 1.0, batch_bytes: float | None = None) -> float:
     """Bytes one device access delivers to sequential streams: the whole file while each
-    device serves one stream, ``request k / (k - 1)`` with k streams per device."""
+    device serves one stream; with k > 1 streams per device, one scheduler batch (the larger
+    of one read-ahead window, ``request_bytes``, and ``batch_bytes`` where stated), never more
+    than the file."""
     k = workers * spread / max(devices, 1e-9)
     if k <= 1.0:
         return max(file_bytes, request_bytes)
-    return max(request_bytes, min(file_bytes, request_bytes * k / (k - 1.0)))
+    batch = max(request_bytes, batch_bytes or 0.0)
+    return max(request_bytes, min(file_bytes, batch))
+
+
+def batch_bytes(storage: StorageSpec) -> float | None:
+    """The scheduler's batch of one stream, in bytes (``None``: not stated)."""
+    return storage.batch_kb * KIB if storage.batch_kb else None
 
 
 def params_for(site: SiteSpec, workload: WorkloadSpec, storage_index: int = 0
@@ -222,6 +245,7 @@ def params_for(site: SiteSpec, workload: WorkloadSpec, storage_index: int = 0
         cache_mb_per_s=site.page_cache_mb_per_s,
         network_mb_per_s=network if network is not None else NO_NETWORK_MB_PER_S,
         latency_ms=site.network_latency_ms if storage.remote else 0.0,
+        storage_overlap=1.0 if storage.limit == "max" else 0.0,
     )
     return params, site.cpu
 
@@ -234,7 +258,7 @@ def config_for(site: SiteSpec, workload: WorkloadSpec, storage_index: int = 0,
     rates = storage_rates(storage, request)
     if workload.pattern == "sequential" and not storage.remote:
         request = access_bytes(request, workload.read_mb * 1e6, workers, rates.devices,
-                               rates.spread)
+                               rates.spread, batch_bytes(storage))
     return {"workers": float(workers), "request_bytes": request, "file_mb": workload.read_mb,
             "io": 1.0, "cached": 0.0, "remote": 1.0 if storage.remote else 0.0,
             "decompress": 0.0 if workload.algorithm == "none" else 1.0, "process": 1.0,

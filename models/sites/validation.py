@@ -22,6 +22,7 @@ from .spec import (
     DEFAULT_READ_AHEAD_KB,
     DEFAULT_STRIPE_KB,
     LAYOUTS,
+    LIMITS,
     MIN_COUNT,
     SiteSpec,
     StorageSpec,
@@ -86,7 +87,7 @@ def site_from_dict(data: Mapping[str, Any], source: str = "<site>") -> SiteSpec:
 def _storage(source: str, where: str, data: Mapping[str, Any]) -> StorageSpec:
     t = _Table(source, where, data)
     t.known("name", "count", "layout", "mb_per_s", "iops", "read_ahead_kb", "stripe_kb",
-            "remote")
+            "remote", "limit", "batch_kb")
     name = t.text("name")
     count = t.whole("count", minimum=1)
     layout = t.choice("layout", LAYOUTS)
@@ -99,9 +100,11 @@ def _storage(source: str, where: str, data: Mapping[str, Any]) -> StorageSpec:
     ra = t.number("read_ahead_kb", positive=True, default=DEFAULT_READ_AHEAD_KB)
     stripe = t.number("stripe_kb", positive=True, default=DEFAULT_STRIPE_KB)
     remote = t.flag("remote", default=False)
+    limit = t.choice("limit", LIMITS, default="additive")
+    batch = t.number("batch_kb", positive=True, default=None)
     return StorageSpec(name=name, count=count, layout=layout,
                        mb_per_s=mb, iops=iops, read_ahead_kb=ra, stripe_kb=stripe,
-                       remote=remote)
+                       remote=remote, limit=limit, batch_kb=batch)
 
 
 def workload_from_dict(data: Mapping[str, Any], source: str = "<workload>",

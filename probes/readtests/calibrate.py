@@ -70,8 +70,10 @@ def calibrate(
     analysis: str | Callable[..., Any] | None = None,
     progress: ProgressCallback | None = None,
     cancel: threading.Event | None = None,
+    reader: Any = None,
 ) -> Calibration:
-    """Measure every term of the rate model on ``dataset``'s own files."""
+    """Measure every term of the rate model on ``dataset``'s own files.  ``reader``: the
+    program's reader (a :class:`~.readers.ReaderSpec`): the event loop runs it."""
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r} (choose from {', '.join(ENGINES)})")
     files = _spread(dataset.file_paths, MAX_FILES)
@@ -88,6 +90,8 @@ def calibrate(
                   tree=max(dataset.trees, key=lambda t: t.compressed_bytes), engine=engine,
                   workers=tuple(workers), branches=tuple(branches) if branches else None,
                   analysis=analysis)
+    if reader is not None:
+        ctx.scratch["reader"] = reader
     partial = False
     for test in READ_TESTS:
         if partial:
@@ -137,6 +141,7 @@ def _raw_read(results: dict[str, Any]) -> RawRead | None:
         cold=cold,
         warm=warm,
         readahead_gain_4k=_readahead_gain(sweep),
+        device_limit=fit.limit,
     )
 
 

@@ -64,6 +64,10 @@ class RawRead:
     #: sequential / random MB/s of 4 KiB reads, cold: what the device's read-ahead (and the
     #: file system's) does for small reads in file order; about 1 means it does nothing
     readahead_gain_4k: float | None = None
+    #: the device's form, from the request sweep (``raw.device_limit``): "additive", a disk
+    #: (access time, then transfer, per request), or "max", a rate limiter (a throttled or
+    #: cloud volume: the larger of a request slot and the transfer); ``None``: undecided
+    device_limit: str | None = None
 
 
 @dataclass(frozen=True)
@@ -150,6 +154,12 @@ class EventLoop:
     cold: Measurement | None
     warm: Measurement | None
     analysis: str | None = None
+    #: the program's reader it ran (``--reader``: ``probes.readtests.readers``); ``None``:
+    #: the event loop's own (uproot ``iterate`` at an entry step, or ROOT's ``GetEntry`` loop)
+    reader: str | None = None
+    #: seconds the reader costs once per program run, not per event, measured: RDataFrame's
+    #: just-in-time compilation of its actions (``None``: none measured)
+    setup_s: float | None = None
 
     @classmethod
     def from_rate(cls, engine: str, branches: int, events_per_s: float | None,

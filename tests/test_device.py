@@ -1,0 +1,176 @@
+"""The device's form: a disk (access time, then transfer: additive) or a rate limiter (the
+larger of a request slot and the transfer: max), decided from the request sweep, and each
+form's limits in the replay (``LocalDevice``) and in the rate model (``stream_io_rate``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from models.physics import Params, request_time, shared_devices, stream_io_rate
+from models.replay import LocalDevice, Request
+from probes.readtests.raw import device_limit, fit_access
+from probes.readtests.results import Conditions, RequestPoint
+from probes.readtests.runner import measurement
+
+KiB, MiB = 1 << 10, 1 << 20
+SIZES = (4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, MiB, 4 * MiB, 8 * MiB)
+
+
+def sweep(seconds_per_request: object, sizes: tuple[int, ...] = SIZES) -> list[RequestPoint]:
+    out = []
+    for size in sizes:
+        t = seconds_per_request(size)  # type: ignore[operator]
+        rate = size / t / 1e6
+        out.append(RequestPoint(size, "random", rate,
+                                measurement([rate], "MB/s", Conditions(cache="cold"))))
+    return out
+
+
+def test_a_disk_sweep_chooses_the_additive_form() -> None:
+    points = sweep(lambda s: 0.008 + s / 100e6)
+    form, e_add, e_max = device_limit(points, 100.0)
+    assert form == "additive" and e_add < 1e-3 < e_max
+    fit = fit_access(points, 100.0)
+    assert fit.limit == "additive" and fit.access_time_ms == pytest.approx(8.0, rel=1e-6)
+
+
+def test_a_throttled_sweep_chooses_the_max_form() -> None:
+    points = sweep(lambda s: max(1 / 120, s / 70e6))
+    form, e_add, e_max = device_limit(points, 70.0)
+    assert form == "max" and e_max < 1e-3 < e_add
+    fit = fit_access(points, 70.0)
+    # a limiter's smallest request costs one request slot: 1 / IOPS, not less its transfer
+    assert fit.limit == "max" and fit.access_time_ms == pytest.approx(1000 / 120, rel=1e-9)
+
+
+def test_a_sweep_far_from_the_knee_or_too_short_decides_nothing() -> None:
+    # requests all far below access x bandwidth (583 kB): both forms give the IOPS
+    far = sweep(lambda s: max(1 / 120, s / 70e6), (512, 1024, 2048, 4096))
+    assert device_limit(far, None)[0] is None
+    assert device_limit(sweep(lambda s: 0.008 + s / 1e8, (4096, MiB)), 100.0)[0] is None
+
+
+def test_request_time_adds_for_a_disk_and_takes_the_larger_for_a_limiter() -> None:
+    assert request_time(0.008, 0.002) == pytest.approx(0.010)
+    assert request_time(0.008, 0.002, 1.0) == pytest.approx(0.008)
+    assert request_time(0.008, 0.020, 1.0) == pytest.approx(0.020)
+    # the knee, request = access x bandwidth: the forms differ by 2x
+    p = Params(70.0, 1000 / 120, 1, 1, 1, 1, 1)
+    knee = np.array([70e6 / 120])
+    no = np.zeros(1)
+    assert stream_io_rate(p, knee, no, no)[0] == pytest.approx(35.0)
+    limiter = Params(70.0, 1000 / 120, 1, 1, 1, 1, 1, storage_overlap=1.0)
+    assert stream_io_rate(limiter, knee, no, no)[0] == pytest.approx(70.0)
+    assert stream_io_rate(limiter, np.array([4096.0]), no, no)[0] == pytest.approx(
+        120 * 4096 / 1e6)
+
+
+def random_reads(n: int, size: int, spacing: int = 64 * MiB) -> list[Request]:
+    return [Request("f", k * spacing, size) for k in range(n)]
+
+
+@pytest.mark.parametrize("limit", ["additive", "max"])
+def test_each_form_random_small_reads_reach_the_iops(limit: str) -> None:
+    dev = LocalDevice.from_rates(70, 120, read_ahead_kb=0, limit=limit)
+    t = dev.replay(random_reads(600, 4 * KiB))
+    assert t.device_requests == t.seeks == 600
+    assert 600 / t.time_s == pytest.approx(120, rel=1e-9)
+
+
+def test_mid_size_random_reads_tell_the_forms_apart() -> None:
+    reqs = random_reads(100, 512 * KiB)
+    disk = LocalDevice.from_rates(70, 120, read_ahead_kb=0).replay(reqs)
+    limiter = LocalDevice.from_rates(70, 120, read_ahead_kb=0, limit="max").replay(reqs)
+    flow = 512 * KiB / 70e6
+    assert disk.time_s == pytest.approx(100 * (1 / 120 - 4096 / 70e6 + flow))
+    assert limiter.time_s == pytest.approx(100 * max(1 / 120, flow))
+    assert disk.time_s / limiter.time_s > 1.8
+
+
+@pytest.mark.parametrize("limit", ["additive", "max"])
+def test_each_form_streams_a_file_at_the_bandwidth(limit: str) -> None:
+    dev = LocalDevice.from_rates(70, 120, read_ahead_kb=2560, limit=limit)
+    reqs = [Request("f", k * MiB, MiB) for k in range(200)]
+    t = dev.replay(reqs, {"f": 200 * MiB})
+    assert t.device_bytes == 200 * MiB
+    assert t.requested_bytes / t.time_s / 1e6 == pytest.approx(70, rel=0.01)
+
+
+def test_a_limiter_with_small_read_ahead_is_iops_bound_when_sequential() -> None:
+    # every device I/O costs a request slot, contiguous or not: 128 KiB windows at 120 IOPS
+    # give 15.7 MB/s (the throttled test disk measured 16.2); a disk streams them
+    reqs = [Request("f", k * 64 * KiB, 64 * KiB) for k in range(1600)]
+    limiter = LocalDevice.from_rates(70, 120, read_ahead_kb=128, limit="max")
+    t = limiter.replay(reqs, {"f": 100 * MiB})
+    assert t.requested_bytes / t.time_s / 1e6 == pytest.approx(120 * 128 * KiB / 1e6, rel=0.02)
+    disk = LocalDevice.from_rates(70, 120, read_ahead_kb=128).replay(reqs, {"f": 100 * MiB})
+    assert disk.requested_bytes / disk.time_s / 1e6 > 60
+
+
+def test_a_limiter_splits_large_ios_and_lets_a_burst_through() -> None:
+    dev = LocalDevice(70.0, 1 / 120, limit="max", max_io_kb=128)
+    # one 1 MiB I/O: 8 slots of 1/120 s (67 ms) against 15 ms of transfer
+    assert dev.io_time([(MiB, True)]) == pytest.approx(8 / 120)
+    burst = LocalDevice(70.0, 1 / 120, limit="max", carry_s=0.1)
+    # the first 0.1 s of budget passes at once: 12 slots of 4 KiB are free, then 1/120 each
+    assert burst.io_time([(4096, True)] * 12) == pytest.approx(0.0)
+    assert burst.io_time([(4096, True)] * 24) == pytest.approx(12 / 120)
+
+
+def test_retiming_a_transfer_follows_the_form() -> None:
+    reqs = random_reads(50, 512 * KiB)
+    dev = LocalDevice.from_rates(70, 120, read_ahead_kb=0, limit="max")
+    t = dev.replay(reqs)
+    faster = LocalDevice(140.0, dev.access_s, 0, limit="max")
+    assert faster.io_time(t.ios) == pytest.approx(faster.replay(reqs).time_s)
+
+
+def test_jobs_share_devices_as_a_closed_queue() -> None:
+    r1, r_io = np.array([50.0]), np.array([100.0])
+    # one job per device or fewer: no queue
+    assert shared_devices(np.array([4.0]), r1, r_io, 4.0)[0] == pytest.approx(200.0)
+    # many jobs on one device: the device's rate; never above it, never below one job
+    many = shared_devices(np.array([64.0]), r1, r_io, 1.0)[0]
+    assert 95.0 < many < 100.0
+    two = shared_devices(np.array([2.0]), r1, r_io, 1.0)[0]
+    assert 50.0 < two < 100.0
+    # exact mean-value analysis for 2 jobs: S = Z = 0.01: Q1 = 0.5, R2 = 0.015, X = 80;
+    # Schweitzer's approximation is a few percent lower: 100 (3 - sqrt(5)) = 76.4
+    assert two == pytest.approx(100 * (3 - np.sqrt(5))) and two < 80.0
+
+
+def test_a_read_larger_than_the_read_ahead_reads_ahead_up_to_the_largest_io() -> None:
+    # the kernel's ractl_max_pages: a 4 MiB read with 128 KiB read-ahead issues 1280 KiB
+    # windows where the queue takes 1280 KiB I/Os (max_sectors_kb), 128 KiB ones otherwise
+    req = [Request("f", 0, 4 * MiB)]
+    log: list[tuple[str, int, int]] = []
+    LocalDevice(100, 0.01, 128, max_io_kb=1280).replay(req, {"f": 64 * MiB}, log=log)
+    assert {n for _, _, n in log} == {1280 * KiB} and log[0][1] == 0
+    assert sum(n for _, _, n in log) >= 4 * MiB
+    small: list[tuple[str, int, int]] = []
+    LocalDevice(100, 0.01, 128).replay(req, {"f": 64 * MiB}, log=small)
+    assert {n for _, _, n in small} == {128 * KiB} and len(small) >= 32
+
+
+def test_a_reopened_file_keeps_the_page_cache_and_its_marks() -> None:
+    # read 1 page at 0 (a window of 4 pages, marked at page 1), then, through a new open,
+    # page 1: the mark left by the first open starts the next window (4 - 1 + 1 pages,
+    # ramped to 8), though the new open has no read-ahead state of its own
+    log: list[tuple[str, int, int]] = []
+    reqs = [Request("f", 0, 4096), Request("f", 4096 + 100, 34)]
+    LocalDevice(100, 0.01, 128).replay(reqs, {"f": MiB}, reopen=True, log=log)
+    assert log == [("f", 0, 4 * 4096), ("f", 4 * 4096, 8 * 4096)]
+
+
+@pytest.mark.emulated
+def test_the_emulated_disk_keeps_the_read_ahead_it_was_given() -> None:
+    # from Linux 6.11 writing queue/rotational resets read_ahead_kb: set it last
+    from testbench import availability, emulated_disks
+
+    ok, why = availability()
+    if not ok:
+        pytest.skip(f"emulated disks unavailable: {why}")
+    with emulated_disks(read_mb_per_s=None, read_iops=None, read_ahead_kb=128,
+                        size_mb=32) as bench:
+        assert bench.disks[0].read_ahead_kb == 128
