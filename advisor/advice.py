@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
+from models.replay.baseline import ReaderBaseline
 from models.scenarios import ModelSummary, PredictionPoint
 from probes.readtests.results import Calibration
 from probes.results import DatasetProfile, SiteProfile
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from models.throughput import ThroughputModel
 
     from .cluster import ClusterAdvice
+    from .trace import Trace
 
 Severity = Literal["critical", "warning", "info"]
 Audience = Literal["analyst", "site admin"]
@@ -178,6 +180,8 @@ class DatasetAdvice:
     verdict: Verdict | None
     calibration_created: str | None = None
     notes: tuple[str, ...] = ()
+    #: ``--reader``: the baseline as the program reads (replayed; ``models.replay.baseline``)
+    reader_baseline: ReaderBaseline | None = None
 
 
 @dataclass(frozen=True)
@@ -206,11 +210,16 @@ class Advice:
     baseline: Baseline | None = field(default=None, repr=False, compare=False)
     #: ``advise(..., dask=...)``: the cluster's nodes, model and advice (``advisor.cluster``)
     cluster: ClusterAdvice | None = field(default=None, repr=False, compare=False)
+    #: ``advise(..., reader=...)``: the baseline as the program reads (replayed)
+    reader_baseline: ReaderBaseline | None = None
+    #: ``advise(..., trace=...)``: the user's program, traced (``advisor.trace.Trace``)
+    trace: Trace | None = field(default=None, repr=False, compare=False)
 
     # -- parts ---------------------------------------------------------------------------------
     def block(self) -> DatasetAdvice:
         return DatasetAdvice(self.label, self.inputs, self.dataset, self.calibration,
-                             self.model, self.verdict, self.calibration_created, self.notes)
+                             self.model, self.verdict, self.calibration_created, self.notes,
+                             self.reader_baseline)
 
     def counts(self) -> dict[str, int]:
         """Recommendations by severity (``critical``, ``warning``, ``info``)."""
@@ -253,7 +262,8 @@ class Advice:
 
     # -- output --------------------------------------------------------------------------------
     def report(self) -> Report:
-        return Report(site=self.site, advice=(self,), cluster=self.cluster)
+        return Report(site=self.site, advice=(self,), cluster=self.cluster,
+                      trace=self.trace)
 
     def to_json(self) -> dict[str, Any]:
         """The report's JSON document (the same as ``hep-advisor report --format json``)."""
@@ -286,6 +296,8 @@ class Report:
     advice: tuple[Advice, ...]
     #: ``--dask``: the cluster's nodes, model and advice
     cluster: ClusterAdvice | None = None
+    #: ``--trace FILE``: the user's program, traced (the report's Trace section)
+    trace: Trace | None = None
 
     @property
     def recommendations(self) -> tuple[Recommendation, ...]:

@@ -24,8 +24,10 @@ from probes.results import DatasetProfile, SiteProfile
 from .advice import Advice
 
 if TYPE_CHECKING:
+    from models.replay.baseline import ReaderBaseline
     from models.scenarios import ModelSummary
     from probes.basketmap import BasketMap
+    from probes.readtests.readers import ReaderSpec
 
     from .cluster import ClusterAdvice
 
@@ -45,7 +47,8 @@ def advise(paths: Paths,
            branches: Sequence[str] | None = None, cancel: threading.Event | None = None,
            cache: bool = True, recalibrate: bool = False, label: str | None = None,
            sample: int | None = DEFAULT_SAMPLE, uses: Sequence[str] | None = None,
-           replay_merge: bool = False, dask: Any = None, trace: Any = None) -> Advice:
+           replay_merge: bool = False, dask: Any = None, trace: Any = None,
+           reader: Any = None) -> Advice:
     """Probe, calibrate within ``budget_s`` seconds, fit the model and advise.
 
     ``paths``: ROOT files, directories or globs (one dataset; the demo's are
@@ -66,7 +69,10 @@ def advise(paths: Paths,
     ``advisor.trace.Trace`` of the user's program (``hep-advisor trace``): its reader findings
     (U0xx) are added to ``advice.notes``.  ``dask``: a Dask scheduler address,
     ``local:N`` or a ``distributed.Client``: every node is probed too (``advice.cluster``,
-    its advice D001-D003 among the recommendations; see ``advisor.cluster``).
+    its advice D001-D003 among the recommendations; see ``advisor.cluster``).  ``reader``:
+    the program's reader (a spec such as ``"uproot.iterate"``, a trace JSON file, or a
+    ``probes.readtests.readers.ReaderSpec``): the event loop runs it and
+    ``advice.reader_baseline`` is its replayed baseline (``ValueError`` for a bad spec).
     """
     from probes import probe_site, storage_paths
     from probes.readtests.calibrate import calibrate
@@ -74,11 +80,12 @@ def advise(paths: Paths,
     from . import cache as calcache
 
     started = time.monotonic()  # the budget counts from here: the probe's time comes out of it
+    spec = _reader(reader)
     inputs = _inputs(paths)
     name = label or _label(inputs)
     analysis_key = analysis if isinstance(analysis, str) or analysis is None else \
         f"{getattr(analysis, '__module__', '?')}:{getattr(analysis, '__qualname__', '?')}"
-    key = calcache.cache_key(inputs, engine, branches, analysis_key,
+    key = calcache.cache_key(inputs, _engine_key(engine, spec), branches, analysis_key,
                              sample=sample) if cache else None
     hit = None if recalibrate else calcache.load(key)
     if progress is not None:
@@ -100,11 +107,12 @@ def advise(paths: Paths,
             progress(ProgressEvent("probe", 1.0, "probed",
                                    f"{dataset.files} files, {dataset.total_bytes / 1e6:.1f} MB"))
         cal = calibrate(dataset, budget_s=_left(budget_s, started), engine=engine,
-                        branches=branches, analysis=analysis, progress=progress, cancel=cancel)
+                        branches=branches, analysis=analysis, progress=progress, cancel=cancel,
+                        reader=spec)
         created = calcache.store(key, dataset, cal)
     advice = replace(advise_from(site, dataset, cal, label=name, inputs=tuple(inputs),
                                  calibration_created=created, branches=branches, uses=uses,
-                                 replay_merge=replay_merge),
+                                 replay_merge=replay_merge, reader=spec),
                      calibration_reused=hit is not None)
     from .trial_refit import with_stored_trials  # `try`'s measured trials of these files
 
@@ -118,14 +126,14 @@ def advise(paths: Paths,
     if trace is not None:  # the user's own program, traced: its reader findings as notes
         from .trace import trace_notes
 
-        advice = replace(advice, notes=advice.notes + trace_notes(trace))
+        advice = replace(advice, notes=advice.notes + trace_notes(trace), trace=trace)
     return advice
 
 
 def cached_advice(paths: Paths, engine: str = "uproot", *,
                   branches: Sequence[str] | None = None, analysis: str | None = None,
                   uses: Sequence[str] | None = None, replay_merge: bool = False,
-                  sample: int | None = DEFAULT_SAMPLE) -> Advice | None:
+                  sample: int | None = DEFAULT_SAMPLE, reader: Any = None) -> Advice | None:
     """What the last ``advise`` of these unchanged files (with the same ``uses`` and
     ``replay_merge``) concluded,
     read from the cache without fitting the model (``None`` if there is none).  Its
@@ -133,7 +141,8 @@ def cached_advice(paths: Paths, engine: str = "uproot", *,
     second, without scikit-learn."""
     from . import cache as calcache
 
-    key = calcache.cache_key(_inputs(paths), engine, branches, analysis, sample=sample)
+    key = calcache.cache_key(_inputs(paths), _engine_key(engine, _reader(reader)), branches,
+                             analysis, sample=sample)
     return calcache.load_advice(key, uses, replay_merge=replay_merge)
 
 
@@ -142,7 +151,7 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
                 calibration_created: str | None = None,
                 branches: Sequence[str] | None = None, level: float = 0.9,
                 uses: Sequence[str] | None = None, replay_merge: bool = False,
-                basket_maps: Sequence[BasketMap] | None = None) -> Advice:
+                basket_maps: Sequence[BasketMap] | None = None, reader: Any = None) -> Advice:
     """The verdict and the ranked recommendations from measurements already made.
     ``branches``: what the program reads (default: every branch); ``uses``: what the analysis
     uses, when known.  The basket maps of a few files (metadata only; ``basket_maps`` where
@@ -181,7 +190,8 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
         ctx = Context(site=site, dataset=dataset, calibration=calibration, model=model,
                       baseline=baseline, summary=summary, verdict=v, label=label,
                       inputs=tuple(inputs), branches=tuple(branches or ()), level=level,
-                      uses=tuple(uses or ()), basket_maps=maps, replay_merge=replay_merge)
+                      uses=tuple(uses or ()), basket_maps=maps, replay_merge=replay_merge,
+                      reader=_reader(reader))
         recs = tuple(recommend(ctx))
     if calibration is not None and calibration.remote is not None:  # X001-X003, T001: the link
         from .advice import rank_key
@@ -192,10 +202,16 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
                                                   label=label)), key=rank_key))
         notes = [n for n in notes if not n.startswith("no model")] + link_notes(
             calibration, dataset, rmaps, branches)
+    rb = None
+    spec = _reader(reader)
+    if spec is not None and baseline is not None:  # the program's reader, replayed
+        rb, why = _reader_baseline(spec, dataset, calibration, site, baseline,
+                                   branches, basket_maps, inputs)
+        notes += why if rb is None else [reader_note(rb)]
     return Advice(label=label, site=site, dataset=dataset, calibration=calibration,
                   model=summary, verdict=v, recommendations=recs, inputs=tuple(inputs),
                   calibration_created=calibration_created, notes=tuple(notes), fitted=model,
-                  baseline=baseline)
+                  baseline=baseline, reader_baseline=rb)
 
 
 #: Files whose basket maps a replay reads (spread evenly over the dataset).
@@ -260,6 +276,8 @@ class Calibrated:
     notes: tuple[str, ...] = ()
     #: with ``dask``: every node of the cluster probed (``advisor.cluster``)
     cluster: ClusterAdvice | None = None
+    #: with ``reader``: the baseline as the program reads (``models.replay.baseline``)
+    reader_baseline: ReaderBaseline | None = None
 
 
 def _left(budget_s: float, started: float) -> float:
@@ -276,7 +294,8 @@ def calibrate_paths(paths: Paths, *, budget_s: float = DEFAULT_BUDGET_S,
                     progress: ProgressCallback | None = None,
                     cancel: threading.Event | None = None,
                     on_probed: Callable[[DatasetProfile], None] | None = None,
-                    uses: Sequence[str] | None = None, dask: Any = None) -> Calibrated:
+                    uses: Sequence[str] | None = None, dask: Any = None,
+                    reader: Any = None) -> Calibrated:
     """Probe the files and the site, run the read tests within ``budget_s`` seconds (the
     concurrency sweep at ``workers``, default the read tests' own) and fit the model: what
     ``hep-advisor calibrate`` does.  No cache is read or written.  ``on_probed`` is called
@@ -291,12 +310,13 @@ def calibrate_paths(paths: Paths, *, budget_s: float = DEFAULT_BUDGET_S,
     from probes.readtests.calibrate import calibrate
 
     started = time.monotonic()  # the budget counts from here: the probe's time comes out of it
+    spec = _reader(reader)  # ``reader``: as advise's
     inputs = _inputs(paths)
     dataset = _usable(inputs, sample, None, on_probed)
     site = probe_site(storage_paths(inputs, dataset.file_paths))
     extra = {} if workers is None else {"workers": tuple(workers)}
     cal = calibrate(dataset, budget_s=_left(budget_s, started), engine=engine, branches=branches,
-                    analysis=analysis, progress=progress, cancel=cancel, **extra)
+                    analysis=analysis, progress=progress, cancel=cancel, reader=spec, **extra)
     from .recommend.data import selection_notes
 
     summary, notes = calibration_summary(cal, dataset, site, workers or ())
@@ -306,8 +326,16 @@ def calibrate_paths(paths: Paths, *, budget_s: float = DEFAULT_BUDGET_S,
 
         cluster = calibrate_cluster(dask, dataset, budget_s=budget_s, branches=branches,
                                     analysis=analysis, progress=progress, cancel=cancel)
+    rb = None
+    if spec is not None and summary is not None:
+        from models.scenarios import calibrated_baseline
+
+        rb, why = _reader_baseline(spec, dataset, cal, site,
+                                   calibrated_baseline(cal, dataset, site)[1], branches, None,
+                                   inputs)
+        notes += tuple(why)
     return Calibrated(site, dataset, cal, summary,
-                      selection_notes(dataset, branches, uses) + notes, cluster)
+                      selection_notes(dataset, branches, uses) + notes, cluster, rb)
 
 
 def calibration_summary(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
@@ -324,6 +352,54 @@ def calibration_summary(cal: Calibration, dataset: DatasetProfile, site: SitePro
     logical = site.cpu.logical_cores or 1
     counts = sorted({*range(1, 2 * logical + 1), *workers})
     return summarize(model, baseline, counts), ()
+
+
+def _reader(reader: Any) -> ReaderSpec | None:
+    """A reader spec (text, a trace JSON file, or a ``ReaderSpec``) parsed; ``ValueError``
+    (one line) for a bad one."""
+    from probes.readtests.readers import ReaderSpec, parse_reader
+
+    if reader is None or isinstance(reader, ReaderSpec):
+        return reader
+    return parse_reader(str(reader))
+
+
+def reader_note(rb: ReaderBaseline) -> str:
+    """The reader baseline in one line (the advice's notes: every view shows them)."""
+    measured = "" if rb.measured_events_per_s is None else (
+        f"; the calibration's loop with that reader measured "
+        f"{rb.measured_events_per_s:,.0f} events/s ({rb.measured_cache}, opening not timed)"
+        + ("" if rb.measured_baseline_events_per_s is None else
+           f", {rb.measured_baseline_events_per_s:,.0f} with the cold open per file"))
+    return (f"baseline as your program reads ({rb.description}): predicted "
+            f"{rb.events_per_s:,.0f} events/s, 1 worker, cold, files opened (replayed I/O "
+            f"{rb.io_s:.2f} s + fitted CPU {rb.cpu_s:.2f} s){measured}")
+
+
+def _engine_key(engine: str, spec: ReaderSpec | None) -> str:
+    """The cache key's engine: the event loop ran ``spec`` where given."""
+    return engine if spec is None else f"{engine} reader={spec.text} " \
+        f"branches={','.join(spec.branches or ())}"
+
+
+def _reader_baseline(spec: ReaderSpec, dataset: DatasetProfile,
+                     calibration: Calibration | None, site: SiteProfile, baseline: Any,
+                     branches: Sequence[str] | None,
+                     basket_maps: Sequence[BasketMap] | None, inputs: Sequence[str]
+                     ) -> tuple[ReaderBaseline | None, list[str]]:
+    """The program's reader replayed (``models.replay.baseline``), or ``None`` and why."""
+    from models.replay.baseline import reader_baseline
+
+    tree = max(dataset.trees, key=lambda t: t.compressed_bytes) if dataset.trees else None
+    maps = tuple(basket_maps) if basket_maps is not None else \
+        sample_basket_maps(dataset, inputs=inputs)
+    if tree is None or not maps:
+        return None, [f"reader {spec.text}: no baseline: no basket map of the files"]
+    try:
+        return reader_baseline(spec, maps, tree.files, calibration, site, baseline,
+                               branches), []
+    except ValueError as exc:
+        return None, [f"reader {spec.text}: no baseline: {exc}"]
 
 
 def _inputs(paths: Paths) -> list[str]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from models.replay.baseline import ReaderBaseline
 from models.scenarios import ModelSummary
 from probes.readtests.results import Calibration
 from probes.results import DatasetProfile, SiteProfile
@@ -64,6 +65,8 @@ class Document:
     apply: ApplySummary | None = None
     #: ``--dask``: every node of the cluster, the shared-storage test and the cluster model
     cluster: ClusterAdvice | None = None
+    #: ``calibrate --reader``: the baseline as the program reads (replayed), beside ``model``
+    reader_baseline: ReaderBaseline | None = None
 
 
 def make_document(
@@ -90,7 +93,7 @@ def make_report_document(report: Report) -> Document:
     recommendation ranked by predicted speed-up (each naming its dataset)."""
     return replace(make_document("report", report.site, None), datasets=tuple(
         a.block() for a in report.advice), recommendations=report.recommendations,
-        cluster=report.cluster)
+        cluster=report.cluster, trace=report.trace)
 
 
 def document_json(doc: Document) -> dict[str, Any]:
@@ -127,6 +130,20 @@ def read_document(path: str | Path) -> dict[str, Any]:
         raise DocumentError(f"{path}: schema_version: {doc['schema_version']!r} is not "
                             f"supported (this version reads {SCHEMA_VERSION})")
     return doc
+
+
+def read_trace(path: str | Path) -> Trace:
+    """The ``trace`` block of a saved ``hep-advisor trace --json`` document (``report`` and
+    ``tui --trace FILE``); anything else is a one-line :class:`DocumentError` naming the file."""
+    doc = read_document(path)
+    if not isinstance(doc.get("trace"), dict):
+        raise DocumentError(f"{path}: trace: missing: not the output of `hep-advisor trace "
+                            "--json` (save it with `hep-advisor trace --json -o FILE -- ...`)")
+    try:
+        trace: Trace = from_jsonable(Trace, doc["trace"], str(path), "trace")
+    except JsonInputError as e:
+        raise DocumentError(str(e)) from None
+    return trace
 
 
 def calibration_parts(doc: dict[str, Any], path: str | Path = "document"

@@ -8,8 +8,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from ..render.labels import TEST_LABELS
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType as Renderable
+
+    from models.replay.baseline import ReaderBaseline
 from .common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_DATA, EXIT_OK
 from .console import err_console
 
@@ -115,7 +121,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
                                      progress=update,  # type: ignore[arg-type]
                                      cancel=cancel,
                                      on_probed=lambda dataset: print_errors(dataset.errors),
-                                     dask=args.dask)
+                                     dask=args.dask, reader=args.reader)
     except NoUsableData:
         err_console.print("hep-advisor: no usable ROOT file: nothing to calibrate")
         return EXIT_NO_DATA
@@ -131,6 +137,10 @@ def run_calibrate(args: argparse.Namespace) -> int:
             from .console import print_error
 
             print_error(f"--dask {args.dask}: {result.cluster.error}")
+    if result.reader_baseline is not None:
+        from dataclasses import replace as with_field
+
+        doc = with_field(doc, reader_baseline=result.reader_baseline)
     if args.json:
         dump_json(document_json(doc))
     else:
@@ -151,6 +161,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
             from ..render.cluster_view import cluster_view
 
             console.print(cluster_view(result.cluster))
+        if result.reader_baseline is not None:
+            console.print(reader_baseline_view(result.reader_baseline))
     if cal.partial:
         err_console.print("hep-advisor: calibration cancelled; partial results kept "
                           "(marked partial)")
@@ -158,3 +170,44 @@ def run_calibrate(args: argparse.Namespace) -> int:
     if result.cluster is not None and result.cluster.error:
         return EXIT_FAILED  # --dask could not be used (said above); the rest was written
     return EXIT_OK
+
+
+def reader_baseline_view(rb: ReaderBaseline, label: str | None = None) -> Renderable:
+    """``--reader``: the baseline as the program reads, replayed, beside the calibration's
+    measurement of the same reader."""
+    from rich.panel import Panel
+    from rich.table import Table
+    from rich.text import Text
+
+    from ..render import fmt
+
+    t = Table.grid(padding=(0, 2))
+    t.add_column(style="bold")
+    t.add_column()
+    t.add_row("reader", f"{rb.description}  [dim]({rb.reader})[/]")
+    t.add_row("predicted, 1 worker, cold",
+              f"{fmt.num(rb.events_per_s, 0)} events/s  ({fmt.num(rb.compressed_mb_per_s, 1)} "
+              f"MB/s compressed; replayed I/O {fmt.num(rb.io_s, 2)} s + CPU "
+              f"{fmt.num(rb.cpu_s, 2)} s for {fmt.num(rb.entries, 0)} events, files opened)")
+    t.add_row("replay's device", f"{fmt.num(rb.device_mb_per_s, 1)} MB/s, access "
+              f"{fmt.num(rb.access_ms, 2)} ms, read-ahead {rb.read_ahead_kb} kB: "
+              f"{fmt.num(rb.device_requests, 0)} device reads, {fmt.num(rb.seeks, 0)} seeks")
+    if rb.measured_events_per_s is not None:
+        t.add_row(f"measured ({rb.measured_cache or 'unknown cache'})",
+                  f"{fmt.num(rb.measured_events_per_s, 0)} events/s by the calibration's event "
+                  f"loop with this reader (opening not timed); predicted / measured "
+                  f"{rb.ratio:.2f}" if rb.ratio is not None else "")
+    else:
+        t.add_row("measured", Text("not measured with this reader (a cached or other "
+                                   "calibration)", style="yellow"))
+    if rb.measured_baseline_events_per_s is not None:
+        t.add_row("from measurements alone", f"{fmt.num(rb.measured_baseline_events_per_s, 0)} "
+                  "events/s (that cold loop, plus the cold open per file)")
+    t.add_row("CPU term", "the reader's warm loop on these files (measured)"
+              if rb.cpu_source == "measured" else "the fitted model's CPU terms")
+    for line in rb.how:
+        t.add_row("deduced", Text(line, style="dim"))
+    for line in rb.notes:
+        t.add_row("note", Text(line, style="yellow"))
+    title = "baseline as your program reads" + (f": {label}" if label else "")
+    return Panel(t, title=title, title_align="left")

@@ -82,6 +82,17 @@ def positive_number(text: str) -> float:
     return value
 
 
+def reader_spec(text: str) -> object:
+    """``--reader SPEC``: a ``probes.readtests.readers.ReaderSpec`` (a bad spec is an
+    ``argparse.ArgumentTypeError`` with the one-line cause)."""
+    from probes.readtests.readers import parse_reader
+
+    try:
+        return parse_reader(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def name_list(text: str) -> list[str]:
     """``A,B,...``: names, blanks dropped."""
     return [x.strip() for x in text.split(",") if x.strip()]
@@ -104,6 +115,14 @@ def add_dataset_arguments(p: argparse.ArgumentParser, paths_help: str,
                    "with --branches and needs them (default: not known, no B001)")
     p.add_argument("--analysis", default=None, metavar="MODULE:FUNCTION",
                    help="time your own analysis function (called with each chunk of arrays)")
+    p.add_argument("--reader", type=reader_spec, default=None, metavar="SPEC",
+                   help="how your program reads: uproot.iterate (uproot's default step_size "
+                   "'100 MB'), uproot.iterate:step_size=5000, uproot.arrays (both take "
+                   ",library=np), root.getentry "
+                   "(no TTreeCache), root.ttreecache[:size=30 MB], rdataframe, or a trace "
+                   "written by `hep-advisor trace --json -o FILE`; the event loop runs that "
+                   "reader and the baseline is its replay (default: the event loop's own "
+                   "reader)")
     p.add_argument("--dask", default=None, metavar="ADDRESS",
                    help="also probe every node of a Dask cluster: a scheduler address "
                    "(tcp://HOST:8786) or local:N (a LocalCluster of N worker processes); "
@@ -121,6 +140,14 @@ def add_workers_argument(p: argparse.ArgumentParser, default: tuple[int, ...] | 
                          help: str) -> None:
     """``--workers LIST`` (:func:`parse_workers`)."""
     p.add_argument("--workers", type=parse_workers, default=default, metavar="LIST", help=help)
+
+
+def add_trace_argument(p: argparse.ArgumentParser) -> None:
+    """``--trace FILE``: a saved ``hep-advisor trace --json`` document."""
+    p.add_argument("--trace", metavar="FILE", default=None,
+                   help="a trace of your own program (`hep-advisor trace --json -o FILE -- "
+                   "COMMAND`): its reader findings join the advice, with the requests drawn "
+                   "over time (the report's Trace section, the TUI's Trace tab)")
 
 
 def add_json_argument(p: argparse.ArgumentParser) -> None:

@@ -25,6 +25,7 @@ from .common import (
     EXIT_OK,
     EXIT_USAGE,
     add_dataset_arguments,
+    add_trace_argument,
 )
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
                    help="run the read tests again even if a cached calibration matches")
     p.add_argument("--no-cache", action="store_true",
                    help="neither reuse nor store a calibration")
+    add_trace_argument(p)
 
 
 @contextlib.contextmanager
@@ -123,7 +125,8 @@ def _compute(args: argparse.Namespace, cancel: threading.Event,
     advice = advise(args.paths, budget_s=args.budget, engine=args.engine,
                     analysis=args.analysis, progress=progress, branches=args.branches,
                     cancel=cancel, cache=cache, recalibrate=args.recalibrate, uses=args.uses,
-                    dask=args.dask)
+                    dask=args.dask, trace=getattr(args, "trace_loaded", None),
+                    reader=args.reader)
     return advice.report()
 
 
@@ -149,14 +152,37 @@ def _output(report: Report, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def load_trace(path: str) -> Any:
+    """The trace saved at ``path`` (``hep-advisor trace --json -o FILE``), or ``None`` after a
+    one-line error naming the file."""
+    from ..document import DocumentError, read_trace
+    from .console import print_error
+
+    try:
+        return read_trace(path)
+    except DocumentError as exc:
+        print_error(str(exc))
+        return None
+
+
 def run_report(args: argparse.Namespace) -> int:
     from ..core import NoUsableData
     from .console import err_console, print_error, print_errors
 
-    if not args.paths and (args.branches or args.analysis or args.uses or args.dask):
-        err_console.print("hep-advisor: --branches, --uses, --analysis and --dask need PATHS "
+    if not args.paths and (args.branches or args.analysis or args.uses or args.dask
+                           or args.reader):
+        err_console.print("hep-advisor: --branches, --uses, --analysis, --reader and --dask "
+                          "need PATHS "
                           "(the demo report runs its own event loop)", highlight=False)
         return EXIT_USAGE
+    if args.trace is not None:
+        if not args.paths:
+            print_error("--trace needs PATHS: the files the traced program reads (the demo "
+                        "report runs its own event loop)")
+            return EXIT_USAGE
+        args.trace_loaded = load_trace(args.trace)
+        if args.trace_loaded is None:
+            return EXIT_USAGE
     cancel = threading.Event()
     try:
         with _ctrl_c_cancels(cancel), _progress(sys.stderr.isatty(),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import EXIT_OK, EXIT_USAGE, add_dataset_arguments
+from .common import EXIT_OK, EXIT_USAGE, add_dataset_arguments, add_trace_argument
 
 
 def add_tui_arguments(p: argparse.ArgumentParser) -> None:
@@ -16,9 +16,21 @@ def add_tui_arguments(p: argparse.ArgumentParser) -> None:
                           "seconds (default 60)")
     p.add_argument("--theme", choices=["dark", "light"], default=None,
                    help="colour theme (default: Textual's; `t` toggles it in the app)")
+    add_trace_argument(p)
 
 
 def run_tui(args: argparse.Namespace) -> int:
+    trace = None
+    if args.trace is not None:
+        from .report import load_trace
+
+        if not args.paths:
+            print("hep-advisor tui: --trace needs PATHS: the files the traced program reads",
+                  file=sys.stderr)
+            return EXIT_USAGE
+        trace = load_trace(args.trace)
+        if trace is None:
+            return EXIT_USAGE
     if not (sys.stdout.isatty() and sys.stdin.isatty()):
         print("hep-advisor tui: needs a terminal; for a file or a pipe use "
               "`hep-advisor report`", file=sys.stderr)
@@ -28,7 +40,7 @@ def run_tui(args: argparse.Namespace) -> int:
     theme = {"dark": DARK, "light": LIGHT}.get(args.theme or "")
     app = make_app(args.paths or None, budget_s=args.budget, engine=args.engine,
                    branches=args.branches, analysis=args.analysis, theme=theme,
-                   uses=args.uses, dask=args.dask)
+                   uses=args.uses, dask=args.dask, trace=trace, reader=args.reader)
     app.run()
     return app.return_code or EXIT_OK
 

@@ -40,7 +40,8 @@ from .storage import cache_rule, layout_rule, readahead_rule, treecache_rule
 def recommend(ctx: Context) -> list[Recommendation]:
     """Every recommendation that applies, ranked by predicted speed-up."""
     merge = merge_rule(ctx)
-    found = [merge, rewrite_rule(ctx, merge is not None), compression_rule(ctx),
+    merged = merge is not None and merge.contradicted is None  # "not recommended": R001 stays
+    found = [merge, rewrite_rule(ctx, merged), compression_rule(ctx),
              branches_rule(ctx), readahead_rule(ctx), treecache_rule(ctx), cache_rule(ctx),
              layout_rule(ctx), workers_rule(ctx), rntuple_rule(ctx)]
     recs = [r for r in silence_ttree_rules(ctx, found) if r is not None]

@@ -7,10 +7,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from models.calibration import loop_call_costs
 from models.replay import LocalDevice
 from models.replay.predict import (
     STEP_BYTES,
+    UPROOT_OVERLAP,
+    UPROOT_OVERLAP_RANGE,
     CpuCosts,
+    LoopCosts,
     MergePrediction,
     Reader,
     costs_from,
@@ -28,6 +32,7 @@ from models.scenarios import (
 )
 from models.throughput import ThroughputModel
 from probes.basketmap import BasketMap
+from probes.readtests.readers import ReaderSpec
 from probes.readtests.results import Calibration
 from probes.results import DatasetProfile, SiteProfile, TreeProfile
 
@@ -66,6 +71,9 @@ class Context:
     #: rather than from the rate model's merge scenario (needs ``basket_maps``); without it
     #: the replay still checks what the merged layout costs each reader
     replay_merge: bool = False
+    #: the program's reader (``--reader``, or deduced from a trace): M001's and P001's
+    #: speed-ups then replay that reader (needs ``basket_maps``); ``None``: not known
+    reader: ReaderSpec | None = None
     #: per context (``replace`` starts a new one): scenario -> its result
     _results: dict[Scenario, ScenarioResult] = field(default_factory=dict, init=False,
                                                      repr=False, compare=False)
@@ -78,6 +86,29 @@ class Context:
     def tree(self) -> TreeProfile | None:
         trees = self.dataset.trees
         return max(trees, key=lambda t: t.compressed_bytes) if trees else None
+
+    @property
+    def program_reader(self) -> Reader | None:
+        """The program's reader as the replay's :class:`Reader` (``None``: not known)."""
+        if self.reader is None:
+            return None
+        from models.replay.baseline import replay_reader
+
+        return replay_reader(self.reader)
+
+    def reader_context(self) -> Context:
+        """This context with the branches the program's reader reads where its spec names
+        them (a trace's), for the replays of that reader; else this one."""
+        if self.reader is None or not self.reader.branches or \
+                tuple(self.reader.branches) == self.branches:
+            return self
+        from dataclasses import replace
+
+        if "reader context" not in self._replay_memo:  # one, its replays kept
+            self._replay_memo["reader context"] = replace(
+                self, branches=tuple(self.reader.branches))
+        sub: Context = self._replay_memo["reader context"]  # type: ignore[assignment]
+        return sub
 
     @property
     def workers_now(self) -> int:
@@ -123,16 +154,19 @@ class Context:
         return self._replays[key]
 
     def reader_replay(self, before: Reader, after: Reader,
-                      read_ahead_kb: int | None = None) -> MergePrediction | None:
+                      read_ahead_kb: int | None = None, *, after_warm: bool = False
+                      ) -> MergePrediction | None:
         """Today's files read with ``before``, then with ``after`` (and the read-ahead
-        ``read_ahead_kb``), replayed: ``None`` as for :meth:`merge_replay`."""
-        key = ("reader", before, after, read_ahead_kb)
+        ``read_ahead_kb``; from the page cache where ``after_warm``: pre-staged), replayed:
+        ``None`` as for :meth:`merge_replay`."""
+        key = ("reader", before, after, read_ahead_kb, after_warm)
         if key not in self._replays:
             self._replays[key] = self._replay(
                 lambda dev, costs, sds, cpu_sd, tree_files: reader_change(
                     self.basket_maps, tree_files, dev, costs, before, after,
                     after_read_ahead_kb=read_ahead_kb, branches=self.branches or None,
-                    device_sd=sds, cpu_sd=cpu_sd, memo=self._replay_memo))
+                    device_sd=sds, cpu_sd=cpu_sd, memo=self._replay_memo,
+                    after_warm=after_warm))
         return self._replays[key]
 
     def replay_device(self) -> LocalDevice:
@@ -143,10 +177,21 @@ class Context:
         return device_from(self.baseline.params, raw, ra)
 
     def replay_costs(self) -> CpuCosts:
-        """The fitted CPU terms of one worker (the warm open where it was measured)."""
+        """The CPU terms of one worker: the warm open where it was measured; the per-call cost
+        from the warm event loop with the measured decompression rate where the calibration
+        has them (:func:`~models.replay.predict.loop_costs`), else the fitted terms; uproot's
+        overlap of I/O and CPU (an assumption, with its range)."""
         opened = self.calibration.open_overhead_s if self.calibration is not None else None
         return costs_from(self.baseline.params, self.baseline.row(1),
-                          opened.warm if opened else None)
+                          opened.warm if opened else None, loop=self._loop_costs(),
+                          overlap=UPROOT_OVERLAP, overlap_range=UPROOT_OVERLAP_RANGE)
+
+    def _loop_costs(self) -> LoopCosts | None:
+        """The per-call cost of uproot's plain event loop from the calibration's warm loop
+        (:func:`models.calibration.loop_call_costs`)."""
+        if self.calibration is None:
+            return None
+        return loop_call_costs(self.calibration, self.tree)
 
     def _replay(self, run: Callable[[LocalDevice, CpuCosts, tuple[float, float], float, int],
                                     MergePrediction]) -> MergePrediction | None:
@@ -191,14 +236,15 @@ class Context:
     def make(self, *, code: str, kind: str, title: str, audience: Audience,
              point: PredictionPoint, scenario: Scenario, summary: str,
              evidence: Sequence[Evidence], actions: Sequence[Action],
-             options: Sequence[Option] = (), extra_assumptions: Sequence[str] = ()
-             ) -> Recommendation | None:
+             options: Sequence[Option] = (), extra_assumptions: Sequence[str] = (),
+             keep: bool = False) -> Recommendation | None:
         """The recommendation, or ``None`` when the predicted speed-up is below
-        ``MIN_SPEEDUP`` (it does not apply)."""
+        ``MIN_SPEEDUP`` (it does not apply; ``keep``: made all the same, for a caller that
+        marks it not recommended)."""
         if point.speedup is None:
             return None
         s = round(point.speedup, 3)  # the figure shown: the severity and the cut are its
-        if s < MIN_SPEEDUP:
+        if s < MIN_SPEEDUP and not keep:
             return None
         return Recommendation(
             code=code, kind=kind, title=title, severity=severity_for(s), audience=audience,

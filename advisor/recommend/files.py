@@ -10,7 +10,7 @@ from models.physics import config_matrix, rates
 from models.replay.predict import MergePrediction, Reader, cluster_step
 from models.scenarios import PredictionPoint
 
-from ..advice import Action, Evidence, Option, Recommendation
+from ..advice import MIN_SPEEDUP, Action, Evidence, Option, Recommendation, contradicted
 from . import versions
 from .context import Context
 from .inputs import Inputs, hadd_all, hadd_groups, python_files
@@ -115,7 +115,13 @@ def merge_rule(ctx: Context) -> Recommendation | None:
     outputs = math.ceil(tree.files / k)
     replayed = ctx.merge_replay(k, small_baskets is not None)
     rate_model = point
-    if replayed is not None and ctx.replay_merge:
+    prog = ctx.program_reader
+    # the program's reader known: the merge replayed with it is the headline
+    mine = ctx.reader_context().merge_replay(k, small_baskets is not None, reader=prog) \
+        if prog else None
+    if mine is not None:
+        point = replay_point(mine, point)
+    elif replayed is not None and ctx.replay_merge:
         point = replay_point(replayed, point)
     tname = _tree_name(ctx)
     opt = "-O " if small_baskets is not None else ""
@@ -156,18 +162,35 @@ def merge_rule(ctx: Context) -> Recommendation | None:
                f"Files of about {target:,.0f} MB pay it less often.")
     extra: tuple[str, ...] = ()
     options: list[Option] = []
+    if mine is not None and prog is not None and ctx.reader is not None:
+        ev.append(Evidence(
+            "speed-up with the program's reader", round(mine.speedup, 2), "x", "derived",
+            f"the merge replayed with {prog.describe()} (reader {ctx.reader.text}) on today's "
+            "files and on the merged ones: the headline figure"))
     if replayed is not None:
-        ev.extend(replay_evidence(replayed, rate_model))
+        ev.extend(replay_evidence(mine or replayed, rate_model))
         extra = REPLAY_ASSUMPTIONS if ctx.replay_merge else REPLAY_CHECKS
+        if mine is not None and prog is not None:
+            extra = (reader_assumption(prog), *REPLAY_CHECKS)
         said, more, options, remedies = scattered_checks(ctx, k, small_baskets is not None,
                                                          replayed)
         summary += said
         ev.extend(more)
         actions.extend(remedies)
-    return ctx.make(
+    # with the program's reader the merge alone gains nothing, but a merge with a reader
+    # change does: kept, marked not recommended as it stands, its options shown
+    keep = (mine is not None and round(mine.speedup, 3) < MIN_SPEEDUP
+            and any(o.predicted_speedup >= MIN_SPEEDUP for o in options))
+    rec = ctx.make(
         code="M001", kind="merge", title=f"Merge the small files to about {target:,.0f} MB",
         audience="analyst", point=point, scenario=scen, summary=summary,
-        evidence=ev, actions=actions, options=options, extra_assumptions=extra)
+        evidence=ev, actions=actions, options=options, extra_assumptions=extra, keep=keep)
+    if rec is None or not keep or prog is None or mine is None:
+        return rec
+    return contradicted(rec, f"the merge alone, replayed with the program's reader "
+                             f"({prog.describe()}), gains {mine.speedup:.2f}x "
+                             f"({mine.low:.2f}–{mine.high:.2f}x); the options pair it with a "
+                             "reader change")
 
 
 def scattered_checks(ctx: Context, k: int, optimise: bool, loop: MergePrediction
@@ -274,17 +297,30 @@ SCATTERED_SHARE = 0.3
 REPLAY_ASSUMPTIONS = (
     "speed-up from replaying uproot's reads of today's and of the merged layout (basket maps "
     "of the sampled files) through a model of the device (the calibration's bandwidth and "
-    "access time, the site's read-ahead), plus the fitted CPU costs; its range spans the "
-    "device's and the per-file costs' uncertainties",
+    "access time, the site's read-ahead), plus the CPU costs (the per-call cost from the "
+    "warm event loop and the measured decompression rate, else the fitted terms); uproot's "
+    "reads of basket data assumed hidden behind the read calls' CPU (overlap 1, range "
+    "0.5-1: uproot fills its byte ranges in a background thread); its range spans the "
+    "device's, the per-file costs' and the overlap's uncertainties",
 )
 
 
 REPLAY_CHECKS = (
     "the readers' costs on the merged layout (and the options that remove scattered reads) "
     "replay their reads of today's and of the merged layout (basket maps of the sampled "
-    "files) through a model of the device plus the fitted CPU costs; ranges span the device's "
-    "and the per-file costs' uncertainties",
+    "files) through a model of the device plus the CPU costs, uproot's data reads assumed "
+    "hidden behind its CPU (overlap 1, range 0.5-1); ranges span the device's, the per-file "
+    "costs' and the overlap's uncertainties",
 )
+
+
+def reader_assumption(reader: Reader) -> str:
+    """The assumption line of a speed-up replayed with the program's reader."""
+    return (f"the speed-up replays the program's reader ({reader.describe()}) on today's files "
+            "and on the changed ones (basket maps of the sampled files) through a model of the "
+            "device (the calibration's bandwidth and access time, the site's read-ahead), "
+            "plus the CPU costs; its range spans the device's, the per-file costs' and "
+            "uproot's overlap's uncertainties")
 
 
 def replay_point(r: MergePrediction, model: PredictionPoint) -> PredictionPoint:
@@ -307,7 +343,10 @@ def replay_evidence(r: MergePrediction, model: PredictionPoint) -> list[Evidence
                  f"{a.io.seeks * a.scale:,.0f} of them paying the access time "
                  f"({'hadd -O' if r.optimise else 'hadd'} layout, {r.outputs} files)"),
         Evidence("CPU now / merged", f"{b.cpu_s:.2f} / {a.cpu_s:.2f}", "s", "derived",
-                 "fitted: opening (warm), read calls, baskets, decompression, processing"),
+                 "opening (warm), read calls, baskets, decompression, processing"),
+        Evidence("I/O hidden behind CPU now / merged", f"{b.hidden_s:.2f} / {a.hidden_s:.2f}",
+                 "s", "assumed", "uproot's data reads overlap its read calls' CPU "
+                 "(overlap 1, range 0.5-1)"),
         Evidence("rate model's speed-up", round(model.speedup or 0.0, 2), "x", "derived",
                  "the merge scenario of the fitted rates (request sizes unchanged)"),
     ]

@@ -30,6 +30,7 @@ from typing import Any
 
 from .pagecache import Eviction, evict
 from .raw import cache_state, eviction_note
+from .readers import ReaderSpec, uproot_chunks
 from .results import Conditions, EventLoop, Measurement
 from .runner import Session, measurement
 
@@ -269,9 +270,11 @@ def read_pass(
     analysis: Analysis | None = None,
     deadline: float | None = None,
     check: Callable[[], None] | None = None,
+    reader: ReaderSpec | None = None,
 ) -> PassResult:
     """Read the plan once, chunk by chunk; stop early at ``deadline`` (``time.perf_counter``
-    seconds), keeping what was read.  Opening the files is not timed."""
+    seconds), keeping what was read.  Opening the files is not timed.  ``reader``: the
+    program's uproot reader (:mod:`.readers`; default: ``iterate`` at ``step_bytes``)."""
     import uproot
 
     done: list[int] = []
@@ -290,8 +293,10 @@ def read_pass(
         with uproot.open(part.path) as f:
             tree = f[plan.tree_name]
             t0 = time.perf_counter()
-            for arrays in tree.iterate(list(plan.branches), step_size=step, entry_stop=part.entries,
-                                       library="ak"):
+            chunks = tree.iterate(list(plan.branches), step_size=step, entry_stop=part.entries,
+                                  library="ak") if reader is None else \
+                uproot_chunks(tree, reader, plan.branches, part.entries, step)
+            for arrays in chunks:
                 if analysis is not None:
                     try:
                         analysis(arrays)
@@ -301,8 +306,12 @@ def read_pass(
                         name = getattr(analysis, "__qualname__", repr(analysis))
                         raise AnalysisError(f"the analysis {name} raised "
                                             f"{type(exc).__name__}: {one_line(exc)}") from exc
-                n += len(arrays)
-                array_bytes += int(arrays.nbytes)
+                if isinstance(arrays, dict):  # a reader with library="np"
+                    n += len(next(iter(arrays.values()), ()))
+                    array_bytes += sum(int(a.nbytes) for a in arrays.values())
+                else:
+                    n += len(arrays)
+                    array_bytes += int(arrays.nbytes)
                 del arrays
                 if check is not None:
                     check()
@@ -365,6 +374,7 @@ def measure_event_loop(
     cold: bool = True,
     max_bytes: float = DEFAULT_MAX_BYTES,
     step_bytes: float = DEFAULT_STEP_BYTES,
+    reader: ReaderSpec | None = None,
 ) -> EventLoop:
     """Events/s and MB/s of reading ``branches`` (default: all) of ``tree_name`` with uproot.
 
@@ -372,7 +382,8 @@ def measure_event_loop(
     A pilot pass (cold where ``cold``) fixes how much is read per sample so that the samples
     fit the share; cold samples then evict the files before each read, warm samples follow at
     once.  The top-level figures are the cold ones where eviction was confirmed for every
-    file, else the warm ones.  Raises ``ValueError`` (one line) for a bad ``analysis`` or
+    file, else the warm ones.  ``reader``: the program's uproot reader (:mod:`.readers`),
+    named in the result.  Raises ``ValueError`` (one line) for a bad ``analysis`` or
     branch, :class:`AnalysisError` when the analysis raises, and
     :class:`~probes.readtests.runner.Cancelled` when cancelled.
     """
@@ -390,7 +401,7 @@ def measure_event_loop(
     # first timed pass does not pay one-time costs; the files are evicted afterwards anyway
     first = plan.parts[0]
     warm_up = replace(plan, parts=(replace(first, entries=min(first.entries, 100)),))
-    read_pass(warm_up, step_bytes, func, check=session.check)
+    read_pass(warm_up, step_bytes, func, check=session.check, reader=reader)
 
     evictions: list[Eviction] = []
 
@@ -403,7 +414,7 @@ def measure_event_loop(
     p0 = clock()
     pilot_budget = PILOT_FRACTION * max(0.0, share - (p0 - t0))
     pilot = read_pass(plan, step_bytes, func, deadline=time.perf_counter() + pilot_budget,
-                      check=session.check)
+                      check=session.check, reader=reader)
     pass_s = clock() - p0  # one pass, opening the files included
     plan = truncate(plan, pilot)
     session.bytes_read += int(plan.compressed_bytes)
@@ -412,7 +423,7 @@ def measure_event_loop(
     def sample(evict_first: bool) -> float:
         if evict_first:
             evict_plan(plan)
-        r = read_pass(plan, step_bytes, func, check=session.check)
+        r = read_pass(plan, step_bytes, func, check=session.check, reader=reader)
         session.bytes_read += int(plan.compressed_bytes)
         return r.total_entries / max(r.seconds, 1e-9)
 
@@ -420,7 +431,8 @@ def measure_event_loop(
            f"{len(plan.branches)} branches"
     base = Conditions(cache="unknown", workers=1, bytes_per_sample=int(plan.compressed_bytes),
                       note=f"{plan.entries} entries of {len(plan.parts)} file(s), library "
-                      f"'ak'; file opening not timed")
+                      f"'ak'; file opening not timed"
+                      + (f"; reader {reader.describe()}" if reader is not None else ""))
     cold_m, warm_m, top = cold_then_warm(session, TEST, what, base, sample, pilot_rate,
                                          pass_s, share, t0, evictions if cold else None)
     rate = top.median
@@ -429,5 +441,6 @@ def measure_event_loop(
     per_event_u = plan.uncompressed_bytes / n if n else 0.0
     session.report(TEST, 1.0, "event loop done",
                    figure=f"{rate:.0f} events/s" if rate is not None else None)
-    return EventLoop.from_rate("uproot", len(plan.branches), rate, per_event_c, per_event_u,
+    loop = EventLoop.from_rate("uproot", len(plan.branches), rate, per_event_c, per_event_u,
                                cold_m, warm_m, analysis_name)
+    return loop if reader is None else replace(loop, reader=reader.text)

@@ -34,6 +34,7 @@ from typing import Any
 
 from .pagecache import Eviction, evict
 from .raw import cache_state, eviction_note
+from .readers import ReaderSpec
 from .results import (
     CacheState,
     Conditions,
@@ -228,16 +229,20 @@ def measure_root_event_loop(
     share_s: float | None = None,
     cold: bool = True,
     max_bytes: float = DEFAULT_MAX_BYTES,
+    reader: ReaderSpec | None = None,
 ) -> RootEventLoop:
     """The event loop through ROOT: ``GetEntry`` over every entry of ``tree_name`` with the
     selected branches enabled (default: all), TTreeCache on (ROOT's default size) for the
     event-loop figures, cold and warm, and one pass with it off for the perf-stats comparison.
 
     A pilot pass (cold where ``cold``) fixes how many entries a sample reads so the samples
-    fit ``share_s`` (default: the session's share for the event loop).  Raises ``ImportError``
+    fit ``share_s`` (default: the session's share for the event loop).  ``reader``: the
+    program's ``GetEntry`` reader (:mod:`.readers`: ``root.getentry`` times the loop without
+    TTreeCache, ``root.ttreecache`` with its size), named in the result.  Raises ``ImportError``
     without ROOT, ``ValueError`` for a missing tree or branch, and ``Cancelled``.
     """
     import_root()
+    cache = -1 if reader is None else reader.root_cache_bytes  # the timed passes' TTreeCache
     share = session.begin(TEST) if share_s is None else float(share_s)
     clock = session.clock
     t0 = clock()
@@ -262,7 +267,7 @@ def measure_root_event_loop(
     if cold:
         evict_parts(parts)
     p0 = clock()
-    pilot = _run_pass(parts, tree_name, selected, -1,
+    pilot = _run_pass(parts, tree_name, selected, cache,
                       max_seconds=PILOT_FRACTION * max(0.0, share - (p0 - t0)),
                       check=session.check, perf=True)
     pass_s = clock() - p0  # one pass, opening the files included
@@ -285,13 +290,14 @@ def measure_root_event_loop(
     def sample(evict_first: bool, key: str) -> float:
         if evict_first:
             evict_parts(parts)
-        r = _run_pass(parts, tree_name, selected, -1, check=session.check)
+        r = _run_pass(parts, tree_name, selected, cache, check=session.check)
         last[key] = r
         session.bytes_read += r.bytes_read
         return r.total_entries / max(r.wall, 1e-9)
 
-    note = f"{pilot.total_entries} entries of {len(parts)} file(s); TTreeCache on " \
-           f"(ROOT's default size); file opening not timed"
+    note = f"{pilot.total_entries} entries of {len(parts)} file(s); " + (
+        "TTreeCache on (ROOT's default size)" if reader is None else reader.describe()) \
+        + "; file opening not timed"
     base = Conditions(cache="unknown", workers=1, bytes_per_sample=None, note=note)
     what = f"ROOT GetEntry loop, {nbranches} branches"
     cold_m: Measurement | None = None
@@ -325,11 +331,13 @@ def measure_root_event_loop(
     n = ref.total_entries
     per_c = ref.bytes_read / n if n else 0.0
     per_u = ref.unzipped / n if n else 0.0
-    on_stats = pilot.stats(True, on_state)
+    on_stats = pilot.stats(cache != 0, on_state)
     session.report(TEST, 1.0, "ROOT event loop done",
                    figure=f"{rate:.0f} events/s" if rate is not None else None)
     return RootEventLoop(
-        event_loop=EventLoop.from_rate("root", nbranches, rate, per_c, per_u, cold_m, warm_m),
+        event_loop=replace(EventLoop.from_rate("root", nbranches, rate, per_c, per_u, cold_m,
+                                               warm_m),
+                           reader=reader.text if reader is not None else None),
         cache_on=on_stats,
         cache_off=off.stats(False, off_state),
     )

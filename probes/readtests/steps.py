@@ -107,6 +107,11 @@ def decompression(ctx: Context, share_s: float) -> tuple[DecompressionPoint, ...
 
 
 def event_loop(ctx: Context, share_s: float) -> EventLoop:
+    reader = ctx.scratch.get("reader")  # the program's reader (``--reader``), where named
+    if reader is not None and ctx.tree.format != "rntuple":
+        from .readers import reader_event_loop
+
+        return reader_event_loop(ctx, reader, share_s)
     if ctx.tree.format == "rntuple":
         from .rntuple_loop import measure_rntuple_event_loop
 

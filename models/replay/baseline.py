@@ -1,0 +1,171 @@
+"""The baseline as the user's program reads: its reader's requests replayed through the
+calibrated device, plus the fitted CPU terms (``--reader``).
+
+The rate model's baseline is the calibration's own event loop (uproot ``iterate`` at an entry
+step).  A program that reads otherwise -- uproot's default memory-size step with its key
+pre-pass, ``arrays``, ROOT's ``GetEntry`` with or without TTreeCache, RDataFrame -- issues
+other requests; :func:`reader_baseline` replays those (:mod:`.readers`) on basket maps of the
+dataset's files through the device of the calibration (the cold raw read's bandwidth, the
+request sweep's access time, the site's read-ahead) and adds the CPU time: where the
+calibration's event loop ran that reader, its warm samples' time per event (measured: the
+reader's own CPU cost on these files, whatever it spends it on) plus the warm open per file,
+the replayed I/O less what a warm replay still charges; else the fitted model's CPU terms of
+one worker (:func:`~.predict.layout_time`).  On a disk the two add (each read waits); on a
+rate limiter (the device form ``"max"``, e.g. a block throttle) reads spaced out by CPU work
+pass within its budget, and the time is the larger of the two.  The result is one worker,
+cold, whole files (opening included), and it carries the calibration's own cold measurement
+of that reader for comparison.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from probes.basketmap import BasketMap
+from probes.readtests.readers import ReaderSpec
+
+from .predict import Reader, costs_from, device_from, layout_time
+
+if TYPE_CHECKING:
+    from probes.readtests.results import Calibration
+    from probes.results import SiteProfile
+
+    from ..scenarios import Baseline
+
+#: An entry step no file reaches: ``arrays`` reads each file in one step.
+WHOLE_FILE = 2**62
+
+
+@dataclass(frozen=True)
+class ReaderBaseline:
+    """The analysis as it runs now with the program's reader, one worker, cold, files
+    opened and read whole (predicted: replayed I/O + fitted CPU terms).  ``measured_*``:
+    the calibration's event loop with the same reader (its cold samples where eviction was
+    confirmed, else warm; opening not timed), and ``ratio`` = predicted / measured."""
+
+    reader: str
+    description: str
+    events_per_s: float
+    compressed_mb_per_s: float
+    io_s: float
+    cpu_s: float
+    files: float
+    entries: float
+    device_requests: float
+    seeks: float
+    device_mb_per_s: float
+    access_ms: float
+    read_ahead_kb: int
+    #: the device's form (``LocalDevice.limit``): ``"additive"`` (a disk: each read waits for
+    #: the device, the time is I/O + CPU) or ``"max"`` (a rate limiter such as a block
+    #: throttle: reads spaced out by the CPU work pass within its budget, the time is the
+    #: larger of the limiter's time for the reads and the CPU time)
+    device_limit: str = "additive"
+    measured_events_per_s: float | None = None
+    measured_cache: str | None = None
+    ratio: float | None = None
+    #: the same baseline from measurements alone: the calibration's cold loop with this
+    #: reader (its time per event) plus the cold open per file; ``None`` where not measured
+    measured_baseline_events_per_s: float | None = None
+    #: where ``cpu_s`` comes from: ``"measured"`` (the calibration's warm event loop with
+    #: this reader: its time per event, plus the warm open per file) or ``"fitted"`` (the
+    #: fitted model's CPU terms, where the loop did not run this reader)
+    cpu_source: str = "fitted"
+    #: how the reader was deduced (from a trace), one line each
+    how: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def replay_reader(spec: ReaderSpec) -> Reader:
+    """The replay's :class:`~.predict.Reader` for a program's reader.  RDataFrame reads
+    through ``TTreeReader`` with ROOT's TTreeCache at its automatic size: replayed as that."""
+    if spec.kind == "uproot.iterate":
+        return Reader(step=spec.step)
+    if spec.kind == "uproot.arrays":
+        return Reader(step=WHOLE_FILE)
+    if spec.kind == "root.getentry":
+        return Reader("root", cache_bytes=0)
+    if spec.kind == "root.ttreecache":
+        return Reader("root", cache_bytes=spec.cache_bytes)
+    return Reader("root", cache_bytes=None)  # rdataframe
+
+
+def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
+                    calibration: Calibration | None, site: SiteProfile, baseline: Baseline,
+                    branches: Sequence[str] | None = None) -> ReaderBaseline:
+    """``spec`` replayed on ``maps`` (a sample of the dataset's ``files`` files, which they
+    stand for) through the calibration's device, with ``baseline``'s fitted CPU terms.
+    ``branches``: what the program reads (the spec's own, from a trace, first; default: every
+    branch).  Raises ``ValueError`` without maps, or for a branch the maps lack."""
+    if not maps:
+        raise ValueError("no basket map of the dataset's files to replay the reader on")
+    raw = calibration.raw_read if calibration is not None else None
+    ra = next((s.read_ahead_kb for s in site.storage if s.read_ahead_kb), None)
+    device = device_from(baseline.params, raw, ra)
+    opened = calibration.open_overhead_s if calibration is not None else None
+    costs = costs_from(baseline.params, baseline.row(1), opened.warm if opened else None)
+    chosen = list(spec.branches) if spec.branches else (list(branches) if branches else None)
+    scale = files / len(maps)
+    try:
+        lt = layout_time(maps, device, costs, branches=chosen, scale=scale,
+                         reader=replay_reader(spec))
+    except KeyError as exc:
+        raise ValueError(f"branch {exc} not in the sampled files") from None
+    loop = calibration.event_loop if calibration is not None else None
+    mine = loop is not None and loop.reader == spec.text
+    warm = loop.warm.median if mine and loop is not None and loop.warm is not None else None
+    notes: list[str] = []
+    io_s, cpu_s, source = lt.io_s, lt.cpu_s, "fitted"
+    if warm:  # the CPU this reader costs, measured: its warm loop, plus opening the files
+        hot = layout_time(maps, replace(device, warm=True), costs, branches=chosen,
+                          scale=scale, reader=replay_reader(spec))
+        io_s = max(lt.io_s - hot.io_s, 0.0)  # the warm loop paid the page-cache part
+        cpu_s = lt.entries / warm + lt.files * costs.open_s
+        source = "measured"
+    elif spec.engine == "root" and (calibration is None or calibration.engine != "root"):
+        notes.append("CPU terms per basket and per MB are uproot's (fitted on uproot's "
+                     "tests): an assumption for a ROOT reader")
+    if spec.kind == "rdataframe" and not warm:
+        notes.append("RDataFrame replayed as ROOT's TTreeCache at its automatic size; its "
+                     "just-in-time compilation is not in the fitted CPU terms")
+    measured = cache = None
+    if mine and loop is not None:
+        measured = loop.events_per_s
+        top = loop.cold if loop.cold is not None and loop.cold.conditions.cache == "cold" \
+            else loop.warm
+        cache = top.conditions.cache if top is not None else None
+    setup = loop.setup_s if mine and loop is not None and loop.setup_s else 0.0
+    if setup:  # once per program run (RDataFrame's just-in-time compilation), measured
+        cpu_s += setup
+        notes.append(f"includes {setup:.2f} s paid once per run (RDataFrame's just-in-time "
+                     f"compilation, measured): the rate grows with the events read")
+    limit = str(getattr(device, "limit", "additive"))
+    total = max(io_s, cpu_s) if limit == "max" else io_s + cpu_s
+    rate = lt.entries / total if total > 0 else float("inf")
+    derived = None
+    cold_open = opened.cold if opened is not None else None
+    if measured and cache == "cold" and cold_open is not None:
+        derived = lt.entries / (lt.entries / measured + lt.files * cold_open + setup)
+        off = rate / derived
+        if abs(off - 1) > 0.2:
+            notes.append(f"the replay misses this reader's own cold measurement (with the cold "
+                         f"open per file) by {off:.2f}x: its I/O term ({io_s:.2f} s through "
+                         f"{device.mb_per_s:.0f} MB/s and {device.access_s * 1e3:.2f} ms per "
+                         f"access) or its CPU term ({cpu_s:.2f} s, {source}) disagrees")
+    return ReaderBaseline(
+        reader=spec.text, description=spec.describe(), events_per_s=rate,
+        compressed_mb_per_s=lt.compressed_mb / total if total > 0 else float("inf"),
+        io_s=io_s, cpu_s=cpu_s, files=lt.files,
+        entries=lt.entries, device_requests=lt.io.device_requests * lt.scale,
+        seeks=lt.io.seeks * lt.scale, device_mb_per_s=device.mb_per_s,
+        access_ms=device.access_s * 1e3, read_ahead_kb=device.read_ahead_kb,
+        device_limit=limit,
+        measured_events_per_s=measured, measured_cache=cache,
+        ratio=rate / measured if measured else None, cpu_source=source, how=spec.how,
+        measured_baseline_events_per_s=derived,
+        notes=tuple(notes))
+
+
+__all__ = ["ReaderBaseline", "reader_baseline", "replay_reader"]

@@ -1,0 +1,217 @@
+"""Event loops that run through ROOT from Python, as a program does: ``RDataFrame``
+(``--reader rdataframe``) and a PyROOT ``GetEntry`` loop (``--reader
+root.getentry:loop=python``, ``root.ttreecache:...,loop=python``).
+
+The compiled ``GetEntry`` loop of :mod:`.rootengine` leaves out what a Python loop pays per
+call; these passes time what the program's own code would: an ``RDataFrame`` from its
+construction to its results (the actions' just-in-time compilation and the file's opening
+included), a PyROOT loop from the first ``GetEntry`` to the last (opening not timed).  Cold
+samples evict the files first; the samples follow :func:`~.eventloop.cold_then_warm`.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .readers import ReaderSpec
+
+#: Entries between two checks of the deadline and of cancellation in a PyROOT loop.
+CHECK_EVERY = 256
+
+
+def import_root_quietly() -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import ROOT
+
+    ROOT.gROOT.SetBatch(True)
+    return ROOT
+
+
+@dataclass(frozen=True)
+class LoopPass:
+    entries: tuple[int, ...]
+    seconds: float
+    complete: bool = True
+
+    @property
+    def total_entries(self) -> int:
+        return sum(self.entries)
+
+
+Parts = Sequence[tuple[str, int]]  # (path, entries to read; -1: all)
+
+
+def _fail(what: str, path: str, exc: Exception) -> ValueError:
+    from ..rootfile import one_line
+
+    return ValueError(f"{what} cannot read {path}: {one_line(exc)}")
+
+
+def rdataframe_pass(parts: Parts, tree_name: str, branches: Sequence[str],
+                    check: Callable[[], None] | None = None,
+                    max_seconds: float | None = None) -> LoopPass:
+    """The parts read with one ``RDataFrame`` over their files (one thread, as a program
+    builds one over its dataset): a ``Sum`` of every branch, all booked before the one event
+    loop runs; a part of a file is read with ``Range`` (the last part only, as planned).
+    ``max_seconds`` is not checked inside the loop: the plan bounds it."""
+    ROOT = import_root_quietly()
+    if check is not None:
+        check()
+    paths = ROOT.std.vector["std::string"]()
+    for path, _ in parts:
+        paths.push_back(path)
+    t0 = time.perf_counter()
+    try:
+        df = ROOT.RDataFrame(tree_name, paths)
+        if parts and parts[-1][1] >= 0:  # the plan stops inside the last file
+            before = sum(_entries(ROOT, path, tree_name) for path, _ in parts[:-1])
+            t0 = time.perf_counter()  # counting the entries before is not the program's
+            df = df.Range(before + int(parts[-1][1]))
+        names = list(branches) or [str(c) for c in df.GetColumnNames()]
+        count = df.Count()
+        sums = [df.Sum(b) for b in names]
+        n = int(count.GetValue())
+        for s in sums:
+            s.GetValue()
+    except Exception as exc:
+        raise _fail("RDataFrame", parts[0][0] if len(parts) == 1 else
+                    f"{len(parts)} files", exc) from None
+    seconds = time.perf_counter() - t0
+    # the entries per part: whole files, and the planned part of the last
+    done = [stop if stop >= 0 else _entries(ROOT, path, tree_name) for path, stop in parts]
+    if sum(done) != n:
+        done = [n]  # (a file changed under the loop: the total is what was read)
+    return LoopPass(tuple(done), seconds)
+
+
+def _entries(root: Any, path: str, tree_name: str) -> int:
+    f = root.TFile.Open(path, "READ")
+    try:
+        return int(f.Get(tree_name).GetEntries())
+    finally:
+        f.Close()
+
+
+def pyroot_pass(parts: Parts, tree_name: str, branches: Sequence[str], cache_bytes: int,
+                check: Callable[[], None] | None = None,
+                max_seconds: float | None = None) -> LoopPass:
+    """Each part read with ``for i in range(n): tree.GetEntry(i)`` in Python, the selected
+    branches enabled (``SetBranchStatus``; all where none), ``SetCacheSize(cache_bytes)``
+    (0: no TTreeCache, -1: ROOT's automatic size).  Opening is not timed."""
+    ROOT = import_root_quietly()
+    done: list[int] = []
+    seconds = 0.0
+    complete = True
+    for path, stop in parts:
+        if check is not None:
+            check()
+        if max_seconds is not None and done and seconds >= max_seconds:
+            return LoopPass(tuple(done), seconds, False)
+        f = ROOT.TFile.Open(path, "READ")
+        if not f or f.IsZombie():
+            raise ValueError(f"ROOT cannot open {path}")
+        try:
+            t = f.Get(tree_name)
+            if not t:
+                raise ValueError(f"no tree {tree_name!r} in {path}")
+            if branches:
+                t.SetBranchStatus("*", False)
+                for b in branches:
+                    t.SetBranchStatus(b, True)
+            t.SetCacheSize(cache_bytes)
+            total = int(t.GetEntries())
+            n = total if stop < 0 else min(stop, total)
+            get = t.GetEntry
+            i = 0
+            t0 = time.perf_counter()
+            while i < n:
+                for j in range(i, min(i + CHECK_EVERY, n)):
+                    get(j)
+                i = min(i + CHECK_EVERY, n)
+                if max_seconds is not None and i < n and \
+                        seconds + time.perf_counter() - t0 >= max_seconds:
+                    complete = False
+                    break
+            seconds += time.perf_counter() - t0
+            done.append(i)
+        finally:
+            f.Close()
+        if not complete:
+            break
+    return LoopPass(tuple(done), seconds, complete)
+
+
+def python_root_event_loop(session: Any, files: Sequence[str], tree_name: str,
+                           branches: Sequence[str] | None, share_s: float, spec: ReaderSpec,
+                           max_bytes: float = 200e6) -> Any:
+    """The event-loop test with ``spec`` (``rdataframe``, or a ``GetEntry`` reader with
+    ``loop=python``): a set-up pass on a few entries, a cold pilot that sizes the samples,
+    then cold and warm samples (:func:`~.eventloop.cold_then_warm`)."""
+    from .eventloop import PILOT_FRACTION, cold_then_warm, plan_reads
+    from .pagecache import Eviction, evict
+    from .results import Conditions, EventLoop
+
+    def run(ps: Parts, limit: float | None = None) -> LoopPass:
+        if spec.kind == "rdataframe":
+            return rdataframe_pass(ps, tree_name, plan.branches, session.check, limit)
+        return pyroot_pass(ps, tree_name, plan.branches, spec.root_cache_bytes,
+                           session.check, limit)
+
+    clock = session.clock
+    t0 = clock()
+    session.check()
+    plan = plan_reads(files, tree_name, branches, max_bytes, deadline=t0 + 0.1 * share_s,
+                      clock=clock)
+    parts = [(p.path, p.entries if p.entries < p.tree_entries else -1) for p in plan.parts]
+    ROOT = import_root_quietly()
+    ROOT.TFile, ROOT.TTree, ROOT.RDataFrame  # noqa: B018 (loading ROOT's libraries: not timed)
+    s0 = time.perf_counter()
+    run([(parts[0][0], 16)])  # the one-time set-up: RDataFrame compiles its actions here
+    setup_s = time.perf_counter() - s0 if spec.kind == "rdataframe" else None
+    evictions: list[Eviction] = []
+
+    def evict_all() -> None:
+        evictions.extend(evict(p) for p, _ in parts)
+
+    evict_all()
+    p0 = clock()
+    pilot = run(parts, PILOT_FRACTION * max(0.0, share_s - (p0 - t0)))
+    pass_s = clock() - p0
+    parts = [(p, n) for (p, _), n in zip(parts, pilot.entries, strict=False) if n > 0]
+    frac = [n / max(fp.tree_entries, 1) for fp, n in zip(plan.parts, pilot.entries,
+                                                        strict=False)]
+    zipped = sum(fp.compressed_bytes * f for fp, f in zip(plan.parts, frac, strict=False))
+    unzipped = sum(fp.uncompressed_bytes * f for fp, f in zip(plan.parts, frac, strict=False))
+    session.bytes_read += int(zipped)
+
+    def sample(evict_first: bool) -> float:
+        if evict_first:
+            evict_all()
+        r = run(parts)
+        session.bytes_read += int(zipped)
+        return r.total_entries / max(r.seconds, 1e-9)
+
+    n = pilot.total_entries
+    how = ("RDataFrame, one thread, a Sum per branch; opening and JIT timed (as in a program)"
+           if spec.kind == "rdataframe" else f"{spec.describe()}; opening not timed")
+    base = Conditions(cache="unknown", workers=1, bytes_per_sample=int(zipped),
+                      note=f"{n} entries of {len(parts)} file(s); {how}")
+    what = f"{spec.describe()}, {len(plan.branches)} branches"
+    cold_m, warm_m, top = cold_then_warm(session, "event_loop", what, base, sample,
+                                         n / max(pilot.seconds, 1e-9), pass_s, share_s, t0,
+                                         evictions)
+    rate = top.median
+    session.report("event_loop", 1.0, f"{spec.kind} event loop done",
+                   figure=f"{rate:.0f} events/s" if rate is not None else None)
+    loop = EventLoop.from_rate("root", len(plan.branches), rate, zipped / n if n else 0.0,
+                               unzipped / n if n else 0.0, cold_m, warm_m)
+    return replace(loop, setup_s=setup_s)
+
+
+__all__ = ["LoopPass", "import_root_quietly", "pyroot_pass", "python_root_event_loop",
+           "rdataframe_pass"]

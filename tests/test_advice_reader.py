@@ -1,0 +1,146 @@
+"""Advice that follows the program's reader (``--reader``): M001's and P001's speed-ups are
+the replays of that reader, not the rate model's event loop; without a reader they are
+unchanged.  Tiny synthetic basket maps on the fixture calibration (see
+tests/test_replay_advice.py)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from test_replay_advice import interleaved, slow_disk_context
+
+from advisor.advice import rank_key
+from advisor.recommend import recommend
+from advisor.recommend.context import Context
+from advisor.recommend.files import merge_rule
+from advisor.recommend.storage import cache_rule
+from models.replay.baseline import replay_reader
+from models.replay.predict import MergePrediction, Reader
+from models.scenarios import Scenario
+from probes.readtests.readers import parse_reader
+from probes.readtests.results import Calibration
+
+
+def contexts(size: int) -> tuple[Context, Context]:
+    maps = tuple(interleaved(f"f{i}", size=size) for i in range(4))
+    a, ctx = slow_disk_context(maps)
+    if a.baseline is None or a.baseline.workers != 1:
+        pytest.skip("the replay is of one worker")
+    return ctx, replace(ctx, reader=parse_reader("uproot.iterate"))
+
+
+def merge_alone(ctx: Context, reader: Reader) -> MergePrediction:
+    """The merge alone replayed with ``reader`` (today's and the merged files), as M001 asked
+    for it (its group size is the rule's own)."""
+    found = [p for k, p in ctx._replays.items()
+             if len(k) == 6 and k[3] == reader and k[4] is None and not k[5]]
+    assert len(found) == 1 and found[0] is not None
+    return found[0]
+
+
+def test_the_reader_spec_maps_to_the_replay_reader() -> None:
+    _, ctx = contexts(300)
+    assert ctx.program_reader == Reader(step="100 MB")  # a key pre-pass first
+    assert replace(ctx, reader=None).program_reader is None
+    assert replace(ctx, reader=parse_reader("root.getentry")).program_reader == \
+        Reader("root", cache_bytes=0)
+
+
+@pytest.mark.parametrize("spec", ["uproot.iterate", "root.getentry"])
+def test_m001_is_the_merge_replayed_with_the_programs_reader(spec: str) -> None:
+    plain, _ = contexts(300)
+    mine = replace(plain, reader=parse_reader(spec))
+    before, rec = merge_rule(plain), merge_rule(mine)
+    assert before is not None and rec is not None
+    # without a reader: the rate model's merge scenario, as before
+    assert before.predicted_speedup == round(
+        plain.predict(_scenario(plain, before.scenario)).speedup or 0, 3)
+    p = merge_alone(mine, replay_reader(parse_reader(spec)))
+    assert rec.predicted_speedup == round(p.speedup, 3)
+    assert (rec.speedup_low, rec.speedup_high) == (round(p.low, 3), round(p.high, 3))
+    assert rec.predicted_speedup != before.predicted_speedup
+    shown = {e.name: e for e in rec.evidence}
+    assert shown["speed-up with the program's reader"].value == round(p.speedup, 2)
+    assert any("program's reader" in s for s in rec.assumptions)
+    assert not any("program's reader" in e.name for e in before.evidence)
+
+
+def _scenario(ctx: Context, name: str) -> Scenario:
+    found = [s for s in ctx._results if s.name == name]
+    assert found
+    return found[0]
+
+
+def test_a_merge_that_loses_with_the_programs_reader_is_not_recommended() -> None:
+    """Large baskets, every branch: the pre-pass of uproot's default step costs more on the
+    merged files than the per-file costs saved; a merge with an entry-count step still
+    gains: kept, marked not recommended, the options shown."""
+    plain, ctx = contexts(3000)
+    rec = merge_rule(ctx)
+    p = merge_alone(ctx, Reader(step="100 MB"))
+    assert p.speedup < 1.05  # the premise of the test
+    assert rec is not None and rec.contradicted is not None
+    assert rec.predicted_speedup == round(p.speedup, 3)
+    assert rec.title.startswith("Not recommended")
+    assert any(o.predicted_speedup >= 1.05 and "then" in o.name for o in rec.options)
+    other = merge_rule(plain)
+    assert other is not None and other.contradicted is None
+    assert sorted([rec, other], key=rank_key)[-1] is rec  # ranked last
+    assert "M001" in [r.code for r in recommend(ctx)]  # shown, ranked with the others
+
+
+def test_p001_is_the_programs_reader_cold_then_pre_staged() -> None:
+    plain, ctx = contexts(300)
+    ctx = replace(ctx, calibration=_fits(ctx))
+    plain = replace(plain, calibration=ctx.calibration)
+    before, rec = cache_rule(plain), cache_rule(ctx)
+    r = ctx.reader_replay(Reader(step="100 MB"), Reader(step="100 MB"), after_warm=True)
+    assert r is not None and r.after.io.device_requests == 0
+    assert rec is not None and rec.predicted_speedup == round(r.speedup, 3)
+    assert any(e.name == "speed-up with the program's reader" for e in rec.evidence)
+    if before is not None:  # without a reader: the rate model's cached scenario
+        assert not any("program's reader" in e.name for e in before.evidence)
+        assert before.predicted_speedup == round(
+            plain.predict(_scenario(plain, before.scenario)).speedup or 0, 3)
+
+
+def _fits(ctx: Context) -> Calibration:
+    cal = ctx.calibration
+    assert cal is not None
+    if cal.memory is None:
+        pytest.skip("the fixture has no memory probe")
+    return replace(cal, memory=replace(cal.memory, fits_in_ram=True))
+
+
+def test_advise_from_passes_the_reader_to_the_rules() -> None:
+    from tui_helpers import fixture_advice
+
+    from advisor.core import advise_from
+
+    a = fixture_advice(label="small")
+    if a.baseline is None or a.baseline.workers != 1:
+        pytest.skip("the replay is of one worker")
+    maps = tuple(interleaved(f"f{i}", size=300) for i in range(4))
+    kw = dict(label=a.label, inputs=a.inputs, basket_maps=maps)
+    with_reader = advise_from(a.site, a.dataset, a.calibration, reader="uproot.iterate", **kw)
+    without = advise_from(a.site, a.dataset, a.calibration, **kw)
+    m1 = next(r for r in with_reader.recommendations if r.code.startswith("M001"))
+    m0 = next(r for r in without.recommendations if r.code.startswith("M001"))
+    assert any(e.name == "speed-up with the program's reader" for e in m1.evidence)
+    assert not any(e.name == "speed-up with the program's reader" for e in m0.evidence)
+
+
+def test_a_traced_readers_branches_are_those_replayed() -> None:
+    """A reader deduced from a trace names the branches it read: M001 replays those."""
+    plain, _ = contexts(300)
+    few = ("b0", "b7", "b13")
+    ctx = replace(plain, reader=replace(parse_reader("uproot.iterate"), branches=few))
+    rec = merge_rule(ctx)
+    assert rec is not None
+    sub = ctx.reader_context()
+    assert sub.branches == few and ctx.branches == ()
+    p = merge_alone(sub, Reader(step="100 MB"))
+    assert rec.predicted_speedup == round(p.speedup, 3)
+    every = merge_rule(replace(plain, reader=parse_reader("uproot.iterate")))
+    assert every is not None and every.predicted_speedup != rec.predicted_speedup
