@@ -1,6 +1,7 @@
 """Trace the user's own program: what it read, what that cost, and which reader change helps.
 
-:func:`trace_program` runs a command unchanged under ``strace`` (:mod:`probes.trace`), maps
+:func:`trace_program` runs a command unchanged under ``strace`` or the in-process Python
+recorder (:mod:`probes.trace`), maps
 every read of a ROOT file onto the file's basket map (:mod:`models.attribution`), splits the
 wall time (I/O wait from the read calls' durations; decompression from timing a sample of
 the baskets it read; the rest of the CPU time is the program's own work) and runs the reader
@@ -20,6 +21,7 @@ from models.attribution import PhaseSpan
 
 from .advice import Evidence
 from .recommend.reader import ReaderFinding
+from .trace_picture import RequestPicture, request_picture
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,8 @@ class TraceFile:
     requests: int
     bytes: int
     bytes_needed: int
+    #: the branches whose baskets it read (``--reader TRACE`` takes them as the branch set)
+    branches: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,10 @@ class Trace:
     proc_read_bytes: int | None = None  # the program's /proc/<pid>/io read_bytes
     mmaps: int = 0
     notes: tuple[str, ...] = ()
+    recorder: str = "strace"  # or "python": the reads recorded inside the program
+    root_read_calls: int | None = None  # python recorder: ROOT's own counters, where imported
+    root_bytes_read: int | None = None
+    picture: RequestPicture | None = None  # the requests, to draw (trace_picture)
 
 
 @dataclass(frozen=True)
@@ -90,13 +98,17 @@ class TraceRun:
 
 
 def trace_program(argv: Sequence[str], *, cold: bool = False,
-                  stdout: IO[Any] | int | None = None) -> TraceRun:
-    """Run ``argv`` traced and analyse it.  Raises :class:`probes.trace.TraceError` (one-line
-    message) when it cannot be traced."""
+                  stdout: IO[Any] | int | None = None, recorder: str = "auto",
+                  uses: Sequence[str] = ()) -> TraceRun:
+    """Run ``argv`` traced and analyse it; ``recorder``: ``auto`` (the in-process recorder
+    for a Python program reading through uproot or reading a URL, ``strace`` otherwise),
+    ``strace`` or ``python``; ``uses``: the branches the program uses (as its user says; for
+    U002).  Raises :class:`probes.trace.TraceError` (one-line message)
+    when it cannot be traced."""
     from probes.trace import run_traced
 
-    capture = run_traced(argv, cold=cold, stdout=stdout)
-    return analyse(capture, cold=cold)
+    capture = run_traced(argv, cold=cold, stdout=stdout, recorder=recorder)
+    return analyse(capture, cold=cold, uses=uses)
 
 
 def _maps(paths: Sequence[str], notes: list[str]) -> dict[str, Any]:
@@ -127,7 +139,43 @@ def _read_ahead_kb(path: str) -> int:
     return 128
 
 
-def analyse(capture: Any, *, cold: bool = False) -> TraceRun:
+def _cores() -> int:
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _mentions(argv: Sequence[str], word: str) -> bool:
+    """Whether the program's text (a script or macro named on its command line) has ``word``."""
+    from pathlib import Path
+
+    for arg in argv:
+        if arg.endswith((".py", ".C", ".cxx", ".cpp", ".cc")):
+            try:
+                if word in Path(arg).read_text(errors="replace"):
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+def reader_of(capture: Any) -> str:
+    """``uproot`` or ``root``: whose reads the trace holds.  The Python recorder records
+    uproot's; under strace, a file opened about once per read is uproot's default source, a
+    Python script importing uproot and not ROOT is uproot; anything else is ROOT."""
+    if capture.recorder == "python":
+        return "uproot"
+    if any(n >= 16 for n in capture.opens.values()):
+        return "uproot"
+    from probes.trace.record import choose_recorder
+
+    return "uproot" if choose_recorder(capture.command)[0] == "python" else "root"
+
+
+def analyse(capture: Any, *, cold: bool = False, uses: Sequence[str] = ()) -> TraceRun:
     """Attribution, time split and reader findings of a :class:`probes.trace.Capture`."""
     from models.attribution import attribute, device_from_trace
     from probes.trace.decompress import decompression_s_per_byte
@@ -138,6 +186,18 @@ def analyse(capture: Any, *, cold: bool = False) -> TraceRun:
     order = list(dict.fromkeys(r.file for r in capture.reads))
     maps = _maps(order, notes)
     att = attribute(capture.reads, maps, capture.opens, capture.wall_s)
+    if capture.waits:  # the recorder saw the program wait for data: that is waiting too
+        from dataclasses import replace
+
+        from models.attribution import busy_s
+        from probes.trace import TracedRead
+
+        waited = [TracedRead("", 0, 0, t, d) for t, d in capture.waits]
+        att = replace(att, io_s=busy_s([*capture.reads, *waited]))
+    if capture.read_cpu_s:  # CPU inside the reads is in the CPU time: waiting is the rest
+        from dataclasses import replace
+
+        att = replace(att, io_s=max(att.io_s - capture.read_cpu_s, 0.0))
 
     decompression: float | None = 0.0
     for f in att.files:
@@ -159,32 +219,55 @@ def analyse(capture: Any, *, cold: bool = False) -> TraceRun:
     wait = capture.runqueue_s
     split = TimeSplit(io, decompression, user, capture.wall_s - capture.tracer_cost_s - io
                       - (decompression or 0.0) - user - (wait or 0.0), wait)
+    if capture.recorder == "python":
+        notes.append("recorded inside the program (uproot's and pyxrootd's reads; ROOT's own "
+                     "reads are C++ and only counted, not recorded): "
+                     f"{capture.tracer_cost_s * 1e3:.1f} ms spent recording")
+        notes.extend(f"recorder: {e}" for e in capture.recorder_errors)
+        if capture.mapped_requests:
+            notes.append(f"{capture.mapped_requests} ranges from a memory map: page faults, "
+                         "no read calls (their time is not seen)")
     if capture.mmaps:
         notes.append(f"{sum(capture.mmaps.values())} memory mappings of ROOT files: reads "
                      "through a mapping are page faults, not seen as requests")
     block = list(capture.block.values())
     counted = ((sum(b[0] for b in block), sum(b[1] for b in block)) if block
                else (None, None))
-    device = device_from_trace(capture.reads, None, *counted)
-    if device is not None and device.large_reads < 3 and cold and order:
+    local = [r for r in capture.reads if "://" not in r.file]
+    remote = len(local) < len(capture.reads)
+    device = device_from_trace(local, None, *counted) if local else None
+    if device is not None and device.large_reads < 3 and cold and order and not remote:
         # too few large reads reached the device: measure its streaming rate (one cold read)
         from probes.trace.counters import sequential_mb_per_s
 
-        device = device_from_trace(capture.reads, sequential_mb_per_s(order[0]), *counted)
-    if device is None and capture.reads:
+        device = device_from_trace(local, sequential_mb_per_s(order[0]), *counted)
+    link = None
+    if remote:
+        from models.attribution import link_from_trace
+
+        device = None
+        link = link_from_trace(capture.reads)
+        notes.append("remote files: U001 replayed through the link seen in the trace (round "
+                     "trips, bandwidth); the rules that need a local device say nothing")
+    elif device is None and capture.reads:
         notes.append("no read in the trace reached the device (warm page cache?): reader "
                      "changes are not predicted; trace with --cold")
     pre = att.phase("pre-pass")
     facts = TraceFacts(att, maps_in_read_order(list(maps.values()), order), capture.wall_s,
                        device, _read_ahead_kb(order[0]) if order else 128, capture.overhead,
-                       capture.tracer_cost_between(pre.start_s, pre.end_s) if pre else 0.0)
+                       capture.tracer_cost_between(pre.start_s, pre.end_s) if pre else 0.0,
+                       reader=reader_of(capture), uses=tuple(uses), cpu_s=capture.cpu_s,
+                       decompression_s=decompression, cores=_cores(),
+                       rdataframe=_mentions(capture.command, "RDataFrame"),
+                       open_s=capture.open_s, link=link)
     findings = tuple(reader_rules(facts))
     kinds = att.by_kind()
     trace = Trace(
         command=shlex.join(capture.command), exit_code=capture.exit_code,
         wall_s=capture.wall_s, cpu_s=capture.cpu_s, io_wait_s=io,
         overhead=capture.overhead,
-        files=tuple(TraceFile(f.path, f.opens, f.requests, f.bytes, f.bytes_needed)
+        files=tuple(TraceFile(f.path, f.opens, f.requests, f.bytes, f.bytes_needed,
+                              f.branches_read)
                     for f in att.files),
         requests_by_kind=RequestsByKind(*(kinds[k][0] for k in
                                           ("basket", "key", "metadata", "other"))),
@@ -196,7 +279,10 @@ def analyse(capture: Any, *, cold: bool = False) -> TraceRun:
         block_reads=sum(b[0] for b in block) if block else None,
         block_bytes=sum(b[1] for b in block) if block else None,
         proc_read_bytes=capture.read_bytes, mmaps=sum(capture.mmaps.values()),
-        notes=tuple(notes))
+        notes=tuple(notes), picture=request_picture(att.reads, capture.wall_s),
+        recorder=capture.recorder,
+        root_read_calls=(capture.root_counters or {}).get("calls"),
+        root_bytes_read=(capture.root_counters or {}).get("bytes"))
     return TraceRun(trace, att, capture)
 
 

@@ -347,8 +347,11 @@ def device_from_trace(reads: Sequence[TracedRead], streaming_mb_per_s: float | N
                       device_reads: int | None = None, device_bytes: int | None = None
                       ) -> TracedDevice | None:
     """Bandwidth from the large cold reads (256 KiB or more: bytes over duration less one
-    access; with fewer than 3 their range stretched to ``streaming_mb_per_s``); where there is
-    none, ``streaming_mb_per_s`` (a measured cold sequential read), +-20%.  Access time: where
+    access); with fewer than 3, ``streaming_mb_per_s`` (a measured cold sequential read) where
+    given, the range spanning both (one large read after a scattered pre-pass is served in
+    pieces, between the pages the pre-pass's read-ahead left cached: a rate bound by the
+    device's operations, not its bandwidth); where there is none, ``streaming_mb_per_s``,
+    +-20%.  Access time: where
     the block device's counters during the run are given
     (``device_reads``, ``device_bytes``), (time inside the read calls - bytes / bandwidth) /
     reads, bounded by the bandwidth's quartiles -- a throttled or queued device serves many
@@ -363,14 +366,16 @@ def device_from_trace(reads: Sequence[TracedRead], streaming_mb_per_s: float | N
     access = float(np.median(small)) if len(small) >= 3 else 0.0
     a_lo, a_hi = ((float(np.percentile(small, 25)), float(np.percentile(small, 75)))
                   if len(small) >= 3 else (0.0, 0.0))
-    streamed = not large and streaming_mb_per_s is not None and streaming_mb_per_s > 0
+    streamed = streaming_mb_per_s is not None and streaming_mb_per_s > 0 and len(large) < 3
     counted = None
     io = busy_s(reads)
     for _ in range(10):  # the bandwidth and the counted access time depend on each other
         if large:
             bw, bw_lo, bw_hi = _bandwidth(large, access)
-            if len(large) < 3 and streaming_mb_per_s:  # too few for quartiles: span both
+            if streamed:  # too few for quartiles: span both; the sequential read central
+                assert streaming_mb_per_s is not None
                 bw_lo, bw_hi = min(bw_lo, streaming_mb_per_s), max(bw_hi, streaming_mb_per_s)
+                bw = streaming_mb_per_s
         elif streamed:
             assert streaming_mb_per_s is not None
             bw = streaming_mb_per_s
@@ -393,3 +398,50 @@ def device_from_trace(reads: Sequence[TracedRead], streaming_mb_per_s: float | N
             break
     return TracedDevice(bw, access, (bw_lo, bw_hi), (a_lo, a_hi), len(small), len(large),
                         streamed, counted)
+
+
+# ---------------------------------------------------------------------------------------------
+# The network link, as the trace saw it (remote files: the Python recorder's requests)
+
+
+@dataclass(frozen=True)
+class TracedLink:
+    """Round trip and bandwidth estimated from the trace's own remote requests."""
+
+    rtt_s: float
+    mb_per_s: float
+    rtt_s_range: tuple[float, float]
+    mb_per_s_range: tuple[float, float]
+    small_reads: int
+    large_reads: int
+
+
+def link_from_trace(reads: Sequence[TracedRead]) -> TracedLink | None:
+    """Round trip: the median duration (quartiles) of the single requests of 64 KiB or less
+    to a URL; bandwidth: the requests (a vector read counted once, with all its bytes) of
+    256 KiB or more, bytes over their duration less one round trip (median, quartiles; with
+    fewer than 3, their range); without any, the remote bytes over the time in requests (a
+    lower bound, its range 10x).  None with fewer than 3 small requests."""
+    remote = [r for r in reads if "://" in r.file]
+    small = np.asarray([r.duration_s for r in remote if r.group == 0 and r.size <= SMALL_READ])
+    if len(small) < 3:
+        return None
+    rtt = float(np.median(small))
+    r_lo, r_hi = float(np.percentile(small, 25)), float(np.percentile(small, 75))
+    calls: dict[tuple[int, int], list[float]] = {}
+    for n, r in enumerate(remote):
+        key = (r.group, 0) if r.group else (0, n)
+        got = calls.setdefault(key, [0.0, r.duration_s])
+        got[0] += r.size
+    large = [(b, d) for b, d in calls.values() if b >= LARGE_READ and d > rtt]
+    if large:
+        rates = np.asarray([b / max(d - rtt, d / 2) / 1e6 for b, d in large])
+        bw = float(np.median(rates))
+        lo, hi = ((float(np.percentile(rates, 25)), float(np.percentile(rates, 75)))
+                  if len(rates) >= 3 else (float(rates.min()), float(rates.max())))
+    else:
+        total = sum(b for b, _ in calls.values())
+        busy = sum(d for _, d in calls.values())
+        bw = total / max(busy, 1e-9) / 1e6
+        lo, hi = bw, bw * 10
+    return TracedLink(rtt, bw, (r_lo, r_hi), (lo, hi), len(small), len(large))

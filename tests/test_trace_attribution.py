@@ -249,3 +249,18 @@ def test_trace_notes_one_line_per_finding() -> None:
               TimeSplit(0.2, 0.1, 0.4, 0.2), (f,))
     (note,) = trace_notes(t)
     assert note.startswith("U001") and "2.00x (1.50-3.00)" in note and "\n" not in note
+
+
+def test_few_large_reads_take_the_sequential_rate() -> None:
+    # one 20 MB read served in pieces after a scattered pre-pass: 12 MB/s; a cold sequential
+    # read measured 70 MB/s after the run
+    reads = [TracedRead("f", i * 10**6, 4096, float(i), ACCESS) for i in range(5)]
+    reads.append(TracedRead("f", 10**8, 20 * 10**6, 9.0, 20 / 12 + ACCESS))
+    d = device_from_trace(reads, streaming_mb_per_s=70.0)
+    assert d is not None and d.streamed and d.large_reads == 1
+    assert d.mb_per_s == pytest.approx(70.0)
+    assert d.mb_per_s_range[0] == pytest.approx(12.0, rel=1e-3) and d.mb_per_s_range[1] == 70.0
+    many = reads + [TracedRead("f", 2 * 10**8 + i * 10**7, 7 * 10**6, 20.0 + i, 0.1 + ACCESS)
+                    for i in range(3)]
+    d = device_from_trace(many, streaming_mb_per_s=10.0)
+    assert d is not None and not d.streamed and d.mb_per_s == pytest.approx(70.0)

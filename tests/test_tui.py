@@ -541,7 +541,7 @@ def test_scaling_plot_shows_the_curve_and_the_points_over_the_interval(advice: A
     band = [ch for row in plot for ch, s in row if s == "band"]
     assert band and len(band) < 4 * 78  # two dotted edges, not a filled area
     text = "".join(ch for row in cells for ch, _ in row)
-    assert "storage capacity (model) 5.26 MB/s" in text and "hardware limit" not in text
+    assert "storage capacity (model) 2.59 MB/s" in text and "hardware limit" not in text
     assert "90% interval" in text and "knee (90%)" in text
 
 
@@ -566,6 +566,89 @@ def test_no_model_is_said_on_every_tab(advice: Any) -> None:
     drive(app, steps)
 
 
+# -- the Trace tab (--trace FILE) ---------------------------------------------------------------
+def traced(advice: Any, **changes: Any) -> Any:
+    """The fixture's advice with the stored real trace (tests/data/trace_prepass.json)."""
+    from dataclasses import replace
+
+    from advisor.document import read_trace
+
+    trace = read_trace(Path(__file__).parent / "data" / "trace_prepass.json")
+    return replace(advice, trace=replace(trace, **changes))
+
+
+def palette(app: Any) -> list[str]:
+    from advisor.tui.commands import AdvisorCommands
+
+    return [name for name, _, _ in AdvisorCommands(app.screen).commands()]
+
+
+def test_no_trace_no_trace_tab(advice: Any) -> None:
+    app = make(advice)
+
+    async def steps(pilot: Any) -> None:
+        assert not app.query("#trace-pane")
+        assert "Go to Trace" not in palette(app)
+        await pilot.press("7")
+        await pilot.pause()
+        assert app.active_tab == "overview"
+
+    drive(app, steps)
+
+
+def test_trace_tab_draws_the_requests_and_copies_a_change(advice: Any) -> None:
+    from textual.widgets import OptionList, Static, Tab
+
+    from advisor.tui.trace import TracePane, TracePlot
+
+    with_trace = traced(advice)
+    trace = with_trace.trace
+    app = make(with_trace)
+
+    async def steps(pilot: Any) -> None:
+        await wait_until(pilot, lambda: bool(app.query("#trace-pane")), what="the Trace tab")
+        assert "7 Trace" in [str(t.label) for t in app.query(Tab)]
+        assert "Go to Trace" in palette(app)
+        await pilot.press("7")
+        await settle(pilot)
+        assert app.active_tab == "trace" and app.focused is app.query_one(TracePane)
+        drawn = str(app.query_one(TracePlot).render())
+        # the key pre-pass: many key marks; the data: a large basket read; the phases named
+        assert drawn.count("•") > 20 and "█" in drawn and "pre-pa" in drawn
+        legend = str(app.query_one("#trace-legend", Static).render())
+        assert "key 1,200" in legend and "reading" in legend
+        split = str(app.query_one("#trace-split", Static).render())
+        assert "waiting for reads" in split and "the program's own work" in split
+        findings = app.query_one("#trace-list", OptionList)
+        assert findings.option_count == len(trace.findings) >= 1
+        detail = str(app.query_one("#trace-detail", Static).render())
+        assert trace.findings[0].change.splitlines()[0][:40] in detail
+        assert f"{trace.findings[0].predicted_speedup:.2f}×" in detail
+        await pilot.press("c")
+        assert app.clipboard == trace.findings[0].change
+        await pilot.press("1")
+        assert app.active_tab == "overview"
+
+    drive(app, steps)
+
+
+def test_trace_tab_without_findings_or_picture_says_so(advice: Any) -> None:
+    from textual.widgets import Static
+
+    from advisor.tui.trace import TracePlot
+
+    app = make(traced(advice, findings=(), picture=None))
+
+    async def steps(pilot: Any) -> None:
+        await wait_until(pilot, lambda: bool(app.query("#trace-pane")), what="the Trace tab")
+        await pilot.press("7")
+        await settle(pilot)
+        assert "No picture" in str(app.query_one(TracePlot).render())
+        assert "No reader change" in str(app.query_one("#trace-detail", Static).render())
+
+    drive(app, steps)
+
+
 # -- snapshots ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("tab,theme", [("overview", "textual-dark"), ("advice", "textual-dark"),
                                        ("whatif", "textual-light"),
@@ -577,6 +660,19 @@ def test_snapshot(advice: Any, tab: str, theme: str) -> None:
         app.action_show_tab(tab)
         await settle(pilot)
         check_snapshot(f"tui_{tab}_{theme.split('-')[1]}_80x24", app.export_screenshot())
+
+    drive(app, steps)
+
+
+@pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
+def test_snapshot_trace(advice: Any, theme: str) -> None:
+    app = make(traced(advice), theme=theme)
+
+    async def steps(pilot: Any) -> None:
+        await wait_until(pilot, lambda: bool(app.query("#trace-pane")), what="the Trace tab")
+        app.action_show_tab("trace")
+        await settle(pilot)
+        check_snapshot(f"tui_trace_{theme.split('-')[1]}_80x24", app.export_screenshot())
 
     drive(app, steps)
 

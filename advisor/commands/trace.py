@@ -1,6 +1,7 @@
-"""``hep-advisor trace [--json] [-o FILE] [--cold] -- COMMAND [ARGS...]``: run the user's own
-program unchanged under ``strace``, say what it read and what that cost, and predict the
-reader changes that help.  The program's exit code is passed through."""
+"""``hep-advisor trace [--json] [-o FILE] [--cold] [--recorder R] [--uses A,B] -- COMMAND
+[ARGS...]``: run the user's own program unchanged under ``strace`` or the in-process recorder,
+say what it read and what that cost, and predict the reader changes that help.  The program's
+exit code is passed through."""
 
 from __future__ import annotations
 
@@ -30,6 +31,17 @@ def add_trace_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cold", action="store_true",
                    help="first drop the pages of the ROOT files named on the command line from "
                    "the page cache (posix_fadvise; nothing is written to them)")
+    p.add_argument("--recorder", choices=("auto", "strace", "python"), default="auto",
+                   help="how the reads are recorded: 'python' wraps uproot's and pyxrootd's "
+                   "reads inside the program (microseconds per request; sees remote files; "
+                   "not ROOT's own C++ reads), 'strace' traces every read system call (any "
+                   "program, local files; costly for thousands of small reads); 'auto' "
+                   "(default): python for a Python script that imports uproot or coffea and "
+                   "not ROOT, or a command reading a URL; strace otherwise")
+    p.add_argument("--uses", metavar="A,B,...", default="",
+                   help="the branches the program uses (comma-separated): the trace sees what "
+                   "it reads, not what it uses; with this, U002 says whether reading only "
+                   "these helps")
     p.add_argument("program", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]",
                    help="the program to run, after --")
 
@@ -49,7 +61,9 @@ def run_trace(args: argparse.Namespace) -> int:
         print_error("no command given: hep-advisor trace [--cold] -- COMMAND [ARGS...]")
         return EXIT_USAGE
     try:
-        run = trace_program(argv, cold=args.cold, stdout=sys.stderr if args.json else None)
+        run = trace_program(argv, cold=args.cold, stdout=sys.stderr if args.json else None,
+                            recorder=args.recorder,
+                            uses=[b.strip() for b in args.uses.split(",") if b.strip()])
     except TraceError as e:
         print_error(str(e))
         return EXIT_NOT_FOUND if "not found" in str(e) and "strace" not in str(e) \

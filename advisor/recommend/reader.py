@@ -21,8 +21,22 @@ code  when
 ====  ====================================================================================
 U001  uproot read every basket's key before the data (a memory-size ``step_size``, the
       default ``"100 MB"``): an entry-count ``step_size`` does not
+U002  the program read branches it does not use (known only where the user names the ones
+      it uses: ``hep-advisor trace --uses A,B``): ``filter_name`` (uproot) or
+      ``SetBranchStatus`` (ROOT) reads only those
+U003  uproot's default local source opened the file again for every range (fsspec): a source
+      that keeps it open (``handler=uproot.MultithreadedFileSource``) keeps the kernel's
+      read-ahead
+U004  decompression (RDataFrame: the event loop) took a large share of the wall time while
+      cores were idle: threads (uproot ``decompression_executor``, with 1.5 or more cores
+      idle; ``ROOT.EnableImplicitMT`` for RDataFrame only: a ``GetEntry`` loop without a
+      cache ran 0.30x under it).  CPU, not I/O: the I/O is unchanged and the share that
+      parallelises is an assumption, said so
 U005  ROOT read one basket per request (``GetEntry`` without a TTreeCache): the cache reads
       a cluster's baskets in a few large requests
+U006  ROOT's TTreeCache is smaller than a cluster of the branches read (its size inferred by
+      replaying candidate sizes against the traced request count): ``SetCacheSize`` to hold
+      one
 ====  ====================================================================================
 """
 
@@ -32,8 +46,9 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from models.attribution import Attribution, TracedDevice
+from models.attribution import Attribution, TracedDevice, TracedLink
 from models.replay import (
+    Link,
     LocalDevice,
     python_buffered,
     root_cache_bytes,
@@ -82,6 +97,14 @@ class TraceFacts:
     read_ahead_kb: int = 128
     overhead: float = 0.0  # the tracer's estimated cost / the untraced wall time
     prepass_tracer_s: float = 0.0  # the tracer's estimated cost within the key pre-pass
+    reader: str = "uproot"  # "uproot" or "root": whose reads these are
+    uses: tuple[str, ...] = ()  # the branches the user says the program uses (--uses)
+    cpu_s: float = 0.0  # measured user + system time
+    decompression_s: float | None = None  # derived (a timed sample of the baskets read)
+    cores: int = 1
+    rdataframe: bool = False  # the program's text builds an RDataFrame
+    open_s: float | None = None  # measured seconds opening and closing the files per range
+    link: TracedLink | None = None  # remote files: the link seen in the trace
 
 
 def _devices(d: TracedDevice, read_ahead_kb: int) -> list[LocalDevice]:
@@ -114,7 +137,8 @@ def per_replayed_access(facts: TraceFacts, reopen: bool) -> TracedDevice | None:
                    access_s_range=(d.access_s_range[0] * k, d.access_s_range[1] * k))
 
 
-def _predict(facts: TraceFacts, before: list[Request], after: list[Request], reopen: bool,
+def _predict(facts: TraceFacts, before: list[Request], after: list[Request],
+             reopen: bool | tuple[bool, bool],
              cpu_saved_s: float = 0.0, cpu_saved_range: tuple[float, float] | None = None
              ) -> tuple[float, float, float, float, float]:
     """(speed-up, low, high, replayed io before, after) at the traced device; the untraced
@@ -122,17 +146,27 @@ def _predict(facts: TraceFacts, before: list[Request], after: list[Request], reo
     time the change removes besides I/O, within ``cpu_saved_range``.  The interval: every
     corner of the device's quartiles, the saved time's range, the tracer's cost (as
     estimated, or none), and both forms."""
-    device = per_replayed_access(facts, reopen)
-    assert device is not None
+    ro_b, ro_a = reopen if isinstance(reopen, tuple) else (reopen, reopen)
     sizes = {m.path: m.file_bytes for m in facts.maps}
+    replays: list[tuple[float, float]] = []
+    if facts.link is not None:  # a remote file: round trips and bandwidth
+        lk = facts.link
+        for rtt, bw in [(lk.rtt_s, lk.mb_per_s),
+                        *itertools.product(lk.rtt_s_range, lk.mb_per_s_range)]:
+            link = Link(rtt, max(bw, 1e-3))
+            replays.append((link.replay(before).time_s, link.replay(after).time_s))
+    else:
+        device = per_replayed_access(facts, ro_b)
+        assert device is not None
+        for dev in _devices(device, facts.read_ahead_kb):
+            replays.append((dev.replay(before, sizes, reopen=ro_b).time_s,
+                            dev.replay(after, sizes, reopen=ro_a).time_s))
     io = facts.attribution.io_s
     walls = (facts.wall_s / (1.0 + facts.overhead), facts.wall_s)
     saved = (cpu_saved_s, *(cpu_saved_range or ()))
     estimates: list[float] = []
     central = (1.0, 0.0, 0.0)
-    for n, dev in enumerate(_devices(device, facts.read_ahead_kb)):
-        b = dev.replay(before, sizes, reopen=reopen).time_s
-        a = dev.replay(after, sizes, reopen=reopen).time_s
+    for n, (b, a) in enumerate(replays):
         if b <= 0:
             continue
         for k, (wall, cpu) in enumerate(itertools.product(walls, saved)):
@@ -156,10 +190,14 @@ def _branches(facts: TraceFacts) -> list[str] | None:
 
 
 def _bandwidth_note(d: TracedDevice) -> str:
+    if d.large_reads and d.streamed:
+        return (f"one cold sequential read of the first file after the run: only "
+                f"{d.large_reads} cold read(s) of 256 KiB or more in the trace (such a read "
+                "after a scattered pre-pass is served in pieces); range "
+                f"{d.mb_per_s_range[0]:.1f}-{d.mb_per_s_range[1]:.1f} spans both")
     if d.large_reads:
         return (f"median of {d.large_reads} cold reads of 256 KiB or more; range "
-                f"{d.mb_per_s_range[0]:.1f}-{d.mb_per_s_range[1]:.1f} (quartiles; with fewer "
-                "than 3 such reads, stretched to one cold sequential read after the run)")
+                f"{d.mb_per_s_range[0]:.1f}-{d.mb_per_s_range[1]:.1f} (quartiles)")
     if d.streamed:
         return ("no large read reached the device in the trace: one cold sequential read of "
                 "the first file after the run (the interval spans +-20%)")
@@ -173,6 +211,22 @@ def _device_evidence(d: TracedDevice) -> tuple[Evidence, ...]:
         Evidence("access time seen in the trace", round(d.access_s * 1e3, 2), "ms", "derived",
                  _access_note(d)),
     )
+
+
+def _medium_evidence(facts: TraceFacts) -> tuple[Evidence, ...]:
+    """The device's evidence, or for a remote file the link's."""
+    lk = facts.link
+    if lk is None:
+        assert facts.device is not None
+        return _device_evidence(facts.device)
+    return (
+        Evidence("round trip seen in the trace", round(lk.rtt_s * 1e3, 2), "ms", "derived",
+                 f"median of {lk.small_reads} requests of 64 KiB or less; quartiles "
+                 f"{lk.rtt_s_range[0] * 1e3:.2f}-{lk.rtt_s_range[1] * 1e3:.2f} ms"),
+        Evidence("link bandwidth", round(lk.mb_per_s, 1), "MB/s", "derived",
+                 f"{lk.large_reads} requests of 256 KiB or more, less one round trip; range "
+                 f"{lk.mb_per_s_range[0]:.1f}-{lk.mb_per_s_range[1]:.1f}"
+                 if lk.large_reads else "no large request: a lower bound (range 10x)"))
 
 
 def _access_note(d: TracedDevice) -> str:
@@ -191,7 +245,8 @@ def step_rule(facts: TraceFacts) -> ReaderFinding | None:
     att = facts.attribution
     keys = sum(f.key_baskets for f in att.files)
     baskets = sum(max(f.baskets_read, f.key_baskets) for f in att.files)
-    if keys < MIN_KEYS or keys < KEY_SHARE * baskets or facts.device is None or not facts.maps:
+    if keys < MIN_KEYS or keys < KEY_SHARE * baskets or not facts.maps or \
+            (facts.device is None and facts.link is None):
         return None
     branches = _branches(facts)
     chosen_maps = [m for m in facts.maps if m.baskets]
@@ -206,10 +261,11 @@ def step_rule(facts: TraceFacts) -> ReaderFinding | None:
     # the smallest (within the memory size in every file), at most the largest file's entries
     step = max(min(min(steps), max(m.entries for m in chosen_maps)), 1)
     sizes = {m.path: m.file_bytes for m in chosen_maps}
-    before = list(python_buffered(uproot_files(chosen_maps, branches, step_size="100 MB"),
-                                  4096, sizes))
-    after = list(python_buffered(uproot_files(chosen_maps, branches, step_size=step),
-                                 4096, sizes))
+    before = uproot_files(chosen_maps, branches, step_size="100 MB")
+    after = uproot_files(chosen_maps, branches, step_size=step)
+    if facts.link is None:  # a local file: fsspec's buffered reads
+        before = list(python_buffered(before, 4096, sizes))
+        after = list(python_buffered(after, 4096, sizes))
     pre = att.phase("pre-pass")
     measured = pre.end_s - pre.start_s if pre is not None else att.kind_time_s("key")
     key_io = att.kind_time_s("key")
@@ -239,7 +295,7 @@ def step_rule(facts: TraceFacts) -> ReaderFinding | None:
             Evidence("wall time", round(facts.wall_s, 3), "s", "measured"),
             Evidence("entries per step of the same memory size", step, "entries", "derived",
                      "uproot's own rule on the basket map, cut at a cluster boundary"),
-            *_device_evidence(facts.device)))
+            *_medium_evidence(facts)))
 
 
 def treecache_rule(facts: TraceFacts) -> ReaderFinding | None:
@@ -287,7 +343,10 @@ def treecache_rule(facts: TraceFacts) -> ReaderFinding | None:
 
 def reader_rules(facts: TraceFacts) -> list[ReaderFinding]:
     """Every reader finding that applies, by predicted speed-up."""
-    found = [step_rule(facts), treecache_rule(facts)]
+    from .reader_changes import branches_rule, cache_size_rule, source_rule, threads_rule
+
+    found = [step_rule(facts), branches_rule(facts), source_rule(facts), threads_rule(facts),
+             treecache_rule(facts), cache_size_rule(facts)]
     return sorted((f for f in found if f is not None), key=lambda f: -f.predicted_speedup)
 
 

@@ -233,6 +233,10 @@ def advice_view(report: Report) -> RenderableType:
         from .cluster_view import cluster_view
 
         out.append(cluster_view(report.cluster))
+    if report.trace is not None:  # --trace FILE: the user's program as it ran
+        from .trace_view import trace_section
+
+        out.append(trace_section(report.trace))
     out.append(Rule("site and data", align="left"))
     out.append(site_summary(report))
     out += [dataset_summary(a) for a in report.advice]

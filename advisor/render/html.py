@@ -54,6 +54,7 @@ CSS = """
 .hepa figure{margin:.5em 0}
 .hepa svg{max-width:100%;height:auto;font-family:inherit}
 .hepa .scaling{display:flex;flex-wrap:wrap;gap:0 2em;align-items:flex-start}
+.hepa figure.trace svg{max-width:100%}
 """
 
 SVG_WIDTH = 640
@@ -363,6 +364,10 @@ def report_body(report: Report) -> str:
         from .cluster_parts import cluster_html
 
         out.append(cluster_html(report.cluster))
+    if report.trace is not None:
+        from .trace_parts import trace_html_section
+
+        out.append(trace_html_section(report.trace))
     out.append("<h2>Site</h2>" + _kv(parts.site_lines(report.site)))
     out.append("<h2>Data</h2>")
     out += [f"<h3>{e(a.label)}</h3>{_kv(parts.dataset_lines(a))}" for a in report.advice]

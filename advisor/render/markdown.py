@@ -129,6 +129,10 @@ def report_markdown(report: Report) -> str:
         from .cluster_parts import cluster_markdown
 
         out += cluster_markdown(report.cluster)
+    if report.trace is not None:
+        from .trace_parts import trace_markdown
+
+        out += trace_markdown(report.trace)
     out += ["## Site", ""]
     out += table(["", ""], ([f"**{k}**", esc(v)] for k, v in parts.site_lines(report.site)))
     out += ["## Data", ""]

@@ -1,93 +1,200 @@
 """The trace as a picture: each request as a mark at (time, offset in its file), coloured by
-kind, so that a key pre-pass (a diagonal of tiny reads before the data) or a scatter shows at
-a glance.  Plain SVG text; no UI library."""
+kind, over the program's phases, so that a key pre-pass (a diagonal of tiny reads before the
+data) or a scatter shows at a glance.  Plain SVG text (well-formed XML); no UI library.
+
+:func:`requests_svg` draws a :class:`advisor.trace_picture.RequestPicture`;
+:func:`trace_html` is the standalone page of ``hep-advisor trace -o FILE.html``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from html import escape
+from itertools import pairwise
 from typing import Any
 
+from ..trace_picture import RequestPicture, request_picture
+
+KINDS = ("basket", "key", "metadata", "other")
 COLOURS = {"basket": "#1f77b4", "key": "#d62728", "metadata": "#2ca02c", "other": "#7f7f7f"}
-#: At most this many marks (the rest sampled evenly; the caption says so).
-MAX_MARKS = 5000
+KIND_NOTE = {"basket": "basket data", "key": "a basket's key header alone",
+             "metadata": "file and tree metadata", "other": "anything else"}
+PHASE_COLOURS = {"opening": "#efeaff", "pre-pass": "#ffe9d6", "reading": "#e3f0ff",
+                 "processing": "#eeeeee"}
+PHASE_BARS = {"opening": "#b9a6ef", "pre-pass": "#f0a366", "reading": "#7fb4e8",
+              "processing": "#b8b8b8"}
+#: Drawn last (on top): the rarer, smaller kinds stay visible over large basket reads.
+DRAW_ORDER = ("basket", "other", "metadata", "key")
+FONT = 'font-family="system-ui,-apple-system,Segoe UI,Roboto,sans-serif"'
 
 
-def requests_svg(reads: Sequence[Any], wall_s: float, width: int = 720, height: int = 320,
-                 title: str = "requests over time") -> str:
-    """``reads``: :class:`models.attribution.Classified` records.  Files are stacked along
-    the offset axis in the order they were first read."""
-    pad_l, pad_r, pad_t, pad_b = 70, 110, 28, 40
+def e(x: object) -> str:
+    return escape(str(x), quote=True)
+
+
+def _ticks(hi: float, target: int = 5) -> list[float]:
+    from .html import _ticks_linear
+
+    return [t for t in _ticks_linear(0.0, hi) if t <= hi] if hi > 0 else [0.0]
+
+
+def _num(v: float) -> str:
+    return f"{v:g}" if v >= 1 or v == 0 else f"{v:.2g}"
+
+
+def requests_svg(picture: RequestPicture, phases: Sequence[Any] = (),
+                 counts: dict[str, int] | None = None, width: int = 760,
+                 height: int = 360, title: str = "Requests over time") -> str:
+    """``phases``: ``PhaseSpan``-like records (name, start_s, end_s), drawn as bars above the
+    plot, one lane each (phases may overlap: a pre-pass per file between the reads of many
+    files), and shaded behind the marks where they do not overlap; ``counts``: requests per
+    kind for the legend (default: those in the picture)."""
+    shown_phases = [p for p in phases if p.end_s >= p.start_s]
+    lane = 13
+    pad_l, pad_r, pad_t, pad_b = 74, 190, 44 + lane * len(shown_phases), 44
+    height += lane * len(shown_phases)
     w, h = width - pad_l - pad_r, height - pad_t - pad_b
-    files: dict[str, int] = {}
-    for c in reads:
-        files.setdefault(c.read.file, 0)
-        files[c.read.file] = max(files[c.read.file], c.read.stop)
-    base: dict[str, int] = {}
-    total = 0
-    for f, size in files.items():
-        base[f] = total
-        total += size
-    total = max(total, 1)
-    t_max = max(wall_s, max((c.read.start_s + c.read.duration_s for c in reads), default=0.0),
-                1e-6)
-    shown = list(reads)
-    step = max(len(shown) // MAX_MARKS, 1)
-    shown = shown[::step]
+    t_max, span = picture.t_max, picture.span
+    bases = picture.bases()
+
+    def xmap(t: float) -> float:
+        return pad_l + w * min(max(t, 0.0), t_max) / t_max
+
+    def ymap(pos: float) -> float:
+        return pad_t + h * (1 - min(max(pos, 0.0), span) / span)
+
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">',
-           f'<text x="{pad_l}" y="18" font-size="13" font-family="sans-serif">'
-           f'{escape(title)}</text>',
-           f'<rect x="{pad_l}" y="{pad_t}" width="{w}" height="{h}" fill="none" '
-           f'stroke="#999"/>']
-    for c in shown:
-        x = pad_l + w * c.read.start_s / t_max
-        x2 = pad_l + w * (c.read.start_s + c.read.duration_s) / t_max
-        y = pad_t + h * (1 - (base[c.read.file] + c.read.offset) / total)
-        bar = max(h * c.read.size / total, 1.0)
-        colour = COLOURS.get(c.kind, "#000")
-        out.append(f'<rect x="{x:.1f}" y="{y - bar:.1f}" width="{max(x2 - x, 1.0):.1f}" '
-                   f'height="{bar:.1f}" fill="{colour}" opacity="0.7"/>')
-    for i in range(5):
-        t = t_max * i / 4
-        x = pad_l + w * i / 4
-        out.append(f'<text x="{x:.0f}" y="{pad_t + h + 16}" font-size="11" '
-                   f'text-anchor="middle" font-family="sans-serif">{t:.2f} s</text>')
-    out.append(f'<text x="{pad_l + w / 2:.0f}" y="{height - 4}" font-size="11" '
-               f'text-anchor="middle" font-family="sans-serif">time since the program '
-               f'started</text>')
-    out.append(f'<text x="14" y="{pad_t + h / 2:.0f}" font-size="11" font-family="sans-serif" '
-               f'transform="rotate(-90 14 {pad_t + h / 2:.0f})" text-anchor="middle">offset '
-               f'({len(files)} file{"s" if len(files) != 1 else ""}, '
-               f'{total / 1e6:.1f} MB)</text>')
-    for i, (kind, colour) in enumerate(COLOURS.items()):
-        y = pad_t + 14 + 18 * i
-        out.append(f'<rect x="{pad_l + w + 12}" y="{y - 9}" width="10" height="10" '
-                   f'fill="{colour}"/><text x="{pad_l + w + 26}" y="{y}" font-size="11" '
-                   f'font-family="sans-serif">{kind}</text>')
-    if step > 1:
-        out.append(f'<text x="{pad_l + w}" y="18" font-size="10" text-anchor="end" '
-                   f'font-family="sans-serif">every {step}th of {len(reads):,} requests'
-                   f'</text>')
+           f'viewBox="0 0 {width} {height}" {FONT} role="img" '
+           f'aria-label="{e(title)}: offset in the file against time, coloured by kind">',
+           f'<text x="{pad_l}" y="16" font-size="14" font-weight="600">{e(title)}</text>',
+           f'<text x="{pad_l}" y="31" font-size="11" fill="#57606a">each read request at its '
+           'time (left to right, its duration as width) and its place in the file (bottom to '
+           'top, its size as height)</text>']
+    # the phases: a bar each above the plot, named on the left; shaded behind the marks
+    # when none overlaps another
+    ordered = sorted(shown_phases, key=lambda p: p.start_s)
+    apart = all(b.start_s >= a.end_s for a, b in pairwise(ordered))
+    for i, p in enumerate(shown_phases):
+        x1, x2 = xmap(p.start_s), xmap(p.end_s)
+        top = 40 + lane * i
+        out.append(f'<rect class="phase" x="{x1:.1f}" y="{top}" width="{max(x2 - x1, 1.5):.1f}" '
+                   f'height="{lane - 4}" fill="{PHASE_BARS.get(p.name, "#bbbbbb")}">'
+                   f"<title>{e(p.name)}: {p.start_s:.2f}-{p.end_s:.2f} s</title></rect>")
+        out.append(f'<text x="{pad_l - 6}" y="{top + lane - 5}" font-size="10" '
+                   f'text-anchor="end" fill="#57606a">{e(p.name)}</text>')
+        if apart:
+            out.append(f'<rect class="phase-shade" x="{x1:.1f}" y="{pad_t}" '
+                       f'width="{max(x2 - x1, 1.0):.1f}" height="{h}" '
+                       f'fill="{PHASE_COLOURS.get(p.name, "#f3f3f3")}"/>')
+    # grid and axes
+    for t in _ticks(t_max):
+        x = xmap(t)
+        out.append(f'<line x1="{x:.1f}" y1="{pad_t + h}" x2="{x:.1f}" y2="{pad_t + h + 4}" '
+                   'stroke="#57606a"/>')
+        out.append(f'<text x="{x:.1f}" y="{pad_t + h + 16}" font-size="11" '
+                   f'text-anchor="middle" fill="#57606a">{_num(t)}</text>')
+    for mb in _ticks(span / 1e6) if picture.requests else ():
+        y = ymap(mb * 1e6)
+        out.append(f'<line x1="{pad_l}" y1="{y:.1f}" x2="{pad_l + w}" y2="{y:.1f}" '
+                   'stroke="#d0d7de" stroke-width="0.6"/>')
+        out.append(f'<text x="{pad_l - 6}" y="{y + 4:.1f}" font-size="11" text-anchor="end" '
+                   f'fill="#57606a">{_num(mb)}</text>')
+    if len(picture.files) > 1:  # the files' boundaries on the stacked offset axis
+        for i, (path, base) in enumerate(zip(picture.files, bases, strict=True)):
+            y = ymap(base)
+            if i:
+                out.append(f'<line x1="{pad_l}" y1="{y:.1f}" x2="{pad_l + w}" y2="{y:.1f}" '
+                           'stroke="#8c959f" stroke-dasharray="3 3"/>')
+            if len(picture.files) <= 8:
+                name = path.rsplit("/", 1)[-1]
+                out.append(f'<text x="{pad_l + 4}" y="{y - 3:.1f}" font-size="9" '
+                           f'fill="#57606a">{e(name)}</text>')
+    out.append(f'<rect x="{pad_l}" y="{pad_t}" width="{w}" height="{h}" fill="none" '
+               'stroke="#57606a"/>')
+    out.append(f'<text x="{pad_l + w / 2:.0f}" y="{height - 8}" font-size="12" '
+               'text-anchor="middle">seconds since the program started</text>')
+    files = len(picture.files)
+    ylabel = ("offset in the file, MB" if files == 1 else
+              f"offset, MB ({files} files stacked in the order first read)")
+    cy = pad_t + h / 2
+    out.append(f'<text x="14" y="{cy:.0f}" font-size="12" text-anchor="middle" '
+               f'transform="rotate(-90 14 {cy:.0f})">{e(ylabel)}</text>')
+    # the requests
+    by_kind: dict[str, list[str]] = {}
+    for r in picture.requests:
+        x1, x2 = xmap(r.start_s), xmap(r.start_s + r.duration_s)
+        pos = bases[r.file] + r.offset if r.file < len(bases) else r.offset
+        y_top, y_bot = ymap(pos + r.size), ymap(pos)
+        hh = max(y_bot - y_top, 1.5)
+        by_kind.setdefault(r.kind, []).append(
+            f'<rect x="{x1:.1f}" y="{y_bot - hh:.1f}" width="{max(x2 - x1, 1.5):.1f}" '
+            f'height="{hh:.1f}"/>')
+    if not picture.requests:
+        out.append(f'<text x="{pad_l + w / 2:.0f}" y="{pad_t + h / 2:.0f}" font-size="12" '
+                   'text-anchor="middle" fill="#57606a">no read of a ROOT file was traced'
+                   "</text>")
+    order = [*DRAW_ORDER, *sorted(k for k in by_kind if k not in DRAW_ORDER)]
+    for kind in order:
+        if by_kind.get(kind):
+            out.append(f'<g class="kind-{e(kind)}" fill="{COLOURS.get(kind, "#000000")}" '
+                       f'fill-opacity="0.8">' + "".join(by_kind[kind]) + "</g>")
+    # the legend: kinds with their request counts, then the phases
+    if counts is None:
+        counts = {k: sum(1 for r in picture.requests if r.kind == k) for k in order}
+    lx, ly = pad_l + w + 14, pad_t + 6
+    out.append(f'<text x="{lx}" y="{ly}" font-size="11" font-weight="600">requests</text>')
+    kinds = [*KINDS, *sorted(k for k in counts if k not in KINDS)]
+    for i, kind in enumerate(kinds):
+        y = ly + 16 * (i + 1)
+        out.append(f'<g class="legend-{e(kind)}"><rect x="{lx}" y="{y - 9}" width="10" '
+                   f'height="10" fill="{COLOURS.get(kind, "#000000")}"/>'
+                   f'<text x="{lx + 15}" y="{y}" font-size="11">{e(kind)} '
+                   f"({counts.get(kind, 0):,})</text><title>{e(KIND_NOTE.get(kind, kind))}"
+                   "</title></g>")
+    ly += 16 * (len(kinds) + 1) + 6
+    if shown_phases:
+        out.append(f'<text x="{lx}" y="{ly}" font-size="11" font-weight="600">phases</text>')
+        for i, p in enumerate(shown_phases):
+            y = ly + 16 * (i + 1)
+            out.append(f'<rect x="{lx}" y="{y - 9}" width="10" height="10" '
+                       f'fill="{PHASE_BARS.get(p.name, "#bbbbbb")}"/>'
+                       f'<text x="{lx + 15}" y="{y}" font-size="11">'
+                       f"{e(p.name)} {p.start_s:.2f}–{p.end_s:.2f} s</text>")
+    if picture.thinned:
+        out.append(f'<text x="{pad_l + w}" y="{pad_t - 4}" font-size="10" text-anchor="end" '
+                   f'fill="#57606a">{len(picture.requests):,} of {picture.total:,} requests '
+                   "drawn (one per spot and kind, then thinned evenly)</text>")
     out.append("</svg>")
     return "\n".join(out)
 
 
-def trace_html(trace: Any, reads: Sequence[Any]) -> str:
-    """A self-contained page: the picture, the phases and the findings."""
-    rows = "".join(f"<tr><td>{escape(p.name)}</td><td>{p.start_s:.2f}</td><td>{p.end_s:.2f}"
-                   f"</td><td>{p.requests:,}</td><td>{p.bytes / 1e6:,.2f}</td></tr>"
-                   for p in trace.phases)
-    finds = "".join(
-        f"<li><b>{escape(f.code)}</b> {escape(f.title)}: predicted "
-        f"{f.predicted_speedup:.2f}× ({f.speedup_low:.2f}–{f.speedup_high:.2f})"
-        f"<pre>{escape(f.change)}</pre></li>" for f in trace.findings) or \
-        "<li>No reader change predicted to help.</li>"
-    return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>hep-advisor trace</title>"
-            "</head><body style='font-family:sans-serif'>"
-            f"<h1>hep-advisor trace</h1><p><code>{escape(trace.command)}</code> — exit "
-            f"{trace.exit_code}, {trace.wall_s:.2f} s wall</p>"
-            f"{requests_svg(reads, trace.wall_s)}"
-            "<h2>Phases</h2><table border='1' cellpadding='3'><tr><th>phase</th><th>from s"
-            "</th><th>to s</th><th>requests</th><th>MB</th></tr>"
-            f"{rows}</table><h2>Reader changes</h2><ul>{finds}</ul></body></html>\n")
+def trace_svg(trace: Any) -> str:
+    """The picture of a :class:`advisor.trace.Trace` (``""`` without one)."""
+    pic = getattr(trace, "picture", None)
+    if pic is None:
+        return ""
+    k = trace.requests_by_kind
+    counts = {name: getattr(k, name) for name in KINDS}
+    return requests_svg(pic, trace.phases, counts)
+
+
+def trace_html(trace: Any, reads: Sequence[Any] | None = None) -> str:
+    """A self-contained page (``hep-advisor trace -o FILE.html``): the report's Trace section
+    (summary, picture, requests by kind, phases, time split, findings).  ``reads``: the
+    attributed reads, for a trace made without its picture."""
+    from dataclasses import replace
+
+    from .._version import __version__
+    from .html import CSS
+    from .trace_parts import trace_html_section
+
+    if getattr(trace, "picture", None) is None and reads is not None:
+        trace = replace(trace, picture=request_picture(reads, trace.wall_s))
+    return ("<!DOCTYPE html>\n"
+            '<html lang="en"><head><meta charset="utf-8"/>'
+            '<meta name="viewport" content="width=device-width, initial-scale=1"/>'
+            f"<title>hep-advisor trace: {e(trace.command)}</title><style>{CSS}</style>"
+            "</head>\n"
+            f'<body><div class="hepa">\n<h1>hep-advisor trace</h1>'
+            f'<p class="dim">hep-advisor {e(__version__)}</p>\n'
+            f"{trace_html_section(trace, heading=False)}\n</div></body></html>\n")

@@ -1,41 +1,32 @@
-"""The terminal view of a trace (Rich): what the program read, what it cost, what to change."""
+"""The terminal view of a trace (Rich): what the program read (and the requests drawn over
+time), what it cost, what to change.  ``hep-advisor trace`` prints :func:`trace_view`; the
+report's text view ends with :func:`trace_section` (``report --trace FILE``).  The words and
+figures are :mod:`.trace_parts`', shared with the Markdown and HTML views."""
 
 from __future__ import annotations
 
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.panel import Panel
+from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from ..trace import Trace, split_check
+from ..trace import Trace
+from . import trace_parts as tp
+from .trace_grid import draw, legend, phase_legend
 
-
-def _mb(n: int | None) -> str:
-    return "—" if n is None else f"{n / 1e6:,.2f} MB"
-
-
-def _s(x: float | None) -> str:
-    return "—" if x is None else f"{x:,.2f} s"
+KIND_STYLE = {"basket": "blue", "key": "red", "metadata": "green", "other": "bright_black",
+              "axis": "bright_black", "label": "", "phase": "yellow"}
+#: The picture's height in rows (plot, time axis, labels, phases).
+PICTURE_ROWS = 16
 
 
 def summary_table(t: Trace) -> Table:
     tab = Table.grid(padding=(0, 2))
-    tab.add_column(style="bold")
-    tab.add_column()
-    tab.add_row("command", Text(t.command))
-    tab.add_row("exit code", str(t.exit_code))
-    tab.add_row("wall", f"{_s(t.wall_s)} traced (tracer cost about {t.overhead:.0%}, "
-                "estimated from a measured cost per traced call)")
-    tab.add_row("cpu", _s(t.cpu_s))
-    tab.add_row("cold", "yes: the named ROOT files were dropped from the page cache first"
-                if t.cold else "no (as the page cache found them)")
-    amp = "—" if t.amplification is None else f"{t.amplification:.2f}×"
-    tab.add_row("read", f"{sum(f.requests for f in t.files):,} requests, "
-                f"{_mb(sum(f.bytes for f in t.files))}; amplification {amp} (bytes read ÷ "
-                f"bytes of the baskets touched); re-read {_mb(t.reread_bytes)}")
-    if t.block_reads is not None:
-        tab.add_row("device", f"{t.block_reads:,} reads, {_mb(t.block_bytes)} served by the "
-                    "files' block devices during the run (all programs)")
+    tab.add_column(style="bold", no_wrap=True)
+    tab.add_column(overflow="fold")
+    for k, v in tp.summary_lines(t):
+        tab.add_row(k, Text(v))
     return tab
 
 
@@ -44,84 +35,90 @@ def kinds_table(t: Trace) -> Table:
     tab.add_column("kind")
     tab.add_column("requests", justify="right")
     tab.add_column("bytes", justify="right")
-    b = t.bytes_by_kind
-    for name in ("basket", "key", "metadata", "other"):
-        tab.add_row(name, f"{getattr(t.requests_by_kind, name):,}",
-                    _mb(getattr(b, name)) if b is not None else "—")
+    for row in tp.kind_rows(t):
+        tab.add_row(Text(row[0], style=KIND_STYLE[row[0]]), *row[1:])
     return tab
 
 
 def files_table(t: Trace, limit: int = 8) -> Table:
-    import os
-
-    paths = [f.path for f in t.files]
-    common = os.path.commonpath(paths) if len(paths) > 1 and all(
-        p.startswith("/") for p in paths) else ""
-    if common in paths:  # one file's path is the prefix of the others: no directory to name
-        common = os.path.dirname(common)
-    title = f"files (in {common})" if common not in ("", "/") else "files"
+    title, rows = tp.file_rows(t, limit)
     tab = Table(title=title, title_justify="left")
-    for col, just in (("file", "left"), ("opens", "right"), ("requests", "right"),
-                      ("read", "right"), ("baskets touched", "right")):
-        tab.add_column(col, justify=just,  # type: ignore[arg-type]
+    for col in tp.FILE_HEADER:
+        tab.add_column(col, justify="left" if col == "file" else "right",
                        overflow="fold" if col == "file" else "ellipsis")
-    for f in t.files[:limit]:
-        name = os.path.relpath(f.path, common) if title != "files" else f.path
-        tab.add_row(name, f"{f.opens:,}", f"{f.requests:,}", _mb(f.bytes), _mb(f.bytes_needed))
-    if len(t.files) > limit:
-        tab.add_row(f"… {len(t.files) - limit} more", "", "", "", "")
+    for r in rows:
+        tab.add_row(*r)
     return tab
 
 
 def phases_table(t: Trace) -> Table:
     tab = Table(title="phases", title_justify="left")
-    for col in ("phase", "from", "to", "requests", "bytes"):
+    for col in tp.PHASE_HEADER:
         tab.add_column(col, justify="left" if col == "phase" else "right")
-    for p in t.phases:
-        tab.add_row(p.name, f"{p.start_s:.2f} s", f"{p.end_s:.2f} s", f"{p.requests:,}",
-                    _mb(p.bytes))
+    for r in tp.phase_rows(t):
+        tab.add_row(*r)
     return tab
 
 
 def split_table(t: Trace) -> Table:
-    s = t.time_split
     tab = Table(title="where the time went", title_justify="left")
     tab.add_column("part")
     tab.add_column("seconds", justify="right")
     tab.add_column("how", style="dim")
-    tab.add_row("waiting for reads", _s(s.io), "measured: time inside the read calls")
-    tab.add_row("decompression", _s(s.decompression),
-                "derived: a sample of the baskets read, decompressed and timed")
-    tab.add_row("the program's own work", _s(s.user), "measured CPU time less decompression")
-    if s.cpu_wait is not None:
-        tab.add_row("waiting for a core", _s(s.cpu_wait), "measured (schedstat): a busy "
-                    "machine")
-    tab.add_row("unexplained", _s(s.unexplained),
-                f"{split_check(t):.0%} of the untraced wall time")
+    for part, s, how in tp.split_rows(t):
+        tab.add_row(part, tp.sec(s), how)
     return tab
 
 
 def findings_view(t: Trace) -> RenderableType:
     if not t.findings:
-        return Text("No reader change predicted to help (each rule replayed: see the docs "
-                    "for what U001 and U005 look for).", style="dim")
+        return Text(tp.NO_FINDING, style="dim")
     parts: list[RenderableType] = []
     for f in t.findings:
         body = Table.grid(padding=(0, 1))
         body.add_column()
-        body.add_row(Text(f"predicted {f.predicted_speedup:.2f}× "
-                          f"({f.speedup_low:.2f}–{f.speedup_high:.2f})", style="bold"))
+        body.add_row(Text(tp.finding_speedup(f), style="bold"))
+        arg = tp.finding_argument(f)
+        if arg:
+            body.add_row(Text(f"argument: {arg}"))
         body.add_row(Text("change:", style="bold"))
         body.add_row(Text(f.change, style="cyan"))
-        for e in f.evidence:
-            unit = f" {e.unit}" if e.unit else ""
-            note = f" — {e.note}" if e.note else ""
-            body.add_row(Text(f"• {e.name}: {e.value}{unit} [{e.source}]{note}", style="dim"))
+        for x in f.evidence:
+            body.add_row(Text(f"• {tp.evidence_line(x)}", style="dim"))
         parts.append(Panel(body, title=f"{f.code}  {f.title}", title_align="left"))
     return Group(*parts)
 
 
+class RequestsPicture:
+    """The requests over time in character cells, as wide as the console (at most 120)."""
+
+    def __init__(self, t: Trace, rows: int = PICTURE_ROWS) -> None:
+        self.trace, self.rows = t, rows
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        t = self.trace
+        if t.picture is None:
+            return
+        width = min(options.max_width, 120)
+        yield Text("requests over time (offset in the file against seconds since the start)",
+                   style="bold")
+        for runs in draw(t.picture, t.phases, width, self.rows):
+            yield Text.assemble(*((s, KIND_STYLE.get(k, "")) for s, k in runs))
+        counts = {k: getattr(t.requests_by_kind, k) for k in tp.KINDS}
+        line = Text.assemble(*((s, KIND_STYLE.get(k, "")) for s, k in legend(counts)))
+        if t.picture.thinned:
+            line.append(f"  ({len(t.picture.requests):,} of {t.picture.total:,} drawn)",
+                        style="dim")
+        yield line
+        yield Text.assemble(*((s, KIND_STYLE.get(k, "")) for s, k in phase_legend(t.phases)))
+
+
 def trace_view(t: Trace) -> RenderableType:
     notes = [Text(f"note: {n}", style="yellow") for n in t.notes]
-    return Group(summary_table(t), kinds_table(t), files_table(t), phases_table(t),
-                 split_table(t), findings_view(t), *notes)
+    return Group(summary_table(t), RequestsPicture(t), kinds_table(t), files_table(t),
+                 phases_table(t), split_table(t), findings_view(t), *notes)
+
+
+def trace_section(t: Trace) -> RenderableType:
+    """The report's Trace section (``report --trace FILE``)."""
+    return Group(Rule("trace: the program as it ran", align="left"), trace_view(t))

@@ -64,6 +64,8 @@ class AdvisorApp(App[None]):
         Binding("t", "toggle_theme", "Theme"),
         *[Binding(str(i), f"show_tab('{tab}')", title, show=False)
           for i, (tab, title) in enumerate(TABS, 1)],
+        # the tabs added with --dask and --trace (Cluster, Trace), by the number they show
+        *[Binding(str(i), f"show_nth({i})", show=False) for i in (7, 8)],
     ]
 
     def __init__(self, loader: Loader, *, budget_s: float | None = None,
@@ -204,6 +206,9 @@ class AdvisorApp(App[None]):
         from .cluster import show_cluster_tab  # ``--dask``: a seventh tab
 
         self.show_safely("cluster", partial(show_cluster_tab, self, loaded))
+        from .trace import show_trace_tab  # ``--trace FILE``: the Trace tab
+
+        self.show_safely("trace", partial(show_trace_tab, self, loaded))
         self.show_safely("calibrate", partial(self.query_one(CalibratePane).show, loaded, scaling,
                                         cancelled=message.cancelled,
                                         elapsed_s=message.elapsed_s,
@@ -276,14 +281,21 @@ class AdvisorApp(App[None]):
     #: the number keys keep switching tabs).
     FOCUS: ClassVar[dict[str, str]] = {
         "overview": "#overview-pane", "data": "#branches", "calibrate": "#calibrate-pane",
-        "scaling": "#tabs Tabs", "advice": "#rec-list", "whatif": "#wi-merge"}
+        "scaling": "#tabs Tabs", "advice": "#rec-list", "whatif": "#wi-merge",
+        "cluster": "#cluster-pane", "trace": "#trace-pane"}
 
     def action_show_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
         self._focus_tab(tab)
 
+    def action_show_nth(self, n: int) -> None:
+        """The ``n``-th tab, if there is one (7 and 8: the Cluster and Trace tabs)."""
+        panes = list(self.query_one(TabbedContent).query(TabPane))
+        if 0 < n <= len(panes) and panes[n - 1].id:
+            self.action_show_tab(str(panes[n - 1].id))
+
     def _focus_tab(self, tab: str) -> None:
-        with contextlib.suppress(NoMatches):
+        with contextlib.suppress(NoMatches, KeyError):
             self.query_one(self.FOCUS[tab]).focus()
 
     def action_cancel(self) -> None:
@@ -365,9 +377,10 @@ def make_app(paths: list[str] | tuple[str, ...] | None = None, *, advice: Advice
              on_ready: Callable[[AdvisorApp], Any] | None = None,
              theme: str | None = None,
              uses: list[str] | tuple[str, ...] | None = None,
-             dask: str | None = None) -> AdvisorApp:
+             dask: str | None = None, trace: Any = None, reader: Any = None) -> AdvisorApp:
     """The app, shared by the CLI and the tests: on ``paths`` (``None``: the demo's small
-    files), on an ``advice`` already made, or on any ``loader``."""
+    files), on an ``advice`` already made, or on any ``loader``; ``trace``: a saved trace of
+    the user's program (``advisor.document.read_trace``), shown in a Trace tab."""
     from .source import AdviceSource, FixedAdvice
 
     initial = None
@@ -379,7 +392,7 @@ def make_app(paths: list[str] | tuple[str, ...] | None = None, *, advice: Advice
         chosen = AdviceSource(paths=tuple(paths) if paths else None, budget_s=budget_s,
                               engine=engine, branches=tuple(branches) if branches else None,
                               analysis=analysis, uses=tuple(uses) if uses else None,
-                              dask=dask)
+                              dask=dask, trace=trace, reader=reader)
         # a cached advice of these files is read before the app starts (a fraction of a
         # second, no model libraries), so the first screen shows it
         try:

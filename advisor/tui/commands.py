@@ -20,6 +20,10 @@ class AdvisorCommands(Provider):
         for tab, title in app.TABS:
             yield (f"Go to {title}", f"show the {title} tab",
                    partial(app.action_show_tab, tab))
+        for extra, title in (("cluster", "Cluster"), ("trace", "Trace")):  # when shown
+            if app.query(f"TabPane#{extra}"):
+                yield (f"Go to {title}", f"show the {title} tab",
+                       partial(app.action_show_tab, extra))
         yield ("Export the report as Markdown", "write the report to a .md file",
                partial(app.action_export, "md"))
         yield ("Export the report as HTML", "write a self-contained HTML page",

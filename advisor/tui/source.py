@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from probes.readtests.runner import ProgressCallback
@@ -56,6 +56,10 @@ class AdviceSource:
     uses: tuple[str, ...] | None = None
     #: ``--dask``: a Dask scheduler address or ``local:N`` (the Cluster tab)
     dask: str | None = None
+    #: ``--trace FILE``: the user's program, traced (``advisor.trace.Trace``; the Trace tab)
+    trace: Any = None
+    #: ``--reader SPEC``: the program's reader (``probes.readtests.readers.ReaderSpec``)
+    reader: Any = None
 
     @property
     def description(self) -> str:
@@ -86,7 +90,8 @@ class AdviceSource:
         branches = list(self.branches) if self.branches else None
         advice = advise(paths, budget_s=self.budget_s, engine=self.engine, progress=progress,
                         branches=branches, analysis=self.analysis, cancel=cancel,
-                        recalibrate=recalibrate, label=label, uses=self.uses, dask=self.dask)
+                        recalibrate=recalibrate, label=label, uses=self.uses, dask=self.dask,
+                        trace=self.trace, reader=self.reader)
         created = advice.calibration_created
         reused = advice.calibration_reused and created is not None
         return Loaded(advice, cache.age_seconds(created) if reused and created else None)
@@ -108,7 +113,7 @@ class AdviceSource:
             paths = [str(demo / "small_files")]
         branches = list(self.branches) if self.branches else None
         advice = cached_advice(paths, self.engine, branches=branches, analysis=self.analysis,
-                               uses=self.uses)
+                               uses=self.uses, reader=self.reader)
         created = advice.calibration_created if advice is not None else None
         if advice is None or created is None:
             return None
@@ -116,6 +121,13 @@ class AdviceSource:
             from dataclasses import replace
 
             advice = replace(advice, label=self.label or "small files")
+        if self.trace is not None:  # as advise(..., trace=...) adds it
+            from dataclasses import replace
+
+            from ..trace import trace_notes
+
+            advice = replace(advice, notes=advice.notes + trace_notes(self.trace),
+                             trace=self.trace)
         return Loaded(advice, cache.age_seconds(created))
 
 

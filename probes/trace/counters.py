@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 SECTOR = 512
@@ -39,6 +40,14 @@ def block_snapshot() -> dict[str, tuple[int, int]]:
         except (OSError, ValueError, IndexError):
             continue
     return out
+
+
+def block_delta(files: Iterable[str], before: dict[str, tuple[int, int]],
+                after: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+    """The block devices holding ``files``: (reads, sectors) between two snapshots."""
+    devices = {d for f in files if (d := device_of(f)) is not None}
+    return {d: (after[d][0] - before[d][0], after[d][1] - before[d][1])
+            for d in devices if d in before and d in after}
 
 
 def device_of(path: str) -> str | None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
-from .counters import block_snapshot, device_of, evict, tracer_cost_s
+from .counters import block_delta, block_snapshot, evict, tracer_cost_s
 from .strace import Syscall, parse, strace_argv
 
 CHILD = str(Path(__file__).with_name("_child.py"))
@@ -40,7 +40,8 @@ class TracedRead:
     size: int
     start_s: float
     duration_s: float
-    pid: int = 0
+    pid: int = 0  # the process or thread that read
+    group: int = 0  # >0: one network request (a vector read) of several ranges
 
     @property
     def stop(self) -> int:
@@ -65,6 +66,13 @@ class Capture:
     evicted: tuple[str, ...] = ()
     runqueue_s: float | None = None  # the main thread's wait for a core (a busy machine)
     call_times: tuple[float, ...] = ()  # every traced call's start, from the program's start
+    recorder: str = "strace"  # or "python" (probes.trace.record)
+    waits: tuple[tuple[float, float], ...] = ()  # python: (start, seconds) waiting for data
+    mapped_requests: int = 0  # python: ranges handed out by a memory map (no read call)
+    root_counters: dict[str, int] | None = None  # python: ROOT's own totals (bytes, calls)
+    recorder_errors: tuple[str, ...] = ()
+    open_s: float | None = None  # python: seconds opening and closing files per range
+    read_cpu_s: float = 0.0  # python: CPU seconds inside the local reads (in cpu_s too)
 
     def tracer_cost_between(self, lo: float, hi: float) -> float:
         """The tracer's estimated cost of the calls that started in ``[lo, hi]``."""
@@ -115,11 +123,27 @@ def candidate_files(argv: Sequence[str]) -> list[str]:
 
 
 def run_traced(argv: Sequence[str], *, cold: bool = False, strace: str | None = None,
-               stdout: IO[Any] | int | None = None, measure_cost: bool = True) -> Capture:
-    """Run ``argv`` under ``strace``; ``cold``: first drop the pages of the ROOT files named
-    on its command line.  ``stdout``: where the program's output goes (default: inherited)."""
+               stdout: IO[Any] | int | None = None, measure_cost: bool = True,
+               recorder: str = "strace") -> Capture:
+    """Run ``argv`` under ``strace`` (``recorder="python"``: the in-process recorder of
+    :mod:`.record`; ``"auto"``: :func:`.record.choose_recorder`); ``cold``: first drop the
+    pages of the ROOT files named on its command line.  ``stdout``: where the program's
+    output goes (default: inherited)."""
     if not argv:
         raise TraceError("no command given (hep-advisor trace -- COMMAND [ARGS...])")
+    if recorder not in ("strace", "python", "auto"):
+        raise TraceError(f"unknown recorder {recorder!r} (auto, strace or python)")
+    if recorder == "auto":
+        from .record import choose_recorder
+
+        recorder = choose_recorder(argv)[0]
+    if recorder == "python":
+        if shutil.which(argv[0]) is None:
+            raise TraceError(f"{argv[0]}: command not found")
+        from .record import run_recorded
+
+        cap: Capture = run_recorded(argv, cold=cold, stdout=stdout)
+        return cap
     tracer = strace or shutil.which("strace")
     if tracer is None:
         raise TraceError("strace not found: install it (e.g. apt-get install strace)")
@@ -181,9 +205,7 @@ def _capture(argv: Sequence[str], record: dict[str, Any], calls: list[Syscall],
             reads.append(TracedRead(c.path, c.offset, c.size, c.start - t0, c.duration, c.pid))
     files = sorted({*opens, *(r.file for r in reads)})
     sizes = {f: os.path.getsize(f) for f in files if os.path.exists(f)}
-    devices = {d for f in files if (d := device_of(f)) is not None}
-    block = {d: (after[d][0] - before[d][0], after[d][1] - before[d][1])
-             for d in devices if d in before and d in after}
+    block = block_delta(files, before, after)
     io = record.get("io") or {}
     return Capture(
         command=tuple(argv), exit_code=int(record["exit_code"]),

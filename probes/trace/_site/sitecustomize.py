@@ -1,0 +1,324 @@
+"""Records the reads of ROOT files made from Python, in the traced program's own processes.
+
+Put first on ``PYTHONPATH`` by ``hep-advisor trace`` (the Python recorder) with
+``HEP_ADVISOR_TRACE_DIR`` set; without that variable it does nothing.  It imports nothing of
+the project and changes nothing the program sees: it wraps, when the program imports them,
+
+- fsspec's ``LocalFileSystem.cat_file`` (uproot's default source for local files opens,
+  seeks and reads once per call; its ``cat_ranges`` calls it once per range): the bytes
+  recorded are those the buffered file read from the system (its raw position), as a system
+  call tracer sees them, and a range the buffered file reads in two calls (the whole blocks,
+  then one buffer fill for the rest) as two reads, its time split between them by bytes;
+- uproot's ``FileResource.get`` (``handler=uproot.MultithreadedFileSource``) and the ranges
+  uproot's ``MemmapSource`` hands out (``handler=uproot.MemmapSource``: page faults, no read
+  calls);
+- pyxrootd's ``File.open``/``read``/``vector_read`` (``root://``: uproot's ``XRootDSource``
+  and fsspec-xrootd both read through them; a vector read is one request of several ranges);
+- uproot's ``Chunk.wait``: the time a thread waited for data not yet there.
+
+Each process appends its records to ``rec-<pid>.jsonl`` in that directory when it exits, with
+the seconds the recorder itself spent (its cost).  At exit, ROOT's own counters
+(``TFile::GetFileBytesRead``/``GetFileReadCalls``) are written too where ROOT was imported.
+An existing ``sitecustomize`` later on the path is then imported as usual.
+"""
+
+import os
+import sys
+import threading
+import time
+
+_DIR = os.environ.get("HEP_ADVISOR_TRACE_DIR")
+_RECS: list = []  # (kind, path, offset, size, start_epoch, duration_s, thread, group)
+_WAITS: list = []  # (thread, start_epoch, duration_s)
+_OPENS: dict = {}
+_COST = [0.0]
+_OPEN_S = [0.0]  # seconds in opening and closing files (fsspec's cat_file)
+_READ_CPU = [0.0]  # CPU seconds of the threads inside the wrapped local reads
+_GROUP = [0]
+_MAIN = threading.main_thread().ident
+_PATCHED: set = set()
+_clock = time.perf_counter
+_thread_time = time.thread_time
+_epoch = time.time
+
+
+_REAL: dict = {}
+
+
+def _real(path):
+    """``os.path.realpath``, once per name (it stats every component)."""
+    got = _REAL.get(path)
+    if got is None:
+        got = _REAL[path] = os.path.realpath(path)
+    return got
+
+
+def _add(kind, path, offset, size, t0, dt, group=0):
+    c0 = _clock()
+    _RECS.append((kind, path, int(offset), int(size), t0, dt, threading.get_ident(), group))
+    _COST[0] += _clock() - c0
+
+
+def _patch_fsspec_local(mod):
+    cls = mod.LocalFileSystem
+    inner = cls.cat_file
+
+    def cat_file(self, path, start=None, end=None, **kwargs):
+        if kwargs or start is None or end is None or start < 0 or end < 0:
+            e0, c0, u0 = _epoch(), _clock(), _thread_time()
+            data = inner(self, path, start, end, **kwargs)
+            got, block = len(data), 0
+        else:  # as fsspec's own, and what the buffered file read from the OS (its raw tell)
+            e0, c0, u0 = _epoch(), _clock(), _thread_time()
+            f = self.open(path, "rb")
+            opened = _clock() - c0
+            try:
+                f.seek(start)
+                data = f.read(end - f.tell())
+                raw = getattr(getattr(f, "f", None), "raw", None)
+                got = raw.tell() - start if raw is not None else len(data)
+                block = getattr(raw, "_blksize", 0) or 0
+            finally:
+                c2 = _clock()
+                f.close()
+                _OPEN_S[0] += opened + _clock() - c2
+        dt = _clock() - c0
+        c1 = _clock()
+        _READ_CPU[0] += _thread_time() - u0
+        p = _real(self._strip_protocol(path))
+        _OPENS[p] = _OPENS.get(p, 0) + 1
+        _COST[0] += _clock() - c1
+        whole = len(data) - len(data) % block if block > 0 and got > len(data) else 0
+        if 0 < whole < got:  # the buffered file made two read calls: the whole blocks
+            # directly, then one buffer fill for the rest (the time split by bytes)
+            _add("read", p, start, whole, e0, dt * whole / got)
+            _add("read", p, start + whole, got - whole, e0 + dt * whole / got,
+                 dt * (got - whole) / got)
+        else:
+            _add("read", p, start or 0, got, e0, dt)
+        return data
+
+    cls.cat_file = cat_file
+
+
+def _patch_uproot_file(mod):
+    res = mod.FileResource
+    get = res.get
+
+    def wrapped_get(self, start, stop):
+        e0, c0, u0 = _epoch(), _clock(), _thread_time()
+        data = get(self, start, stop)
+        _READ_CPU[0] += _thread_time() - u0
+        _add("read", _real(self.file_path), start, len(data), e0, _clock() - c0)
+        return data
+
+    res.get = wrapped_get
+    mm = mod.MemmapSource
+    chunk, chunks = mm.chunk, mm.chunks
+
+    def mm_chunk(self, start, stop):
+        _add("mapped", _real(self.file_path), start, stop - start, _epoch(), 0.0)
+        return chunk(self, start, stop)
+
+    def mm_chunks(self, ranges, notifications):
+        t = _epoch()
+        for start, stop in ranges:
+            _add("mapped", _real(self.file_path), start, stop - start, t, 0.0)
+        return chunks(self, ranges, notifications)
+
+    mm.chunk, mm.chunks = mm_chunk, mm_chunks
+
+
+def _patch_chunk(mod):
+    cls = mod.Chunk
+    wait = cls.wait
+
+    def wrapped_wait(self, insist=True):
+        if self._raw_data is not None:
+            return wait(self, insist)
+        e0, c0 = _epoch(), _clock()
+        try:
+            return wait(self, insist)
+        finally:
+            _WAITS.append((threading.get_ident(), e0, _clock() - c0))
+
+    cls.wait = wrapped_wait
+
+
+def _timed_callback(callback, done):
+    if callback is None:
+        return None
+
+    def inner(*args, **kwargs):
+        done()
+        return callback(*args, **kwargs)
+
+    return inner
+
+
+def _patch_xrootd(mod):
+    cls = mod.File
+    open_, read, vread = cls.open, cls.read, cls.vector_read
+
+    def wrapped_open(self, url, flags=0, mode=0, timeout=0, callback=None):
+        self._hep_url = url
+        _OPENS[url] = _OPENS.get(url, 0) + 1
+        return open_(self, url, flags, mode, timeout, callback)
+
+    def wrapped_read(self, offset=0, size=0, timeout=0, callback=None):
+        url = getattr(self, "_hep_url", "?")
+        e0, c0 = _epoch(), _clock()
+        if callback is None:
+            out = read(self, offset, size, timeout)
+            _add("read", url, offset, len(out[1] or b""), e0, _clock() - c0)
+            return out
+
+        def done():
+            _add("read", url, offset, size, e0, _clock() - c0)
+
+        return read(self, offset, size, timeout, _timed_callback(callback, done))
+
+    def wrapped_vread(self, chunks, timeout=0, callback=None):
+        url = getattr(self, "_hep_url", "?")
+        _GROUP[0] += 1
+        group = _GROUP[0]
+        e0, c0 = _epoch(), _clock()
+
+        def done():
+            dt = _clock() - c0
+            for off, size in chunks:
+                _add("read", url, off, size, e0, dt, group)
+
+        if callback is None:
+            out = vread(self, chunks, timeout)
+            done()
+            return out
+        return vread(self, chunks, timeout, _timed_callback(callback, done))
+
+    cls.open, cls.read, cls.vector_read = wrapped_open, wrapped_read, wrapped_vread
+
+
+def _hook_root(mod):
+    """ROOT's own atexit clean-up runs before one registered earlier: read its counters
+    before it (registered after ROOT's import, so run first)."""
+    import atexit
+
+    atexit.register(_snapshot_root)
+
+
+_HOOKS = {
+    "ROOT": _hook_root,
+    "fsspec.implementations.local": _patch_fsspec_local,
+    "uproot.source.file": _patch_uproot_file,
+    "uproot.source.chunk": _patch_chunk,
+    "XRootD.client.file": _patch_xrootd,
+}
+
+
+class _Finder:
+    """Patches the modules above right after they are first imported."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name not in _HOOKS or name in _PATCHED:
+            return None
+        import importlib.machinery
+
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return None
+        loader = spec.loader
+        exec_module = loader.exec_module
+
+        def exec_and_patch(module):
+            exec_module(module)
+            _PATCHED.add(name)
+            try:
+                _HOOKS[name](module)
+            except Exception as e:  # never break the program: say so in the log
+                _RECS.append(("error", f"{name}: {type(e).__name__}: {e}", 0, 0, 0.0, 0.0,
+                              0, 0))
+
+        loader.exec_module = exec_and_patch  # type: ignore[method-assign]
+        return spec
+
+
+_ROOT_COUNTS: list = [None]
+
+
+def _snapshot_root():
+    root = sys.modules.get("ROOT")
+    if root is None:
+        return
+    try:
+        _ROOT_COUNTS[0] = {"bytes": int(root.TFile.GetFileBytesRead()),
+                           "calls": int(root.TFile.GetFileReadCalls())}
+    except Exception:
+        return
+
+
+def _root_counters():
+    if _ROOT_COUNTS[0] is None:
+        _snapshot_root()
+    return _ROOT_COUNTS[0]
+
+
+def _dump():
+    import json
+
+    path = os.path.join(str(_DIR), f"rec-{os.getpid()}.jsonl")
+    try:
+        with open(path, "w") as fh:
+            json.dump({"pid": os.getpid(), "main": _MAIN, "cost_s": _COST[0],
+                       "open_s": _OPEN_S[0], "read_cpu_s": _READ_CPU[0],
+                       "opens": _OPENS, "root": _root_counters(),
+                       "patched": sorted(_PATCHED)}, fh)
+            fh.write("\n")
+            for r in _RECS:
+                fh.write(json.dumps(r))
+                fh.write("\n")
+            for w in _WAITS:
+                fh.write(json.dumps(("wait", "", 0, 0, w[1], w[2], w[0], 0)))
+                fh.write("\n")
+    except OSError:
+        pass
+
+
+def _forget():
+    """A forked child starts with its parent's records: it keeps only its own."""
+    _RECS.clear()
+    _WAITS.clear()
+    _OPENS.clear()
+    _COST[0] = 0.0
+    _OPEN_S[0] = 0.0
+    _READ_CPU[0] = 0.0
+
+
+def _install():
+    import atexit
+
+    c0 = _clock()
+    sys.meta_path.insert(0, _Finder)
+    atexit.register(_dump)
+    os.register_at_fork(after_in_child=_forget)
+    _COST[0] += _clock() - c0
+
+
+def _chain():
+    """Import the next ``sitecustomize`` on the path (this one shadows it)."""
+    import importlib.util
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    rest = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
+    if spec is not None and spec.loader is not None and spec.origin != __file__:
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+
+
+if _DIR:
+    _install()
+    try:
+        _chain()
+    except Exception as e:  # the user's own sitecustomize failed: as without the recorder
+        sys.stderr.write(f"sitecustomize: {type(e).__name__}: {e}\n")
