@@ -2,6 +2,7 @@
 
     flock /tmp/hep-bench.lock python benchmarks/bench_remote.py link [--links 1:1000 20:100 80:20]
     flock /tmp/hep-bench.lock python benchmarks/bench_remote.py predict [--links 20:100]
+    flock /tmp/hep-bench.lock python benchmarks/bench_remote.py streams [--caps none 25]
 
 ``link``: on the remote test bench (XRootD + XrdHttp in a network namespace behind TBF shaping
 and a latency proxy, ``testbench.remote``), set each link in turn and run the remote read tests
@@ -11,6 +12,10 @@ bandwidth against the set ones (bandwidth as TCP payload, MB = 10^6 bytes).
 
 ``predict``: see ``benchmarks/bench_remote_predict.py`` (run by this script).
 
+``streams``: X003 (parallel streams) where it should fire and where not: the link capped per
+connection by the latency proxy (what a TCP window does to one stream on a long link) or
+not; see :func:`run_streams`.
+
 Needs root, ``xrootd-server`` (+ plugins) and the ``remote`` extra.  A few minutes per link.
 """
 
@@ -19,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -99,21 +105,109 @@ def run_link(links: list[tuple[float, float]], repeats: int, budget_s: float) ->
     return 0
 
 
+def _read_one(url: str) -> float:
+    """uproot ``arrays`` of one file (a worker process's job); seconds.  Over ``http(s)://``
+    with ``HTTPSource`` (one connection; uproot's default fsspec source already spreads a
+    step's ranges over several connections)."""
+    import time
+
+    import uproot
+
+    opts = {"handler": uproot.source.http.HTTPSource} if url.startswith("http") else {}
+    t0 = time.perf_counter()
+    with uproot.open(url, **opts) as f:
+        f["Events"].arrays()
+    return time.perf_counter() - t0
+
+
+def _warm(_: int) -> None:
+    import uproot  # noqa: F401  (the worker's import, before the timing)
+
+
+def run_streams(links: list[tuple[float, float]], caps: list[float | None], nfiles: int,
+                mb: int) -> int:
+    """X003 where it should fire and where not: the link capped per connection (as a TCP
+    window caps one stream on a long link) or not, over ``http://`` and ``root://``.  The
+    remote read tests measure the streams; the rule fires or not; then ``nfiles`` files are
+    read one after another in one process and at once by ``nfiles`` processes (started and
+    warmed before the timing): measured speed-up = one after another / at once."""
+    import time
+    from concurrent.futures import ProcessPoolExecutor
+
+    from advisor.recommend.remote import streams_rule
+    from probes.readtests.remote import measure_link
+    from testbench.remote import cleanup_stale, remote_bench
+
+    cleanup_stale()
+    scratch = Path(tempfile.mkdtemp(prefix="hep-bench-remote-", dir="/var/tmp"))
+    scratch.chmod(0o755)
+    try:
+        names = [f"s{k}.root" for k in range(nfiles)]
+        for n in names:
+            write_link_file(scratch / n, mb=mb).chmod(0o644)
+        with ProcessPoolExecutor(nfiles) as pool:
+            list(pool.map(_warm, range(nfiles)))
+            for rtt_ms, mbit in links:
+                for cap in caps:
+                    with remote_bench(rtt_ms, mbit, data_dir=scratch,
+                                      conn_rate_mbit=cap) as bench:
+                        for proto in ("http", "root"):
+                            url = (bench.http_url if proto == "http" else bench.root_url)
+                            rc = measure_link(url(names[0]), 20)
+                            rec = streams_rule(rc)
+                            urls = [url(n) for n in names]
+                            t0 = time.perf_counter()
+                            for u in urls:
+                                _read_one(u)
+                            seq = time.perf_counter() - t0
+                            t0 = time.perf_counter()
+                            list(pool.map(_read_one, urls))
+                            par = time.perf_counter() - t0
+                            print(json.dumps({
+                                "link": f"{rtt_ms:g} ms, {mbit:g} Mbit/s",
+                                "per_connection_mbit": cap, "protocol": proto,
+                                "streams_mb_per_s": [[p.streams, round(p.aggregate_mb_per_s, 2),
+                                                      p.connections]
+                                                     for p in rc.parallel_streams],
+                                "X003": None if rec is None else [rec.predicted_speedup,
+                                                                  rec.speedup_low,
+                                                                  rec.speedup_high,
+                                                                  rec.workers],
+                                "connections": bench.stats()[proto]["connections"],
+                                "one_after_another_s": round(seq, 3),
+                                "at_once_s": round(par, 3),
+                                "measured_speedup": round(seq / par, 3)}), flush=True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["link", "predict"])
+    parser.add_argument("what", choices=["link", "predict", "streams"])
     parser.add_argument("--links", nargs="+", type=_link, metavar="RTT_MS:MBIT")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--budget", type=float, default=30.0)
-    parser.add_argument("--datasets", default="a,b,c", help="predict: which (a, b, c)")
+    parser.add_argument("--datasets", default="a,b,c",
+                        help="predict: which (a, b, c, d: small clusters)")
+    parser.add_argument("--max-case", type=float, default=None, metavar="S",
+                        help="predict: skip a case predicted to take longer (default 30 s)")
+    parser.add_argument("--caps", nargs="+", default=["none", "25"], metavar="MBIT",
+                        help="streams: per-connection caps to try (none: no cap)")
+    parser.add_argument("--files", type=int, default=4, help="streams: files read at once")
+    parser.add_argument("--mb", type=int, default=6, help="streams: MB per file")
     args = parser.parse_args()
     if args.what == "link":
         return run_link(args.links or [(1, 1000), (20, 100), (80, 20)], args.repeats,
                         args.budget)
+    if args.what == "streams":
+        caps = [None if c == "none" else float(c) for c in args.caps]
+        return run_streams(args.links or [(20, 100)], caps, args.files, args.mb)
     from bench_remote_predict import run_predict
 
-    return run_predict(args.links or [(20, 100)], args.repeats, args.datasets.split(","))
+    return run_predict(args.links or [(20, 100)], args.repeats, args.datasets.split(","),
+                       args.max_case)
 
 
 if __name__ == "__main__":

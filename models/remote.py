@@ -20,19 +20,26 @@ LAN hop from the client) fetches the blocks (``pfc.blocksize``) a request touche
 not hold: cold, each round trip pays the origin's round trip and moves whole blocks; warm,
 nothing crosses the link.
 
+The reader's CPU (:class:`ReaderCpu`: per file opened, per compressed MB of baskets, per
+basket) comes from the remote calibration's measurement of the same reader on one of the files
+(fetched whole) or from a local calibration's fitted terms; :func:`job` adds it to the link
+time per round trip (or overlaps the two, for a reader that works while its requests are in
+flight).
+
 Every parameter is measured (:class:`~probes.readtests.remote_results.RemoteCalibration`) or
-stated: the CPU time of the reader is an input (measured on a local read, or fitted), never a
-constant here.
+stated: the CPU time of the reader is an input (measured, or fitted), never a constant here.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from probes.basketmap import BasketMap
-from probes.readtests.remote_results import RemoteCalibration
+from probes.readtests.remote_results import RemoteCalibration, RemoteReaderCpu
 
+from .replay.predict import CpuCosts
 from .replay.readers import (
     coalesce,
     root_getentry,
@@ -51,20 +58,60 @@ MAX_CHUNK_BYTES = 2_097_136
 #: synchronously when the ``with`` block ends; the default fsspec-xrootd source keeps its
 #: handles open and queries once per server (uproot/source/xrootd.py, fsspec_xrootd/xrootd.py)
 XROOTD_SOURCE_EXTRA_ROUNDS = 2
+#: ROOT over ``root://``, per file beyond the open and its metadata reads (seen in the XRootD
+#: server's request trace, ``xrootd.trace all``, on the test bench): a ``kXR_query config``
+#: for the vector-read limits (``readv_iov_max readv_ior_max``, with or without TTreeCache)
+#: and a synchronous ``kXR_close`` when the file is closed
+ROOT_EXTRA_ROUNDS = 2
 
 Range = tuple[int, int]  # (offset, size)
 
 
 @dataclass(frozen=True)
 class Round:
-    """What one round trip fetches: ``ranges`` of ``file`` (in one or more calls in flight)."""
+    """What one round trip fetches: ``ranges`` of ``file`` (in one or more calls in flight);
+    ``basket_bytes`` and ``baskets``: the baskets among them the reader then decompresses and
+    interprets (0 for the open's metadata reads)."""
 
     file: str
     ranges: tuple[Range, ...]
+    basket_bytes: int = 0
+    baskets: int = 0
 
     @property
     def nbytes(self) -> int:
         return sum(s for _, s in self.ranges)
+
+
+@dataclass(frozen=True)
+class ReaderCpu:
+    """The reader's CPU terms: ``open_s`` per file opened (metadata, class models),
+    ``mb_s`` seconds per compressed MB of baskets read (decompression and interpretation),
+    ``basket_s`` per basket.  From the remote calibration's measurement of the reader on one
+    of the files (:meth:`from_measured`) or from a local calibration's fitted terms
+    (:meth:`from_costs`)."""
+
+    open_s: float = 0.0
+    mb_s: float = 0.0
+    basket_s: float = 0.0
+
+    def of(self, nbytes: int, baskets: int) -> float:
+        """Seconds of CPU for ``nbytes`` of baskets in ``baskets`` baskets."""
+        return nbytes / 1e6 * self.mb_s + baskets * self.basket_s
+
+    @classmethod
+    def from_costs(cls, costs: CpuCosts) -> ReaderCpu:
+        """A local calibration's terms (``models.replay.predict.costs_from``): the open's CPU
+        part, decompression + processing per MB, the cost per basket (per call: not a round
+        trip's, so not used here)."""
+        return cls(costs.open_s, costs.per_mb_s(), costs.basket_s)
+
+    @classmethod
+    def from_measured(cls, cpu: RemoteReaderCpu) -> ReaderCpu | None:
+        """The remote calibration's measurement of the reader (``None`` where it has none)."""
+        if cpu.mb_s is None:
+            return None
+        return cls(cpu.open_s or 0.0, cpu.mb_s, 0.0)
 
 
 @dataclass(frozen=True)
@@ -108,10 +155,13 @@ class RemotePrediction:
     bytes_needed: int
     round_trips: int
     detail: dict[str, float] = field(default_factory=dict)
+    #: the part of the CPU time spent while the reader's requests are in flight (see
+    #: :func:`job`): the whole job takes ``io_s + cpu_s - overlap_s``
+    overlap_s: float = 0.0
 
     @property
     def total_s(self) -> float:
-        return self.io_s + self.cpu_s
+        return self.io_s + self.cpu_s - self.overlap_s
 
     @property
     def amplification(self) -> float | None:
@@ -164,7 +214,8 @@ def uproot_rounds(maps: Sequence[BasketMap], branches: Iterable[str] | None = No
                 merged = [(a, z - a) for req in coalesce(ranges) for a, z in req]
             else:
                 merged = [(a, z - a) for a, z in sorted(ranges)]
-            out.append(Round(m.path, tuple(merged)))
+            out.append(Round(m.path, tuple(merged), sum(z - a for a, z in ranges),
+                             len(ranges)))
         if source == "xrootd":
             out += [Round(m.path, ())] * XROOTD_SOURCE_EXTRA_ROUNDS
     return out
@@ -174,7 +225,9 @@ def root_rounds(maps: Sequence[BasketMap], branches: Iterable[str] | None = None
                 tree_cache: bool = True) -> list[Round]:
     """ROOT's ``GetEntry`` loop over ``root://``: the open's reads, then without TTreeCache
     one round trip per basket, with it one per cache fill (a vector read of the fill's
-    baskets, adjacent ones merged)."""
+    baskets, adjacent ones merged), the server query and the close."""
+    names = list(branches) if branches is not None else None
+    branches = names
     out: list[Round] = []
     for m in maps:
         out += _meta_rounds(root_open(m))
@@ -182,6 +235,7 @@ def root_rounds(maps: Sequence[BasketMap], branches: Iterable[str] | None = None
                              open_file=False, readahead_bytes=0)
         if not tree_cache:
             out += _meta_rounds(reqs)
+            out += [Round(m.path, ())] * ROOT_EXTRA_ROUNDS
             continue
         groups: dict[int, list[Range]] = {}
         order: list[int] = []
@@ -192,6 +246,33 @@ def root_rounds(maps: Sequence[BasketMap], branches: Iterable[str] | None = None
                 order.append(key)
             groups[key].append((r.offset, r.size))
         out += [Round(m.path, tuple(groups[k])) for k in order]
+        out += [Round(m.path, ())] * ROOT_EXTRA_ROUNDS
+    return _with_baskets(out, maps, names)
+
+
+def _with_baskets(rounds: list[Round], maps: Sequence[BasketMap],
+                  names: list[str] | None) -> list[Round]:
+    """The baskets of the branches read that each round's ranges hold whole (counted in the
+    round that first fetches them)."""
+    starts: dict[str, list[tuple[int, int]]] = {}
+    for m in maps:
+        starts[m.path] = sorted((int(b.seek[i]), int(b.nbytes[i])) for b in m.select(names)
+                                for i in range(len(b.seek)))
+    seen: set[tuple[str, int]] = set()
+    out = []
+    for r in rounds:
+        nb = n = 0
+        baskets = starts.get(r.file, [])
+        for off, size in r.ranges:
+            lo = bisect.bisect_left(baskets, (off, -1))
+            for seek, length in baskets[lo:]:
+                if seek + length > off + size:  # not whole in this range
+                    break
+                if (r.file, seek) not in seen:
+                    seen.add((r.file, seek))
+                    nb += length
+                    n += 1
+        out.append(Round(r.file, r.ranges, nb, n))
     return out
 
 
@@ -202,6 +283,43 @@ def stream(name: str, rounds: Sequence[Round], link: RemoteLink, cpu_s: float,
     return RemotePrediction(name, t + files * link.open_s, cpu_s, nbytes, bytes_needed, n,
                             {"rtt_s": n * link.rtt_s, "transfer_s": nbytes / (link.mb_per_s * 1e6),
                              "open_s": files * link.open_s})
+
+
+def job(name: str, rounds: Sequence[Round], link: RemoteLink, cpu: ReaderCpu,
+        bytes_needed: int, files: int, *, overlap: bool) -> RemotePrediction:
+    """The whole job streaming over the link: link time and the reader's CPU time.
+
+    Each file pays the protocol open and the CPU part of its open (``cpu.open_s``); each
+    round trip pays the round-trip time, its bytes at the bandwidth (``x``) and the CPU of the
+    baskets it brings (``c = cpu.of(...)``).  A reader that waits for a round's data and then
+    works pays ``x + c`` (ROOT's ``GetEntry`` loop: a synchronous read per basket or per cache
+    fill); one that interprets the baskets as they arrive while the rest of the round is in
+    flight would pay ``max(x, c)`` (``overlap``)::
+
+        T = files (open_link + open_cpu) + sum over rounds (rtt + x + c | rtt + max(x, c))
+
+    uproot could overlap (its chunks are interpreted as their requests complete), but on the
+    test bench it did not measurably (its default source gathers a merged request's ranges
+    before any is handed on, and the receiving loop shares the interpreter): the advice uses
+    ``x + c`` for every reader (benchmarks/bench_remote_predict.py prints both).
+    """
+    t, n, nbytes = link.time(rounds)
+    rate = link.mb_per_s * 1e6
+    cpu_s = files * cpu.open_s
+    hidden = 0.0
+    for r in rounds:
+        c = cpu.of(r.basket_bytes, r.baskets)
+        cpu_s += c
+        if overlap:
+            hidden += min(r.nbytes / rate, c)
+    return RemotePrediction(name, t + files * link.open_s, cpu_s, nbytes, bytes_needed, n,
+                            {"rtt_s": n * link.rtt_s, "transfer_s": nbytes / rate,
+                             "open_s": files * link.open_s}, overlap_s=hidden)
+
+
+def reader_cpu_s(rounds: Sequence[Round], cpu: ReaderCpu, files: int) -> float:
+    """The reader's CPU time for ``rounds`` (a local read of the same baskets)."""
+    return files * cpu.open_s + sum(cpu.of(r.basket_bytes, r.baskets) for r in rounds)
 
 
 def stage(file_bytes: Sequence[int], link: RemoteLink, read_s: Sequence[float] | float,
@@ -235,42 +353,58 @@ def _blocks(r: Round, block: int) -> set[tuple[str, int]]:
 
 def xcache(name: str, rounds: Sequence[Round], link: RemoteLink, cpu_s: float,
            bytes_needed: int, files: int, file_bytes: dict[str, int], *, warm: bool,
-           block: int = XCACHE_BLOCK_BYTES) -> RemotePrediction:
+           block: int = XCACHE_BLOCK_BYTES, cpu: ReaderCpu | None = None,
+           overlap: bool = False) -> RemotePrediction:
     """The same rounds through an XCache: each round trip crosses the LAN
     (``link.lan_rtt_s``); cold, the blocks it touches that the cache lacks are fetched from
-    the origin over the link (one round trip per round that misses, whole blocks)."""
+    the origin over the link (one round trip per round that misses, whole blocks).  With
+    ``cpu`` the reader's CPU time is computed from the rounds (``cpu_s`` is then ignored), as
+    in :func:`job`: with ``overlap`` each round's CPU overlaps its transfer (LAN and
+    origin)."""
     held: set[tuple[str, int]] = set()
     origin_rounds = 0
     moved = 0
+    lan_rate = link.lan_mb_per_s * 1e6 if link.lan_mb_per_s else None
+    hidden = 0.0
+    if cpu is not None:
+        cpu_s = reader_cpu_s(rounds, cpu, files)
     for r in rounds:
         need = _blocks(r, block) - held
+        fetched = 0
         if need and not warm:
             origin_rounds += 1
             for f, b in need:
                 size = file_bytes.get(f, (b + 1) * block)
-                moved += max(0, min(block, size - b * block))
+                fetched += max(0, min(block, size - b * block))
+        moved += fetched
         held |= need
+        if cpu is not None and overlap:
+            x = fetched / (link.mb_per_s * 1e6) + (r.nbytes / lan_rate if lan_rate else 0.0)
+            hidden += min(x, cpu.of(r.basket_bytes, r.baskets))
     lan_bytes = sum(r.nbytes for r in rounds)
-    lan = len(rounds) * link.lan_rtt_s + (
-        lan_bytes / (link.lan_mb_per_s * 1e6) if link.lan_mb_per_s else 0.0)
+    lan = len(rounds) * link.lan_rtt_s + (lan_bytes / lan_rate if lan_rate else 0.0)
     origin = 0.0 if warm else origin_rounds * link.rtt_s + moved / (link.mb_per_s * 1e6) \
         + files * link.open_s
     return RemotePrediction(f"{name} via XCache ({'warm' if warm else 'cold'})", lan + origin,
                             cpu_s, moved, bytes_needed, origin_rounds,
-                            {"lan_s": lan, "origin_s": origin})
+                            {"lan_s": lan, "origin_s": origin}, overlap_s=hidden)
 
 
 def treecache_remote(maps: Sequence[BasketMap], branches: Iterable[str] | None,
-                     link: RemoteLink) -> tuple[RemotePrediction, RemotePrediction]:
-    """ROOT's ``GetEntry`` loop over the link without and with TTreeCache (link time only):
-    what T001 needs for remote data (round trips, bytes moved, read amplification)."""
+                     link: RemoteLink, cpu: ReaderCpu | None = None
+                     ) -> tuple[RemotePrediction, RemotePrediction]:
+    """ROOT's ``GetEntry`` loop over the link without and with TTreeCache: what T001 needs
+    for remote data (round trips, bytes moved, read amplification); link time only, or with
+    ``cpu`` the whole job (:func:`job`; ROOT reads synchronously: no overlap)."""
     names = list(branches) if branches is not None else None
     need = needed_bytes(maps, names)
-    off = stream("ROOT, no TTreeCache", root_rounds(maps, names, tree_cache=False), link, 0.0,
-                 need, len(maps))
-    on = stream("ROOT, TTreeCache", root_rounds(maps, names, tree_cache=True), link, 0.0,
-                need, len(maps))
-    return off, on
+    n = len(maps)
+    both = []
+    for label, on in (("ROOT, no TTreeCache", False), ("ROOT, TTreeCache", True)):
+        rounds = root_rounds(maps, names, tree_cache=on)
+        both.append(stream(label, rounds, link, 0.0, need, n) if cpu is None
+                    else job(label, rounds, link, cpu, need, n, overlap=False))
+    return both[0], both[1]
 
 
 def break_even_fraction(file_bytes: int, link: RemoteLink, stream_s_per_byte: float,
@@ -283,5 +417,6 @@ def break_even_fraction(file_bytes: int, link: RemoteLink, stream_s_per_byte: fl
     return min(1.0, copy / (stream_s_per_byte * file_bytes))
 
 
-__all__ = ["RemoteLink", "RemotePrediction", "Round", "break_even_fraction", "needed_bytes",
-           "root_rounds", "stage", "stream", "treecache_remote", "uproot_rounds", "xcache"]
+__all__ = ["ReaderCpu", "RemoteLink", "RemotePrediction", "Round", "break_even_fraction", "job",
+           "needed_bytes", "reader_cpu_s", "root_rounds", "stage", "stream", "treecache_remote",
+           "uproot_rounds", "xcache"]

@@ -13,6 +13,7 @@ functions: a path that cannot be used becomes a one-line cause.
 from __future__ import annotations
 
 import fnmatch
+import os
 import statistics
 import time
 from collections.abc import Sequence
@@ -161,6 +162,12 @@ class HTTPClient:
 
         self.url = url
         self.session = requests.Session()
+        # https://: trust what the readers trust.  uproot's HTTPSource, aiohttp (fsspec's
+        # source) and the ping socket here use Python's ssl, which reads SSL_CERT_FILE;
+        # requests would use REQUESTS_CA_BUNDLE or its own bundle: given SSL_CERT_FILE, every
+        # request here is verified against it
+        ca = os.environ.get("SSL_CERT_FILE")
+        self.verify: str | bool = ca if ca and os.path.isfile(ca) else True
         self.headers: dict[str, str] = {}
         self._sock: Any = None
         self._ping_request = b""
@@ -170,9 +177,10 @@ class HTTPClient:
         import requests
 
         try:
-            r = self.session.get(self.url, headers=headers, timeout=TIMEOUT_S)
+            r = self.session.get(self.url, headers=headers, timeout=TIMEOUT_S,
+                                 verify=self.verify)
         except requests.RequestException as exc:
-            raise RemoteError(f"GET: {type(exc).__name__}") from None
+            raise RemoteError(f"GET: {_why(exc)}") from None
         if r.status_code not in (200, 206):
             raise RemoteError(f"GET: HTTP {r.status_code} {r.reason}")
         return r
@@ -181,9 +189,10 @@ class HTTPClient:
         import requests
 
         try:
-            r = self.session.head(self.url, timeout=TIMEOUT_S, allow_redirects=True)
+            r = self.session.head(self.url, timeout=TIMEOUT_S, allow_redirects=True,
+                                  verify=self.verify)
         except requests.RequestException as exc:
-            raise RemoteError(f"HEAD: {type(exc).__name__}") from None
+            raise RemoteError(f"HEAD: {_why(exc)}") from None
         if r.status_code != 200:
             raise RemoteError(f"HEAD: HTTP {r.status_code} {r.reason}")
         self.headers = dict(r.headers)
@@ -210,7 +219,7 @@ class HTTPClient:
         headers = {"Range": f"bytes={offset}-{offset + size - 1}"}
         try:
             with self.session.get(self.url, headers=headers, timeout=TIMEOUT_S,
-                                  stream=True) as r:
+                                  stream=True, verify=self.verify) as r:
                 if r.status_code != 206:
                     raise RemoteError(f"GET: HTTP {r.status_code} {r.reason}")
                 first_t, first_n, total = 0.0, 0, 0
@@ -220,7 +229,7 @@ class HTTPClient:
                         first_t, first_n = time.perf_counter(), len(piece)
                 last = time.perf_counter()
         except requests.RequestException as exc:
-            raise RemoteError(f"GET: {type(exc).__name__}") from None
+            raise RemoteError(f"GET: {_why(exc)}") from None
         return total - first_n, last - first_t
 
     def ping(self) -> None:
@@ -307,6 +316,16 @@ class HTTPClient:
     def close(self) -> None:
         self.session.close()
         self._close_sock()
+
+
+def _why(exc: Exception) -> str:
+    """A failed request in a few words (an untrusted certificate says what to do)."""
+    import requests
+
+    if isinstance(exc, requests.exceptions.SSLError):
+        return ("SSLError: the server's certificate is not trusted here (point SSL_CERT_FILE "
+                "at its CA)")
+    return type(exc).__name__
 
 
 def client_for(url: str) -> XRootDClient | HTTPClient:

@@ -111,6 +111,30 @@ def test_link_round_trip_and_bandwidth(bench: RemoteBench, rtt_ms: float,
         assert _within(up, rate_mbit), f"upload {up:.1f} Mbit/s, set {rate_mbit}"
 
 
+def test_cap_per_connection(bench: RemoteBench) -> None:
+    """``set_conn_rate``: one connection is held to the cap (as a TCP window holds one stream
+    on a long link) while several at once share the link: the case where X003 should fire."""
+    from probes.readtests.remote import measure_link
+
+    bench.set_rate(100)
+    bench.set_rtt(5)
+    try:
+        bench.set_conn_rate(16)
+        one = _closest(lambda: bench.measure_bandwidth(1_000_000), 16)
+        assert _within(one, 16, 0.15), f"one connection {one:.1f} Mbit/s, cap 16"
+        assert bench.data_dir is not None
+        blob = bench.data_dir / "blob.bin"  # 4 MB of data: the streams test's reads
+        blob.write_bytes(np.random.default_rng(1).bytes(4_000_000))
+        blob.chmod(0o644)
+        rc = measure_link(bench.root_url("blob.bin"), 8, streams=(1, 2))
+        pts = {p.streams: p.aggregate_mb_per_s for p in rc.parallel_streams}
+        assert pts[2] >= 1.5 * pts[1], pts  # each stream on its own connection
+        bench.set_conn_rate(None)
+        assert _within(bench.measure_bandwidth(2_000_000), 100, 0.15)
+    finally:
+        bench.set_conn_rate(None)
+
+
 def test_proxy_counts_bytes(bench: RemoteBench) -> None:
     before = bench.stats()["probe"]
     bench.measure_bandwidth(1_000_000)

@@ -12,6 +12,7 @@ import pytest
 
 from advisor.recommend.remote import link_notes, stage_rule, streams_rule
 from models.remote import (
+    ROOT_EXTRA_ROUNDS,
     RemoteLink,
     Round,
     break_even_fraction,
@@ -61,7 +62,8 @@ def test_round_trips_per_reader(bmap: BasketMap) -> None:
     steps = uproot_rounds([bmap], step_entries=1000)
     assert len(steps) == meta + 5
     no_cache = root_rounds([bmap], tree_cache=False)
-    assert len(no_cache) == len(root_open(bmap)) + n_baskets  # one round trip per basket
+    # one round trip per basket, then the server query and the close
+    assert len(no_cache) == len(root_open(bmap)) + n_baskets + ROOT_EXTRA_ROUNDS
     cached = root_rounds([bmap], tree_cache=True)
     assert len(cached) < len(no_cache)
     # the baskets themselves are moved once by each reader
@@ -248,3 +250,100 @@ def test_t001_remote_silent_on_a_local_like_link() -> None:
                     bandwidth=RemoteSamples("MB/s", (1000.0,) * 3, 1000.0, 0.0))
     assert treecache_rule(_ds(), local, [_synthetic()], None) is None
     assert treecache_rule(_ds(), _cal([(1, 10.0)]), [], None) is None
+
+
+# -- the reader's CPU with the link -------------------------------------------------------------
+
+def _cpu_cal(rc: RemoteCalibration, engine: str, mb_s: float = 0.05,
+             samples: tuple[float, ...] = (0.9, 1.0, 1.2)) -> RemoteCalibration:
+    from dataclasses import replace
+
+    from probes.readtests.remote_results import RemoteReaderCpu
+
+    loop = sorted(samples)[len(samples) // 2]
+    return replace(rc, cpu=RemoteReaderCpu(engine, rc.url, 1_000_000, int(loop / mb_s * 1e6),
+                                           100, 0.01, loop, mb_s, samples, 0.2))
+
+
+def test_rounds_carry_the_baskets_they_fetch(bmap: BasketMap) -> None:
+    need = needed_bytes([bmap], None)
+    for rounds in (uproot_rounds([bmap]), uproot_rounds([bmap], source="xrootd"),
+                   uproot_rounds([bmap], step_entries=1000),
+                   root_rounds([bmap], tree_cache=False), root_rounds([bmap], tree_cache=True)):
+        assert sum(r.basket_bytes for r in rounds) == need
+        assert sum(r.baskets for r in rounds) == 5 * len(BRANCHES)
+    sel = root_rounds([bmap], ["b0"], tree_cache=True)
+    assert sum(r.basket_bytes for r in sel) == needed_bytes([bmap], ["b0"])
+
+
+def test_job_overlaps_cpu_for_uproot_and_adds_it_for_root(bmap: BasketMap) -> None:
+    from models.remote import ReaderCpu, job, reader_cpu_s
+
+    link = _link(20, 1.0)
+    rounds = uproot_rounds([bmap])
+    cpu = ReaderCpu(open_s=0.01, mb_s=2.0, basket_s=1e-4)
+    serial = job("u", rounds, link, cpu, 1, 1, overlap=False)
+    over = job("u", rounds, link, cpu, 1, 1, overlap=True)
+    plain = stream("u", rounds, link, 0.0, 1, 1)
+    assert serial.io_s == pytest.approx(plain.io_s)
+    assert serial.cpu_s == pytest.approx(reader_cpu_s(rounds, cpu, 1))
+    assert serial.total_s == pytest.approx(serial.io_s + serial.cpu_s)
+    # per round: max(transfer, cpu) instead of their sum; never below either part
+    x = sum(r.nbytes for r in rounds) / 1e6
+    c = sum(cpu.of(r.basket_bytes, r.baskets) for r in rounds)
+    assert over.overlap_s == pytest.approx(sum(min(r.nbytes / 1e6, cpu.of(r.basket_bytes,
+                                                                           r.baskets))
+                                               for r in rounds))
+    assert 0 < over.overlap_s <= min(x, c)
+    assert max(over.io_s, over.cpu_s) <= over.total_s < serial.total_s
+    # no CPU: the link time alone
+    assert job("u", rounds, link, ReaderCpu(), 1, 1, overlap=True).total_s == pytest.approx(
+        plain.total_s)
+
+
+def test_reader_cpu_from_a_local_calibration() -> None:
+    from models.remote import ReaderCpu
+    from models.replay.predict import CpuCosts
+
+    cpu = ReaderCpu.from_costs(CpuCosts(open_s=0.02, call_s=0.001, basket_s=1e-5,
+                                        decompress_mb_per_s=200.0, process_mb_per_s=100.0))
+    assert cpu.open_s == 0.02 and cpu.basket_s == 1e-5
+    assert cpu.mb_s == pytest.approx(1 / 200 + 1 / 100)
+    assert cpu.of(2_000_000, 10) == pytest.approx(2 * (1 / 200 + 1 / 100) + 10e-5)
+
+
+def test_t001_remote_is_the_whole_job_with_roots_cpu() -> None:
+    """With ROOT's CPU measured, T001's speed-up is of the whole job, smaller than the link's
+    alone; with uproot's CPU (another reader) it stays the link's, and says so."""
+    from advisor.recommend.remote import treecache_rule
+    from models.remote import ReaderCpu, treecache_remote
+
+    m = _synthetic()
+    rc = _cal([(1, 10.0)])
+    link_only = treecache_rule(_ds(), rc, [m], None)
+    whole = treecache_rule(_ds(), _cpu_cal(rc, "root"), [m], None)
+    other = treecache_rule(_ds(), _cpu_cal(rc, "uproot"), [m], None)
+    assert link_only is not None and whole is not None and other is not None
+    assert 1.05 <= whole.predicted_speedup < link_only.predicted_speedup
+    assert other.predicted_speedup == pytest.approx(link_only.predicted_speedup)
+    off, on = treecache_remote([m], None, RemoteLink.from_calibration(rc),
+                               ReaderCpu(0.01, 0.05))
+    assert whole.predicted_speedup == pytest.approx(off.total_s / on.total_s, rel=1e-3)
+    # the CPU passes' spread widens the interval
+    assert whole.speedup_low < whole.predicted_speedup < whole.speedup_high
+    assert any("whole job" in a for a in whole.assumptions)
+    assert any("link" in a and "whole job" not in a for a in other.assumptions)
+    assert "whole job without / with" in {e.name for e in whole.evidence}
+
+
+def test_x001_with_cpu_compares_whole_jobs(bmap: BasketMap) -> None:
+    from advisor.recommend.remote import link_notes
+    from probes.readtests.results import Calibration
+
+    rc = _cpu_cal(_cal([(1, 10.0)]), "uproot")
+    cal = Calibration(budget_s=1, elapsed_s=1, partial=False, engine="uproot", raw_read=None,
+                      request_sweep=(), concurrency=(), open_overhead_s=None, decompression=(),
+                      event_loop=None, memory=None, remote=rc)
+    text = " ".join(link_notes(cal, _ds(), [bmap], None))
+    assert "whole job" in text and "ms per compressed MB" in text
+    assert stage_rule(_ds(), rc, [bmap], None) is None  # one whole-file step: no X001

@@ -128,6 +128,11 @@ def test_calibrate_cli_on_a_url(bench: RemoteBench) -> None:
     assert {"rtt_ms", "bandwidth_mb_per_s", "parallel_streams", "vector_reads",
             "open_s"} <= set(remote)
     assert any("remote data" in s["reason"] for s in cal["skipped"])
+    # the reader's CPU, on the file fetched whole: what the link time is combined with
+    cpu = remote["cpu"]
+    assert cpu["engine"] == "uproot" and cpu["url"] == url
+    assert cpu["file_bytes"] == (bench.data_dir / "small.root").stat().st_size  # type: ignore
+    assert cpu["baskets"] >= 8 and cpu["mb_s"] > 0 and len(cpu["samples"]) >= 1
 
 
 def test_t001_fires_on_the_measured_link(bench: RemoteBench) -> None:

@@ -3,11 +3,14 @@ source (X002), parallel streams (X003) and ROOT's TTreeCache over the link (T001
 link the remote read tests measured (``Calibration.remote``) and the readers' requests replayed
 through it (:mod:`models.remote`).
 
-These rules need no fitted rate model: the remote calibration measures the link, not the CPU,
-so each predicted speed-up is of the time spent on the link (round trips and transfer); the
-reader's CPU time (decompression, processing) is the same either way and would make the gain of
-the whole job smaller.  Every recommendation says so.  The interval covers the link's measured
-spread (round trip and bandwidth at their quartiles).
+These rules need no fitted rate model.  The remote calibration measures the link and, on one
+of the files fetched whole, the reader's CPU (``RemoteCalibration.cpu``: per file opened and
+per compressed MB); each option's time is then the whole job's (:func:`models.remote.job`:
+the link time plus the CPU, for uproot as for ROOT: on the test bench uproot's work did not
+overlap its requests measurably), and the speed-up is of the whole job.  Where the CPU was
+not measured for the reader in question the speed-up is of the time on the link only, and the
+recommendation says so.  The interval covers the link's measured spread (round trip and
+bandwidth at their quartiles) and the CPU passes' lowest and highest.
 """
 
 from __future__ import annotations
@@ -16,11 +19,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from models.remote import (
+    ReaderCpu,
     RemoteLink,
     RemotePrediction,
     Round,
     break_even_fraction,
+    job,
     needed_bytes,
+    reader_cpu_s,
     root_rounds,
     stage,
     stream,
@@ -36,6 +42,13 @@ from probes.results import DatasetProfile
 from ..advice import MIN_SPEEDUP, Action, Evidence, Recommendation, severity_for
 from . import versions
 
+#: X001: ``xrdcp``'s fixed cost per file, fitted to the test bench's measurements
+#: (benchmarks/bench_remote.py predict: a 32 MB copy less its bytes at the bandwidth took
+#: 0.02-0.05 s at a 1 ms round trip, 0.10-0.20 s at 20 ms, 0.43 s at 80 ms): its start
+#: (process, client library) and the round trips it makes (handshake, log in, stat, open,
+#: close), counting the open
+XRDCP_START_S = 0.02
+XRDCP_ROUND_TRIPS = 5
 #: X003: parallel streams recommended when k streams measured at least this much faster
 STREAMS_MIN_GAIN = 1.10
 #: T001 over the link: the round trip and bandwidth are varied by this fraction where the
@@ -51,6 +64,32 @@ class _Links:
     mid: RemoteLink
     fast: RemoteLink
     slow: RemoteLink
+
+
+WITH_CPU = ("the whole job: link time (replayed) and the reader's CPU measured on one of the "
+            "files fetched whole ({what}), scaled by the compressed MB read")
+
+
+def reader_cpu(rc: RemoteCalibration, engine: str) -> ReaderCpu | None:
+    """The reader's CPU terms where the calibration measured them for ``engine``."""
+    if rc.cpu is None or rc.cpu.engine != engine:
+        return None
+    return ReaderCpu.from_measured(rc.cpu)
+
+
+def _cpu_corners(rc: RemoteCalibration, cpu: ReaderCpu | None) -> list[ReaderCpu | None]:
+    """The CPU terms at the lowest and highest timed pass (``[cpu]`` without samples)."""
+    if cpu is None or rc.cpu is None or not rc.cpu.samples or not rc.cpu.loop_s:
+        return [cpu]
+    return [ReaderCpu(cpu.open_s, cpu.mb_s * v / rc.cpu.loop_s, cpu.basket_s)
+            for v in (min(rc.cpu.samples), max(rc.cpu.samples))]
+
+
+def _cpu_text(rc: RemoteCalibration, cpu: ReaderCpu | None) -> str:
+    if cpu is None or rc.cpu is None:
+        return IO_ONLY
+    return WITH_CPU.format(what=f"{rc.cpu.engine}: {1e3 * cpu.mb_s:.1f} ms per compressed MB, "
+                                f"open {1e3 * cpu.open_s:.1f} ms")
 
 
 def _quartiles(samples: Sequence[float]) -> tuple[float, float]:
@@ -81,6 +120,25 @@ def _scale(dataset: DatasetProfile, maps: Sequence[BasketMap]) -> float:
 
 def _io(rounds: list[Round], link: RemoteLink, files: int) -> float:
     return stream("", rounds, link, 0.0, 0, files).io_s
+
+
+def _stream_s(rounds: list[Round], link: RemoteLink, files: int, cpu: ReaderCpu | None
+              ) -> float:
+    """Streaming: link time, or the whole job with the reader's CPU."""
+    if cpu is None:
+        return _io(rounds, link, files)
+    return job("", rounds, link, cpu, 0, files, overlap=False).total_s
+
+
+def _stage_s(sizes: list[int], rounds: list[Round], link: RemoteLink, cpu: ReaderCpu | None,
+             need: int) -> float:
+    """Staging: the copies (``xrdcp``'s start, its round trips besides the open, the protocol
+    open, the bytes at the bandwidth), then the local read's CPU where measured (the copy is
+    read back from the page cache)."""
+    n = len(sizes)
+    read = reader_cpu_s(rounds, cpu, n) if cpu is not None else 0.0
+    return stage(sizes, link, read, need, copy_start_s=XRDCP_START_S,
+                 copy_rtts=XRDCP_ROUND_TRIPS - 1).total_s + link.open_s * n
 
 
 def link_rows(calibration: Calibration) -> list[tuple[str, str]]:
@@ -134,11 +192,21 @@ def link_notes(calibration: Calibration, dataset: DatasetProfile | None = None,
         f"remote data ({rc.server}, {rc.scheme}://): round trip {rc.rtt_ms or 0:.2f} ms, "
         f"bandwidth {rc.bandwidth_mb_per_s or 0:.2f} MB/s one stream (streams -> MB/s: "
         f"{streams or 'not measured'}), open {1e3 * (rc.open_s or 0):.1f} ms, {vtext}",
-        "no rate model: the remote calibration measures the link, not the CPU; remote "
-        "advice (X001-X003, T001) compares link time only (calibrate a local copy for the CPU "
-        "terms)",
+        _cpu_note(rc),
         *([choice] if choice else []),
     ]
+
+
+def _cpu_note(rc: RemoteCalibration) -> str:
+    c = rc.cpu
+    if c is None or c.mb_s is None:
+        return ("no rate model: the remote calibration measured the link, not the reader's "
+                "CPU; remote advice (X001-X003, T001) compares link time only")
+    return (f"no rate model; the reader's CPU ({c.engine}) measured on {c.url} fetched whole "
+            f"({c.file_bytes / 1e6:.1f} MB, {c.baskets} baskets): open "
+            f"{1e3 * (c.open_s or 0):.1f} ms, {1e3 * c.mb_s:.1f} ms per compressed MB "
+            f"({len(c.samples)} passes, spread {100 * (c.spread or 0):.0f}%); remote advice "
+            "compares whole-job times")
 
 
 def _choice_note(calibration: Calibration, rc: RemoteCalibration, dataset: DatasetProfile,
@@ -154,16 +222,17 @@ def _choice_note(calibration: Calibration, rc: RemoteCalibration, dataset: Datas
     except (KeyError, ValueError):
         return None
     k = _scale(dataset, maps)
-    s = _io(rounds, links.mid, len(maps)) * k
+    cpu = reader_cpu(rc, calibration.engine)
     sizes = [m.file_bytes for m in maps]
-    g = (stage(sizes, links.mid, 0.0, need, copy_rtts=4).io_s
-         + links.mid.open_s * len(maps)) * k
+    s = _stream_s(rounds, links.mid, len(maps), cpu) * k
+    g = _stage_s(sizes, rounds, links.mid, cpu, need) * k
     total = sum(sizes)
-    per_byte = s / k / need if need else 0.0
+    per_byte = _io(rounds, links.mid, len(maps)) / need if need else 0.0
     even = break_even_fraction(int(total / max(len(maps), 1)), links.mid, per_byte)
     best = "stream" if s <= g else "stage"
     reader = "ROOT with TTreeCache" if calibration.engine == "root" else "uproot"
-    return (f"stream or stage ({reader}, link time replayed on {len(maps)} file(s), scaled to "
+    what = "link time" if cpu is None else "whole job"
+    return (f"stream or stage ({reader}, {what} replayed on {len(maps)} file(s), scaled to "
             f"{dataset.files}): streaming {s:.2f} s ({len(rounds)} round trips per "
             f"{len(maps)} file(s)), staging {g:.2f} s; the program reads "
             f"{100 * need / total if total else 0:.0f}% of the bytes, break-even "
@@ -203,19 +272,21 @@ def stage_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[Ba
     k = _scale(dataset, maps)
     sizes = [m.file_bytes for m in maps]
     total = sum(sizes)
+    cpu = reader_cpu(rc, engine)
 
-    def times(link: RemoteLink) -> tuple[float, float]:
-        s = _io(rounds, link, len(maps)) * k
-        g = stage(sizes, link, 0.0, need, copy_rtts=4).io_s * k + link.open_s * len(maps) * k
-        return s, g
+    def times(link: RemoteLink, c: ReaderCpu | None = cpu) -> tuple[float, float]:
+        s = _stream_s(rounds, link, len(maps), c) * k
+        return s, _stage_s(sizes, rounds, link, c, need) * k
 
     s_mid, g_mid = times(links.mid)
     speed = s_mid / g_mid if g_mid > 0 else 0.0
-    lo = min(a / b for a, b in (times(links.slow), times(links.fast)))
-    hi = max(a / b for a, b in (times(links.slow), times(links.fast)))
+    ratios = [a / b for lk in (links.slow, links.fast) for c in _cpu_corners(rc, cpu)
+              for a, b in [times(lk, c)] if b > 0] or [speed]
+    lo, hi = min(ratios), max(ratios)
     fraction = need / total if total else None
-    per_byte = s_mid / k / need if need else 0.0
+    per_byte = _io(rounds, links.mid, len(maps)) / need if need else 0.0
     even = break_even_fraction(int(total / max(len(maps), 1)), links.mid, per_byte)
+    what = "link time" if cpu is None else "whole job"
     ev = [
         Evidence("round trip", round(rc.rtt_ms or 0, 2), "ms", "measured", rc.rtt.note
                  if rc.rtt else None),
@@ -225,11 +296,12 @@ def stage_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[Ba
                  "%", "derived", "basket bytes of the branches read / file sizes"),
         Evidence("break-even fraction", round(100 * even, 1) if even else "?", "%", "derived",
                  "above it, copying whole files costs less link time than streaming"),
-        Evidence("streaming, link time", round(s_mid, 2), "s", "derived",
+        Evidence(f"streaming, {what}", round(s_mid, 2), "s", "derived",
                  f"{len(rounds)} round trips replayed on {len(maps)} file(s)"),
-        Evidence("staging, link time", round(g_mid, 2), "s", "derived",
-                 "whole files at the bandwidth; 4 round trips each (connect, log in, open, "
-                 "close)"),
+        Evidence(f"staging, {what}", round(g_mid, 2), "s", "derived",
+                 f"whole files at the bandwidth; xrdcp's fixed cost each: {XRDCP_ROUND_TRIPS} "
+                 f"round trips and {1e3 * XRDCP_START_S:.0f} ms" + (
+                     "" if cpu is None else "; then the reader's CPU")),
     ]
     if speed < MIN_SPEEDUP:
         return None
@@ -240,8 +312,8 @@ def stage_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[Ba
         speedup_low=round(lo, 3), speedup_high=round(hi, 3), workers=1,
         scenario="stage: copy whole files (xrdcp), then read locally",
         summary=(f"The analysis reads {100 * (fraction or 0):.0f}% of each file's bytes, above "
-                 f"the break-even {100 * (even or 0):.0f}%: copying whole files takes "
-                 f"{g_mid:.1f} s of link time against {s_mid:.1f} s streaming "
+                 f"the break-even {100 * (even or 0):.0f}%: copying whole files and reading "
+                 f"them takes {g_mid:.1f} s ({what}) against {s_mid:.1f} s streaming "
                  f"({len(rounds)} round trips of {rc.rtt_ms:.0f} ms in the replay)."),
         evidence=tuple(ev),
         actions=(
@@ -252,8 +324,10 @@ def stage_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[Ba
                             "a thread or process running xrdcp one file ahead",
                             "Python's concurrent.futures"),
         ),
-        assumptions=(IO_ONLY, "the local disk writes and rereads the copies at least as fast "
-                     "as the link (the copy is then read from the page cache)"),
+        assumptions=(_cpu_text(rc, cpu), f"xrdcp's fixed cost per file ({XRDCP_ROUND_TRIPS} "
+                     f"round trips and {1e3 * XRDCP_START_S:.0f} ms to start) as measured on "
+                     "the project's test bench", "the local disk writes and rereads the copies at "
+                     "least as fast as the link (the copy is then read from the page cache)"),
         dataset=label)
 
 
@@ -273,11 +347,13 @@ def source_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[B
         xs = uproot_rounds(maps, sel, source="xrootd")
     except (KeyError, ValueError):
         return None
-    t_fs = _io(fs, links.mid, len(maps))
-    t_x = _io(xs, links.mid, len(maps))
+    cpu = reader_cpu(rc, "uproot")
+    n = len(maps)
+    t_fs = _stream_s(fs, links.mid, n, cpu)
+    t_x = _stream_s(xs, links.mid, n, cpu)
     speed = t_fs / t_x if t_x > 0 else 0.0
-    ratios = [_io(fs, lk, len(maps)) / _io(xs, lk, len(maps)) for lk in (links.slow,
-                                                                          links.fast)]
+    ratios = [_stream_s(fs, lk, n, c) / _stream_s(xs, lk, n, c)
+              for lk in (links.slow, links.fast) for c in _cpu_corners(rc, cpu)]
     if speed < MIN_SPEEDUP:
         return None
     b_fs = sum(r.nbytes for r in fs)
@@ -303,7 +379,7 @@ def source_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[B
             "default memory-size step fails over root:// with the default source)",
             'uproot.iterate({"root://HOST//FILE.root": "TREE"}, step_size=100_000, '
             "handler=uproot.source.xrootd.XRootDSource)", versions.UPROOT),),
-        assumptions=(IO_ONLY,),
+        assumptions=(_cpu_text(rc, cpu),),
         dataset=label)
 
 
@@ -380,17 +456,20 @@ def treecache_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequenc
     if not maps:
         return None
     sel = list(branches) if branches else None
+    cpu = reader_cpu(rc, "root")
     try:
-        off, on = treecache_remote(maps, sel, mid)
+        off, on = treecache_remote(maps, sel, mid, cpu)
         size = max(root_cache_bytes(m) for m in maps)
     except (KeyError, ValueError):
         return None
-    if on.io_s <= 0 or off.io_s / on.io_s < MIN_SPEEDUP:
+    if on.total_s <= 0 or off.total_s / on.total_s < MIN_SPEEDUP:
         return None
-    speed = off.io_s / on.io_s
+    speed = off.total_s / on.total_s
     corners, how = _corners(rc, mid)
-    ratios = [a.io_s / b.io_s for a, b in (treecache_remote(maps, sel, lk) for lk in corners)
-              if b.io_s > 0] or [speed]
+    ratios = [a.total_s / b.total_s for lk in corners for c in _cpu_corners(rc, cpu)
+              for a, b in [treecache_remote(maps, sel, lk, c)] if b.total_s > 0] or [speed]
+    if cpu is not None:
+        how += "; the reader's CPU at its lowest and highest timed pass"
     k = _scale(dataset, maps)
 
     def amp(p: RemotePrediction) -> float | str:
@@ -416,6 +495,10 @@ def treecache_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequenc
         Evidence("cache size", round(size / 1e6, 2), "MB", "derived",
                  "ROOT's automatic size, the one replayed: 1.5x a cluster's compressed bytes "
                  "(the largest of the files replayed)"),
+        *((Evidence("whole job without / with", f"{off.total_s * k:.2f} / "
+                    f"{on.total_s * k:.2f}", "s", "derived",
+                    f"link time and ROOT's CPU ({on.cpu_s * k:.2f} s, measured on one file "
+                    "fetched whole); scaled"),) if cpu is not None else ()),
     )
     return Recommendation(
         code="T001", kind="treecache",
@@ -439,9 +522,9 @@ def treecache_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequenc
                             "ROOT.gEnv.SetValue('TTreeCache.Size', 1.0)  # x the cluster size",
                             versions.PYROOT),
         ),
-        assumptions=(IO_ONLY, f"the interval: {how}"),
+        assumptions=(_cpu_text(rc, cpu), f"the interval: {how}"),
         dataset=label)
 
 
-__all__ = ["link_notes", "link_rows", "remote_rules", "source_rule", "stage_rule", "streams_rule",
-           "treecache_rule"]
+__all__ = ["link_notes", "link_rows", "reader_cpu", "remote_rules", "source_rule", "stage_rule",
+           "streams_rule", "treecache_rule"]

@@ -11,8 +11,8 @@ In order, each scaled to the time it has (:func:`measure_link`):
   streamed range GET), so that the round trip and the server's start do not count;
 - the request-size sweep: reads of 4 KiB to 4 MiB one at a time, fitted to
   seconds = latency + bytes / bandwidth (a cross-check of the two figures above);
-- parallel streams: 1, 2, 4 reads at once, each on its own file handle: bytes / (time - one
-  round trip);
+- parallel streams: 1, 2, 4 reads at once, each on its own file handle and connection (as
+  separate processes would read): bytes / (time - one round trip);
 - vector reads: ``VECTOR_CHUNKS`` ranges in one call (XRootD ``kXR_readv``; HTTP multi-range
   GET) against one call per range.
 
@@ -24,18 +24,21 @@ apply to URLs and are listed as skipped).
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
 from ..remote import HTTPClient, RemoteError, XRootDClient, client_for, probe_remote, scheme_of
 from .remote_results import (
     RemoteCalibration,
+    RemoteReaderCpu,
     RemoteRequestPoint,
     RemoteSamples,
     StreamsPoint,
@@ -59,6 +62,12 @@ VECTOR_CHUNK_BYTES = 4096
 CHUNK = 4 << 20
 PIPELINE = 4
 TEST_NAME = "remote"
+#: the reader's CPU on one file fetched whole (``Skipped.test`` where it could not run)
+CPU_TEST = "remote reader CPU"
+#: the link's share of a remote calibration's budget (the reader's CPU test has the rest)
+LINK_SHARE = 0.7
+#: files whose sizes are looked at when picking the one for the CPU test
+CPU_CANDIDATES = 16
 
 
 class _Clock:
@@ -235,7 +244,7 @@ def _streams(url: str, size: int, bw: float | None, rtt: float, streams: Sequenc
         per = int(min(size // max(k, 1), max(1 << 16, bw * 1e6 * 0.5 / k), MAX_TRANSFER))
         if per < 4096 or clock.left() < 2 * per * k / (bw * 1e6) + 1:
             break
-        clients = [client_for(url) for _ in range(k)]
+        clients = [client_for(_own_connection(url, i)) for i in range(k)]
         try:
             for c in clients:
                 c.open()
@@ -253,9 +262,19 @@ def _streams(url: str, size: int, bw: float | None, rtt: float, streams: Sequenc
         finally:
             for c in clients:
                 c.close()
-        conns = 1 if isinstance(clients[0], XRootDClient) else k
-        out.append(StreamsPoint(k, statistics.median(samples), conns, tuple(samples)))
+        out.append(StreamsPoint(k, statistics.median(samples), k, tuple(samples)))
     return out
+
+
+def _own_connection(url: str, i: int) -> str:
+    """``url`` on a connection of its own: the XRootD client shares one connection per server
+    and user among all the files of a process, so each stream logs in as its own user name
+    (``root://s<i>@host//...``), as separate processes would each open their own."""
+    if scheme_of(url) != "root" or i == 0:
+        return url
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"hepadvisor{i}@{host}"))
 
 
 def _vector(client: XRootDClient | HTTPClient, size: int, rtt: float, bw: float | None,
@@ -309,14 +328,54 @@ def calibrate_remote(dataset: DatasetProfile, files: Sequence[str], budget_s: fl
     try:
         if not scheme_of(target):
             raise RemoteError(f"not a root:// or http(s):// URL: {target}")
-        rc = measure_link(target, budget_s * 0.95, cancel=cancel, progress=on)
-        values["remote"] = rc
+        rc = measure_link(target, budget_s * LINK_SHARE, cancel=cancel, progress=on)
         session.bytes_read += rc.bytes_moved
+        values["remote"] = rc
+        cpu, why = _reader_cpu(dataset, files, rc, engine, session.remaining() * 0.9, cancel)
+        if cpu is not None:
+            session.bytes_read += cpu.file_bytes
+            values["remote"] = dataclasses.replace(rc, cpu=cpu)
+        else:
+            skipped.append(Skipped(CPU_TEST, why))
     except (Cancelled, KeyboardInterrupt):
         partial = True
     except RemoteError as exc:
         skipped.append(Skipped(TEST_NAME, f"{target}: {exc}"))
     return _calibration(session, engine, partial, dataset, values, skipped, list(files))
+
+
+def _reader_cpu(dataset: DatasetProfile, files: Sequence[str], rc: RemoteCalibration,
+                engine: str, left_s: float, cancel: threading.Event | None
+                ) -> tuple[RemoteReaderCpu | None, str]:
+    """The reader's CPU on one file fetched whole (:mod:`.remote_cpu`), or why not: half the
+    time left for the fetch at the measured bandwidth, half for the passes."""
+    from .remote_cpu import measure_reader_cpu, pick_file
+
+    trees = [t for t in dataset.trees if t.format == "ttree"]
+    if not trees:
+        return None, "no TTree in the probe: the reader's CPU was not measured"
+    if not rc.bandwidth_mb_per_s:
+        return None, "the link's bandwidth was not measured: the reader's CPU was not either"
+    pairs = [(u, _size(u)) for u in files[:CPU_CANDIDATES]]
+    max_bytes = rc.bandwidth_mb_per_s * 1e6 * left_s / 2
+    pick = pick_file(pairs, max_bytes)
+    if pick is None:
+        return None, (f"no file small enough to fetch in {left_s / 2:.0f} s at "
+                      f"{rc.bandwidth_mb_per_s:.1f} MB/s: the reader's CPU was not measured "
+                      "(give a larger --budget)")
+    try:
+        return measure_reader_cpu(pick[0], pick[1], max(trees, key=lambda t: t.compressed_bytes
+                                                        ).name, engine, left_s / 2,
+                                  cancel=cancel), ""
+    except RemoteError as exc:
+        return None, str(exc)
+
+
+def _size(url: str) -> int:
+    try:
+        return client_for(url).size()
+    except (RemoteError, OSError):
+        return 0
 
 
 __all__ = ["calibrate_remote", "measure_link"]

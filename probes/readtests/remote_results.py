@@ -60,6 +60,29 @@ class VectorReads:
 
 
 @dataclass(frozen=True)
+class RemoteReaderCpu:
+    """The reader's CPU on one of the dataset's files, fetched whole over the link first (so
+    no link time is in it) into a private temporary copy, removed afterwards: ``engine``
+    (``uproot``: ``arrays`` of every branch; ``root``: the ``GetEntry`` loop with its
+    TTreeCache, ROOT's one-time set-up paid before the timing).  ``open_s``: opening
+    the file and its tree (median); ``loop_s``: reading every branch (median of
+    ``samples``); ``mb_s``: ``loop_s`` per compressed MB of the baskets read (decompression,
+    interpretation and the fixed cost per basket at this file's ``baskets`` per MB)."""
+
+    engine: str
+    url: str
+    file_bytes: int
+    basket_bytes: int
+    baskets: int
+    open_s: float | None
+    loop_s: float | None
+    mb_s: float | None
+    samples: tuple[float, ...]
+    spread: float | None
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class RemoteCalibration:
     """The link to the data: round trip, bandwidth (one stream, parallel streams), vector
     reads, open cost and the request-size sweep, measured on ``url``."""
@@ -87,7 +110,9 @@ class RemoteCalibration:
     bytes_moved: int = 0
     note: str = ("remote: measured through the link; the server's cache state is not known "
                  "and no page-cache figure is claimed")
+    #: the reader's CPU on one of the files (what the link time is combined with)
+    cpu: RemoteReaderCpu | None = None
 
 
-__all__ = ["RemoteCalibration", "RemoteRequestPoint", "RemoteSamples", "StreamsPoint",
-           "VectorReads"]
+__all__ = ["RemoteCalibration", "RemoteReaderCpu", "RemoteRequestPoint", "RemoteSamples",
+           "StreamsPoint", "VectorReads"]

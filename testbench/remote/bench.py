@@ -201,9 +201,12 @@ class RemoteBench:
     """Remote servers behind an emulated link; a context manager (see the module's doc).
 
     ``rtt_ms``: round trip of the link; ``rate_mbit``: its bandwidth each way, as TCP payload
-    (10^6 bit/s; ``None``: not shaped); ``http``: the origin also serves XrdHttp; ``xcache``: an
+    (10^6 bit/s; ``None``: not shaped); ``http``: the origin also serves XrdHttp; ``https``:
+    XrdHttp also answers TLS on the same port, with a self-signed certificate made for the
+    bench (:attr:`ca_file`: what clients trust, e.g. ``SSL_CERT_FILE``); ``xcache``: an
     XCache (``pfc.ram`` ``xcache_ram``, at least 1g) in front of the origin; ``data_dir``: serve
     this directory (must be readable by ``nobody``) instead of a fresh empty one;
+    ``conn_rate_mbit``: a cap per connection (see :meth:`set_conn_rate`);
     ``tmp_root``: where the work directory goes (default ``$HEP_ADVISOR_EMULATED_TMP`` or
     ``/var/tmp``).
 
@@ -218,9 +221,11 @@ class RemoteBench:
         rate_mbit: float | None = 100.0,
         *,
         http: bool = True,
+        https: bool = False,
         xcache: bool = False,
         xcache_ram: str = xrd.PFC_RAM,
         xcache_prefetch: int = 0,
+        conn_rate_mbit: float | None = None,
         data_dir: str | os.PathLike[str] | None = None,
         tmp_root: str | os.PathLike[str] | None = None,
     ) -> None:
@@ -230,10 +235,15 @@ class RemoteBench:
             raise ValueError("xcache_ram must be at least 1g (e.g. '1g', '2g', '1536m')")
         self.rtt_ms = float(rtt_ms)
         self.rate_mbit = rate_mbit
+        if https and not http:
+            raise ValueError("https needs http (XrdHttp serves both on one port)")
         self.http = http
+        self.https = https
         self.xcache = xcache
         self.xcache_ram = xcache_ram
         self.xcache_prefetch = xcache_prefetch
+        self._check_link(0, conn_rate_mbit)
+        self.conn_rate_mbit = conn_rate_mbit
         self.tmp_root = Path(tmp_root) if tmp_root is not None else tmp_roots()[0]
         self._data_dir_arg = Path(data_dir).resolve() if data_dir is not None else None
         self.workdir: Path | None = None
@@ -346,9 +356,10 @@ class RemoteBench:
 
     def _start_origin(self) -> None:
         assert self.workdir is not None and self.data_dir is not None
+        tls = xrd.make_certificate(self.workdir / "tls") if self.https else None
         server = xrd.XRootDServer(
             "origin", self.srv_ns, self.workdir / "origin",
-            xrd.origin_config(self.workdir / "origin", self.data_dir, http=self.http),
+            xrd.origin_config(self.workdir / "origin", self.data_dir, http=self.http, tls=tls),
             self.origin_ip,
             ports=(xrd.ROOT_PORT, xrd.HTTP_PORT) if self.http else (xrd.ROOT_PORT,))
         self.servers.append(server)
@@ -368,6 +379,7 @@ class RemoteBench:
             listeners.append({"name": "xcache-origin", "listen_ns": self.cache_ns,
                               "listen": ["127.0.0.1", 0], "connect": [far, xrd.ROOT_PORT]})
         spec = {"workdir": str(self.workdir), "delay_s": 0.0, "listeners": listeners,
+                "conn_rate_bps": (self.conn_rate_mbit or 0.0) * 1e6 / 8,
                 "probe": {"ns": self.srv_ns, "listen": ["0.0.0.0", PROBE_PORT]}}
         self.proxy = _ProxyProcess(spec, self.workdir)
 
@@ -440,6 +452,20 @@ class RemoteBench:
             raise RemoteBenchError("the bench was made with http=False")
         return f"http://127.0.0.1:{self._port('http')}/{self._rel(path)}"
 
+    def https_url(self, path: str | os.PathLike[str] = "") -> str:
+        """``https://`` URL of ``path`` (the bench made with ``https=True``; trust
+        :attr:`ca_file`)."""
+        if not self.https:
+            raise RemoteBenchError("the bench was made with https=False")
+        return f"https://127.0.0.1:{self._port('http')}/{self._rel(path)}"
+
+    @property
+    def ca_file(self) -> Path:
+        """The bench's self-signed certificate (its own CA): what ``https://`` clients trust."""
+        if not self.https or self.workdir is None:
+            raise RemoteBenchError("the bench was made with https=False")
+        return self.workdir / "tls" / "cert.pem"
+
     def xcache_url(self, path: str | os.PathLike[str] = "") -> str:
         if not self.xcache:
             raise RemoteBenchError("the bench was made with xcache=False")
@@ -474,6 +500,16 @@ class RemoteBench:
         netns.shape(self._veth("s"), tbf)
         netns.shape("wan0", tbf, ns=self.srv_ns)
         self.rate_mbit = rate_mbit
+
+    def set_conn_rate(self, rate_mbit: float | None) -> None:
+        """Cap each connection (each direction) at ``rate_mbit`` (TCP payload, 10^6 bit/s;
+        ``None``: no cap), as a TCP window caps one stream on a long link, so that parallel
+        streams gain: the proxy paces each connection; the TBF still caps the link."""
+        self._check_link(0, rate_mbit)
+        if self.proxy is None:
+            raise RemoteBenchError("the remote bench is not set up (use `with`)")
+        self.proxy.command(f"connrate {(rate_mbit or 0.0) * 1e6 / 8:.3f}")
+        self.conn_rate_mbit = rate_mbit
 
     def set_rtt(self, rtt_ms: float, *, calibrate: bool = True) -> None:
         """Change the link's round trip; with ``calibrate``, trim the delay as at start."""

@@ -6,14 +6,18 @@ other ``delay`` seconds after it arrived (one reader and one writer thread per d
 request/response pays ``2 * delay`` on top of the path's own round trip, and a bulk transfer
 flows at the shaped rate.  The proxy ends TCP on both sides: the sender's window never sees the
 delay (slow start and window-limited throughput are not emulated; a single stream gets the full
-rate at any latency).
+rate at any latency).  What a window does to one stream on a long link (its rate capped at
+window / round trip, so that parallel streams gain) can be set instead as a rate per connection
+and direction (``conn_rate_bps``, bytes/s; 0: none), paced by the writer; the veth's TBF still
+caps the sum.
 
 It runs as its own process (``python -m testbench.remote.latency_proxy SPEC``, SPEC a JSON
 object: listeners, each ``{"name", "listen": [host, port], "listen_ns", "connect": [host,
 port], "connect_ns", "delayed"}``, an optional probe server ``{"ns", "listen": [host, port]}``
 and ``delay_s``), prints one JSON line with the bound ports once it listens, then takes
-commands on stdin: ``delay SECONDS`` (for chunks read from then on), ``stats`` (a JSON line of
-bytes and connections per listener), ``quit``.  It exits when stdin closes or its parent dies.
+commands on stdin: ``delay SECONDS`` (for chunks read from then on), ``connrate BYTES_PER_S``
+(0: none), ``stats`` (a JSON line of bytes and connections per listener), ``quit``.  It exits
+when stdin closes or its parent dies.
 
 The probe server (inside the far namespace) answers 9-byte requests, an op byte and a
 big-endian uint64 ``n``: ``E`` echoes one byte (a round trip), ``S`` sends ``n`` bytes (a
@@ -38,6 +42,7 @@ from .netns import in_netns
 
 CHUNK = 256 * 1024
 QUEUE_CHUNKS = 256  # at most 64 MiB held per direction: then the reader stops, TCP pushes back
+PACE = 16 * 1024  # with a rate per connection, data goes out in slices of this size
 PROBE_HEADER = struct.Struct("!cQ")
 _PR_SET_PDEATHSIG = 1
 _PR_SET_TIMERSLACK = 29
@@ -66,6 +71,7 @@ class _Stats:
 class Proxy:
     def __init__(self, spec: dict[str, Any]) -> None:
         self.delay = float(spec.get("delay_s", 0.0))
+        self.conn_rate = float(spec.get("conn_rate_bps", 0.0))
         self.spec = spec
         self.stats: dict[str, _Stats] = {}
         self.ports: dict[str, int] = {}
@@ -143,10 +149,10 @@ class Proxy:
         with contextlib.suppress(threading.BrokenBarrierError):
             done.wait()
 
-    @staticmethod
-    def _write(q: queue.Queue[tuple[float, bytes] | None], src: socket.socket,
+    def _write(self, q: queue.Queue[tuple[float, bytes] | None], src: socket.socket,
                dst: socket.socket) -> None:
         failed = False
+        free = 0.0  # with a rate per connection: when the next slice may go
         while True:
             item = q.get()
             if item is None:
@@ -154,14 +160,22 @@ class Proxy:
             if failed:
                 continue
             due, data = item
-            wait = due - time.monotonic()
-            if wait > 0:
-                time.sleep(wait)
-            try:
-                dst.sendall(data)
-            except OSError:
-                failed = True
-                _abort(src, dst)
+            rate = self.conn_rate
+            slices = [data] if rate <= 0 else [data[i:i + PACE] for i in range(0, len(data),
+                                                                              PACE)]
+            for part in slices:
+                start = max(due, free) if rate > 0 else due
+                wait = start - time.monotonic()
+                if wait > 0:
+                    time.sleep(wait)
+                try:
+                    dst.sendall(part)
+                except OSError:
+                    failed = True
+                    _abort(src, dst)
+                    break
+                if rate > 0:
+                    free = start + len(part) / rate
         if not failed:
             with contextlib.suppress(OSError):
                 dst.shutdown(socket.SHUT_WR)
@@ -183,7 +197,8 @@ class Proxy:
         for name, st in self.stats.items():
             with st.lock:
                 out[name] = {"up": st.up, "down": st.down, "connections": st.connections}
-        return json.dumps({"stats": out, "delay_s": self.delay})
+        return json.dumps({"stats": out, "delay_s": self.delay,
+                           "conn_rate_bps": self.conn_rate})
 
     def serve_commands(self) -> None:
         for line in sys.stdin:
@@ -193,6 +208,9 @@ class Proxy:
             if words[0] == "delay" and len(words) == 2:
                 self.delay = max(0.0, float(words[1]))
                 print(json.dumps({"delay_s": self.delay}), flush=True)
+            elif words[0] == "connrate" and len(words) == 2:
+                self.conn_rate = max(0.0, float(words[1]))
+                print(json.dumps({"conn_rate_bps": self.conn_rate}), flush=True)
             elif words[0] == "stats":
                 print(self.stats_json(), flush=True)
             elif words[0] == "quit":

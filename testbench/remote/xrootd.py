@@ -59,7 +59,37 @@ def status() -> tuple[bool, str]:
     return True, f"xrootd {(version.stdout or version.stderr).strip()}"
 
 
-def origin_config(workdir: Path, data_dir: Path, *, http: bool = True) -> str:
+def make_certificate(directory: Path, days: int = 2) -> tuple[Path, Path]:
+    """A self-signed certificate for ``127.0.0.1`` (and ``localhost``) and its key, made with
+    ``openssl`` in ``directory``: (certificate, key).  The certificate is its own CA (clients
+    trust it with ``SSL_CERT_FILE=<certificate>``); the key is readable by ``nobody`` only."""
+    exe = shutil.which("openssl")
+    if exe is None:
+        raise RemoteBenchError("https needs openssl (Debian: apt-get install openssl)")
+    directory.mkdir(parents=True, exist_ok=True)
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    r = subprocess.run(
+        [exe, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out",
+         str(cert), "-days", str(days), "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+         "-addext", "basicConstraints=critical,CA:TRUE"],
+        capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        tail = (r.stderr.strip().splitlines() or ["failed"])[-1]
+        raise RemoteBenchError(f"openssl could not make the bench's certificate: {tail}")
+    uid, gid = nobody()
+    directory.chmod(0o755)
+    os.chown(key, uid, gid)
+    key.chmod(0o600)
+    cert.chmod(0o644)
+    return cert, key
+
+
+def origin_config(workdir: Path, data_dir: Path, *, http: bool = True,
+                  tls: tuple[Path, Path] | None = None) -> str:
+    """The origin: ``root://`` on ``ROOT_PORT``; with ``http`` XrdHttp on ``HTTP_PORT``; with
+    ``tls`` (certificate, key) XrdHttp also answers TLS (``https://``) on the same port (it
+    tells a TLS handshake from plain HTTP by its first bytes)."""
     lines = [
         "all.export /",
         f"oss.localroot {data_dir}",
@@ -67,6 +97,8 @@ def origin_config(workdir: Path, data_dir: Path, *, http: bool = True) -> str:
         f"all.pidpath {workdir / 'run'}",
         f"xrd.port {ROOT_PORT}",
     ]
+    if tls is not None:
+        lines += [f"xrd.tls {tls[0]} {tls[1]}", f"xrd.tlsca certfile {tls[0]}"]
     if http:
         lines.append(f"xrd.protocol XrdHttp:{HTTP_PORT} libXrdHttp.so")
     return "\n".join(lines) + "\n"

@@ -1,0 +1,151 @@
+"""The reader's CPU on remote data: one of the dataset's files fetched whole over the link,
+then read by the same reader with no link in the way (what the link time of
+:mod:`models.remote` is combined with).
+
+The file is copied into a private temporary directory (removed afterwards, whatever happens;
+never beside the data) and read from there, in the page cache:
+
+- uproot: ``TTree.arrays()`` of every branch (library ``ak``, uproot's default; its default
+  local source); the class models are built by an untimed first pass.
+- ROOT: the ``GetEntry`` loop with ROOT's default TTreeCache (the engine's C++ helper,
+  ``rootengine.cxx``); ROOT's one-time set-up (libraries, dictionaries: about 0.15 s) is paid
+  by an untimed first pass.
+
+The file is the one nearest the median size among those whose fetch fits the time given.
+Up to ``PASSES`` timed passes (the median is used; the machine's other work only slows a
+pass).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import statistics
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ..remote import RemoteError, read_head
+from .remote_results import RemoteReaderCpu
+from .runner import Cancelled, spread
+
+#: timed passes at most (after the untimed one)
+PASSES = 5
+
+
+def pick_file(sizes: Sequence[tuple[str, int]], max_bytes: float) -> tuple[str, int] | None:
+    """The file nearest the median size among those of at most ``max_bytes``."""
+    fits = sorted((s, u) for u, s in sizes if 0 < s <= max_bytes)
+    if not fits:
+        return None
+    s, u = fits[len(fits) // 2]
+    return u, s
+
+
+def _baskets(tree: Any) -> tuple[int, int]:
+    """(compressed bytes, count) of every basket of ``tree`` (uproot), keys included."""
+    nbytes = n = 0
+    for b in tree.itervalues(recursive=True):
+        for i in range(b.num_baskets):
+            nbytes += int(b.basket_compressed_bytes(i))
+            n += 1
+    return nbytes, n
+
+
+def measure_reader_cpu(url: str, size: int, tree_name: str, engine: str, budget_s: float, *,
+                       cancel: threading.Event | None = None) -> RemoteReaderCpu:
+    """The reader's CPU on ``url`` (``size`` bytes, tree ``tree_name``) within about
+    ``budget_s`` after the fetch.  Raises :class:`RemoteError` (one line) when it cannot."""
+    import uproot
+
+    try:
+        blob = read_head(url, size)
+    except OSError as exc:
+        raise RemoteError(f"fetching {url} for the CPU test: {exc}") from None
+    if cancel is not None and cancel.is_set():
+        raise Cancelled()
+    try:
+        with uproot.open(io.BytesIO(blob)) as f:
+            nbytes, n = _baskets(f[tree_name])
+    except Exception as exc:  # a file uproot cannot read: one line, the caller goes on
+        raise RemoteError(f"{url}: {type(exc).__name__}: {exc}") from None
+    work = tempfile.mkdtemp(prefix="hep-advisor-cpu-")
+    try:
+        path = os.path.join(work, "sample.root")
+        with open(path, "wb") as out:
+            out.write(blob)
+        if engine == "root":
+            opens, loops = _root_passes(path, tree_name, budget_s, cancel)
+            note = ("ROOT GetEntry loop, default TTreeCache, on a temporary copy in the page "
+                    "cache (one-time set-up paid first)")
+        else:
+            opens, loops = _uproot_passes(path, tree_name, budget_s, cancel)
+            note = ("uproot arrays() of every branch (library ak) on a temporary copy in the "
+                    "page cache")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    loop = statistics.median(loops) if loops else None
+    return RemoteReaderCpu(
+        engine=engine, url=url, file_bytes=len(blob), basket_bytes=nbytes, baskets=n,
+        open_s=statistics.median(opens) if opens else None, loop_s=loop,
+        mb_s=loop / (nbytes / 1e6) if loop is not None and nbytes else None,
+        samples=tuple(loops), spread=spread(list(loops)), note=note)
+
+
+def _uproot_passes(path: str, tree_name: str, budget_s: float,
+                   cancel: threading.Event | None) -> tuple[list[float], list[float]]:
+    import uproot
+
+    t_end = time.perf_counter() + budget_s
+    opens: list[float] = []
+    loops: list[float] = []
+    for k in range(PASSES + 1):
+        if cancel is not None and cancel.is_set():
+            raise Cancelled()
+        t0 = time.perf_counter()
+        with uproot.open(path) as f:
+            tree = f[tree_name]
+            t1 = time.perf_counter()
+            tree.arrays()
+            t2 = time.perf_counter()
+        if k:  # the first pass builds the class models: untimed
+            opens.append(t1 - t0)
+            loops.append(t2 - t1)
+        if time.perf_counter() + (t2 - t0) > t_end and loops:
+            break
+    return opens, loops
+
+
+def _root_passes(path: str, tree_name: str, budget_s: float,
+                 cancel: threading.Event | None) -> tuple[list[float], list[float]]:
+    from .rootengine import import_root
+
+    try:
+        root = import_root()
+    except Exception as exc:
+        raise RemoteError(f"the ROOT engine is not available: {exc}") from None
+    t_end = time.perf_counter() + budget_s
+    opens: list[float] = []
+    loops: list[float] = []
+    helper = root.hep_advisor_root.read_pass
+    no_branches = root.std.vector["std::string"]()
+    for k in range(PASSES + 1):
+        if cancel is not None and cancel.is_set():
+            raise Cancelled()
+        t0 = time.perf_counter()
+        res = helper(path, tree_name, no_branches, -1, -1, max(budget_s, 1.0), False)
+        dt = time.perf_counter() - t0
+        if int(res[0]) != 0:
+            raise RemoteError(f"ROOT could not read the copy (status {int(res[0])})")
+        if k:  # the first pass pays ROOT's one-time set-up: untimed
+            loops.append(float(res[9]))
+            opens.append(max(0.0, dt - float(res[9])))
+        if time.perf_counter() + dt > t_end and loops:
+            break
+    return opens, loops
+
+
+__all__ = ["measure_reader_cpu", "pick_file"]
