@@ -2,6 +2,8 @@
 
     flock /tmp/hep-bench.lock python benchmarks/bench_repeat.py --only NAME [--runs 5]
         [--budget 60] [--realised] [--out FILE.json]
+    python benchmarks/bench_repeat.py --only NAME --disk slow --lock --budget 30
+        [--realised-from ADVICE_TRUE.json]
 
 On a dataset of ``benchmarks/bench_selfcheck.py`` (written there on first use, on the disk named
 there: ``slow`` = an emulated 70 MB/s, 120 IOPS disk, ``fast`` = the work directory's disk),
@@ -16,18 +18,29 @@ pages evicted before each run).  Printed:
 * with ``--realised``: the two-worker gain (W001) realised -- the same job as the baseline
   (``probes.readtests.parallel.run_job``: every branch, pull-based, cold), one worker against
   two, alternating, 3 pairs, ratio of medians -- against each run's W001 interval.
+
+``NAME`` may also be a dataset of ``benchmarks/bench_advice_true.py`` (``nano``, ``split``,
+``wide``, ``tiny``, ``vectors``; written there on first use): its disk is ``--disk``, and
+``--realised-from`` takes that benchmark's ``--out`` JSON: the gains it realised (printed
+commands run as printed, the plain analysis before and after) against every run's interval of
+the same recommendation.  ``--lock``: hold ``/tmp/hep-bench.lock`` around each report only
+(instead of running the whole script under ``flock``).
 """
 
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from itertools import permutations
 from pathlib import Path
 from typing import Any
@@ -36,14 +49,34 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # the repository: testbench
 sys.path.insert(0, str(HERE))
 
+from _advice_true_data import DATASETS as TRUE_SETS  # noqa: E402
+from _advice_true_data import write as write_true  # noqa: E402
 from bench_selfcheck import DATASETS, make_datasets  # noqa: E402
 
 TREE = "Events"
 
 
+@contextmanager
+def locked(on: bool) -> Iterator[None]:
+    """``/tmp/hep-bench.lock`` held for the block when ``on``."""
+    if not on:
+        yield
+        return
+    with open("/tmp/hep-bench.lock", "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+#: ``--report-args``: more arguments for ``report`` (e.g. ``--reader uproot.iterate``)
+EXTRA: list[str] = []
+
+
 def report(path: Path, budget: float, runner: Any) -> dict[str, Any]:
     argv = [sys.executable, "-m", "advisor", "report", str(path), "--budget", f"{budget:g}",
-            "--no-cache", "--format", "json"]
+            "--no-cache", "--format", "json", *EXTRA]
     t0 = time.perf_counter()
     r = runner(argv, capture_output=True, text=True, timeout=3 * budget + 240)
     wall = time.perf_counter() - t0
@@ -90,6 +123,26 @@ def agreement(runs: list[dict[str, Any]], top: int = 3) -> tuple[int, int, list[
     return inside, total, misses
 
 
+def realised_inside(runs: list[dict[str, Any]], realised: dict[str, float], top: int = 3
+                    ) -> tuple[int, int, list[str]]:
+    """(inside, compared, misses): each realised gain against every run's interval of the same
+    recommendation among that run's top three."""
+    inside = total = 0
+    misses = []
+    for i, run in enumerate(runs):
+        for r in shown(run)[:top]:
+            got = realised.get(r["code"])
+            if got is None:
+                continue
+            total += 1
+            if r["speedup_low"] <= got <= r["speedup_high"]:
+                inside += 1
+            else:
+                misses.append(f"{r['code']} realised {got:.2f} outside run {i + 1} "
+                              f"({r['speedup_low']:.2f}–{r['speedup_high']:.2f})")
+    return inside, total, misses
+
+
 def realised_workers(files: list[str], pairs: int = 3) -> float:
     from probes.readtests.parallel import run_job
 
@@ -107,18 +160,35 @@ def main() -> int:
     ap.add_argument("--budget", type=float, default=60.0)
     ap.add_argument("--realised", action="store_true")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--disk", choices=("slow", "fast"), default="slow",
+                    help="for a dataset of bench_advice_true.py")
+    ap.add_argument("--lock", action="store_true", help="hold /tmp/hep-bench.lock around each "
+                    "report only")
+    ap.add_argument("--realised-from", nargs="+", default=None,
+                    help="bench_advice_true.py's --out JSON files")
+    ap.add_argument("--report-args", default="", help="more arguments for report, one string")
+    ap.add_argument("--from-runs", default=None, help="an earlier --out file: compare its runs "
+                    "(with --realised-from) instead of running report again")
     args = ap.parse_args()
+    EXTRA.extend(shlex.split(args.report_args))
+    if args.from_runs:
+        saved = json.loads(Path(args.from_runs).read_text())
+        return summarise(saved["dataset"], saved["disk"], saved["runs"], saved["realised_w001"],
+                         args)
     name = args.only
-    data = make_datasets([name])[name]
-    disk = DATASETS[name][5]
+    if name in TRUE_SETS:
+        data, disk = write_true(name), args.disk
+    else:
+        data, disk = make_datasets([name])[name], DATASETS[name][5]
     runs: list[dict[str, Any]] = []
     realised: float | None = None
 
     def go(path: Path, runner: Any, drop: Any) -> None:
         nonlocal realised
         for k in range(args.runs):
-            drop(path)
-            res = report(path, args.budget, runner)
+            with locked(args.lock):
+                drop(path)
+                res = report(path, args.budget, runner)
             runs.append(res)
             if "error" in res:
                 print(f"run {k + 1}: error: {res['error']}", flush=True)
@@ -171,6 +241,11 @@ def main() -> int:
 
             go(dst, bench.run, drop)
 
+    return summarise(name, disk, runs, realised, args)
+
+
+def summarise(name: str, disk: str, runs: list[dict[str, Any]], realised: float | None,
+              args: argparse.Namespace) -> int:
     ok_runs = [r for r in runs if "error" not in r]
     inside, total, misses = agreement(ok_runs)
     orders = {tuple(r["code"] for r in shown(x)[:3]) for x in ok_runs}
@@ -187,9 +262,21 @@ def main() -> int:
         print(f"W001 realised (1 -> 2 workers, cold, every branch): {realised:.2f}x; inside "
               f"{sum(ins)} of {len(ins)} runs' intervals; points "
               + ", ".join(f"{w['predicted_speedup']:.2f}" for w in ws if w))
+    gains: dict[str, float] = {}
+    if args.realised_from:
+        for res in (x for f in args.realised_from for x in json.loads(Path(f).read_text())):
+            if res["dataset"] == name and res["disk"] == disk:
+                gains.update({r["code"]: r["realised"] for r in res["rows"]
+                              if "realised" in r and not r.get("option")})
+        n_in, tot, miss = realised_inside(ok_runs, gains)
+        print(f"realised gains ({', '.join(f'{c} {g:.2f}' for c, g in gains.items()) or 'none'})"
+              f" inside the runs' intervals: {n_in} of {tot}")
+        for m in miss:
+            print(f"  miss: {m}")
     if args.out:
         Path(args.out).write_text(json.dumps({"dataset": name, "disk": disk, "runs": runs,
-                                              "realised_w001": realised}, indent=1))
+                                              "realised_w001": realised,
+                                              "realised_from": gains}, indent=1))
     return 0
 
 

@@ -1,0 +1,111 @@
+"""The datasets of ``bench_advice_true.py``: written by ROOT, each unlike the demo (ROOT ESD-like,
+205 branches, 64 files of about 1 MB, read with uproot) and unlike each other in branch count,
+file size, codec, branch kinds and cluster layout.  Written once into ``/tmp/validate/data``
+(a dataset whose directory holds all its files is kept)."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository: testbench
+
+from testbench.rootwriter import Layout, write_mixed_root
+
+DATA = Path("/tmp/validate/data")
+
+
+def _nano() -> Layout:
+    """NanoAOD-like: many small branches of mixed types, HLT flags, jagged collections with
+    counters (``nJet``, ``Jet_pt[nJet]``), ROOT's default AutoFlush."""
+    scalars: list[tuple[str, str]] = [("run", "i"), ("luminosityBlock", "i"), ("event", "l")]
+    scalars += [(f"MET_v{k}", "F") for k in range(12)] + [(f"PV_v{k}", "F") for k in range(10)]
+    scalars += [(f"PV_n{k}", "I") for k in range(8)] + [(f"Pileup_v{k}", "F") for k in range(6)]
+    scalars += [(f"L1_bit{k}", "O") for k in range(120)] + [(f"HLT_path{k}", "O")
+                                                            for k in range(200)]
+    scalars += [(f"Flag_f{k}", "O") for k in range(25)] + [(f"qual{k}", "b") for k in range(6)]
+    kinds = "FFFFFIbF"
+
+    def coll(name: str, mean: float, n: int) -> tuple[str, float, tuple[tuple[str, str], ...]]:
+        return (name, mean, tuple((f"v{j}", kinds[j % len(kinds)]) for j in range(n)))
+
+    colls = (coll("Jet", 6.0, 24), coll("Muon", 1.5, 28), coll("Electron", 1.5, 28),
+             coll("Photon", 1.2, 18), coll("Tau", 0.8, 18), coll("FatJet", 0.7, 18),
+             coll("GenPart", 25.0, 8), coll("GenJet", 6.0, 6), coll("TrigObj", 8.0, 10),
+             coll("SV", 2.0, 12), coll("IsoTrack", 1.0, 10), coll("SubJet", 1.4, 10))
+    return Layout(scalars=tuple(scalars), collections=colls)
+
+
+def _split() -> Layout:
+    """Split objects (a class with members and a vector of items, splitlevel 99) only."""
+    return Layout(objects=(("evt", 20, 10, 0), ("trk", 5, 2, 12), ("jet", 8, 4, 15),
+                           ("hit", 2, 2, 20)), auto_flush=5000)
+
+
+def _wide() -> Layout:
+    """1,200 flat scalars (float, double, int), small baskets, 2 MB clusters."""
+    kinds = "FFFDI"
+    return Layout(scalars=tuple((f"x{k}", kinds[k % 5]) for k in range(1200)),
+                  auto_flush=-2_000_000, basket_size=8000)
+
+
+def _tiny() -> Layout:
+    """70 scalars and one 29-field collection: 100 branches, for tiny files."""
+    return Layout(scalars=tuple((f"e{k}", "FI"[k % 2]) for k in range(70)),
+                  collections=(("Hit", 5.0, tuple((f"h{j}", "FFI"[j % 3])
+                                                  for j in range(29))),))
+
+
+def _vectors() -> Layout:
+    """250 scalars and 50 ``std::vector<float>`` branches (not split), clusters of 2,000
+    entries, 16 KB baskets."""
+    return Layout(scalars=tuple((f"s{k}", "FFI"[k % 3]) for k in range(250)),
+                  vectors=tuple(f"vec{k}" for k in range(50)), auto_flush=2000,
+                  basket_size=16000)
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    layout: Layout
+    files: int
+    entries: int
+    compression: int  # ROOT's setting: algorithm * 100 + level
+    what: str
+
+    @property
+    def path(self) -> Path:
+        return DATA / self.name
+
+
+DATASETS: dict[str, Dataset] = {d.name: d for d in (
+    Dataset("nano", _nano(), 10, 1500, 209,
+            "NanoAOD-like mix, LZMA-9, ROOT's default AutoFlush"),
+    Dataset("split", _split(), 3, 25_000, 106, "split objects (splitlevel 99), ZLIB-6, "
+            "AutoFlush 5,000 entries"),
+    Dataset("wide", _wide(), 2, 5000, 404, "1,200 flat scalars, LZ4-4, 8 KB baskets, 2 MB "
+            "clusters"),
+    Dataset("tiny", _tiny(), 120, 500, 505, "tiny files: 100 branches, ZSTD-5"),
+    Dataset("vectors", _vectors(), 1, 30_000, 101, "one file: scalars and std::vector<float>, "
+            "ZLIB-1, AutoFlush 2,000 entries, 16 KB baskets"),
+)}
+
+
+def write(name: str) -> Path:
+    """The dataset's directory, written first if it is not complete."""
+    d = DATASETS[name]
+    write_mixed_root(str(d.path), d.files, d.entries, d.layout, d.compression, tag=name)
+    return d.path
+
+
+if __name__ == "__main__":
+    import time
+
+    for n in sys.argv[1:] or list(DATASETS):
+        t0 = time.perf_counter()
+        p = write(n)
+        files = sorted(p.glob("*.root"))
+        mb = sum(f.stat().st_size for f in files) / 1e6
+        print(f"{n}: {DATASETS[n].layout.n_branches} branches, {len(files)} files, {mb:.1f} MB "
+              f"({mb / len(files):.2f} MB each), {time.perf_counter() - t0:.0f} s", flush=True)
