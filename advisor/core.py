@@ -168,6 +168,15 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
     from .verdict import verdict
 
     notes: list[str] = list(selection_notes(dataset, branches, uses))
+    spec = _reader(reader)
+    sampled: tuple[BasketMap, ...] | None = None if basket_maps is None else tuple(basket_maps)
+
+    def maps_once() -> tuple[BasketMap, ...]:  # read at most once, where a rule needs them
+        nonlocal sampled
+        if sampled is None:
+            sampled = sample_basket_maps(dataset, inputs=inputs)
+        return sampled
+
     model = baseline = summary = None
     if calibration is not None:
         try:
@@ -183,30 +192,26 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
         counts = list(range(1, 2 * logical + 1))
         summary = summarize(model, baseline, counts, level=level)
         v = verdict(baseline)
-        maps: tuple[BasketMap, ...] = ()
-        if baseline.workers == 1:  # the replay is of one worker
-            maps = tuple(basket_maps) if basket_maps is not None else \
-                sample_basket_maps(dataset, inputs=inputs)
+        maps = maps_once() if baseline.workers == 1 else ()  # the replay is of one worker
         ctx = Context(site=site, dataset=dataset, calibration=calibration, model=model,
                       baseline=baseline, summary=summary, verdict=v, label=label,
                       inputs=tuple(inputs), branches=tuple(branches or ()), level=level,
                       uses=tuple(uses or ()), basket_maps=maps, replay_merge=replay_merge,
-                      reader=_reader(reader))
+                      reader=spec)
         recs = tuple(recommend(ctx))
     if calibration is not None and calibration.remote is not None:  # X001-X003, T001: the link
         from .advice import rank_key
         from .recommend.remote import link_notes, remote_rules
 
-        rmaps = tuple(basket_maps) if basket_maps is not None else sample_basket_maps(dataset)
+        rmaps = maps_once()
         recs = tuple(sorted((*recs, *remote_rules(dataset, calibration, rmaps, branches,
                                                   label=label)), key=rank_key))
         notes = [n for n in notes if not n.startswith("no model")] + link_notes(
             calibration, dataset, rmaps, branches)
     rb = None
-    spec = _reader(reader)
     if spec is not None and baseline is not None:  # the program's reader, replayed
         rb, why = _reader_baseline(spec, dataset, calibration, site, baseline,
-                                   branches, basket_maps, inputs)
+                                   branches, maps_once())
         notes += why if rb is None else [reader_note(rb)]
     return Advice(label=label, site=site, dataset=dataset, calibration=calibration,
                   model=summary, verdict=v, recommendations=recs, inputs=tuple(inputs),
@@ -319,7 +324,7 @@ def calibrate_paths(paths: Paths, *, budget_s: float = DEFAULT_BUDGET_S,
                     analysis=analysis, progress=progress, cancel=cancel, reader=spec, **extra)
     from .recommend.data import selection_notes
 
-    summary, notes = calibration_summary(cal, dataset, site, workers or ())
+    summary, baseline, notes = calibration_summary(cal, dataset, site, workers or ())
     cluster = None
     if dask is not None:  # ``dask``: as advise's
         from .cluster import calibrate_cluster
@@ -327,31 +332,29 @@ def calibrate_paths(paths: Paths, *, budget_s: float = DEFAULT_BUDGET_S,
         cluster = calibrate_cluster(dask, dataset, budget_s=budget_s, branches=branches,
                                     analysis=analysis, progress=progress, cancel=cancel)
     rb = None
-    if spec is not None and summary is not None:
-        from models.scenarios import calibrated_baseline
-
-        rb, why = _reader_baseline(spec, dataset, cal, site,
-                                   calibrated_baseline(cal, dataset, site)[1], branches, None,
-                                   inputs)
+    if spec is not None and baseline is not None:
+        rb, why = _reader_baseline(spec, dataset, cal, site, baseline, branches,
+                                   sample_basket_maps(dataset, inputs=inputs))
         notes += tuple(why)
     return Calibrated(site, dataset, cal, summary,
                       selection_notes(dataset, branches, uses) + notes, cluster, rb)
 
 
 def calibration_summary(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
-                        workers: Sequence[int] = ()) -> tuple[ModelSummary | None,
-                                                              tuple[str, ...]]:
-    """The model fitted to ``cal`` and its predictions for 1 .. 2 x the logical cores (and
-    ``workers``); ``(None, ("no model: REASON",))`` when the calibration cannot be fitted."""
+                        workers: Sequence[int] = ()
+                        ) -> tuple[ModelSummary | None, Any, tuple[str, ...]]:
+    """The model fitted to ``cal``, its predictions for 1 .. 2 x the logical cores (and
+    ``workers``) and the baseline it was fitted for; ``(None, None, ("no model: REASON",))``
+    when the calibration cannot be fitted."""
     from models.scenarios import calibrated_baseline, summarize
 
     try:
         model, baseline = calibrated_baseline(cal, dataset, site)
     except ValueError as exc:
-        return None, (f"no model: {exc}",)
+        return None, None, (f"no model: {exc}",)
     logical = site.cpu.logical_cores or 1
     counts = sorted({*range(1, 2 * logical + 1), *workers})
-    return summarize(model, baseline, counts), ()
+    return summarize(model, baseline, counts), baseline, ()
 
 
 def _reader(reader: Any) -> ReaderSpec | None:
@@ -384,15 +387,13 @@ def _engine_key(engine: str, spec: ReaderSpec | None) -> str:
 
 def _reader_baseline(spec: ReaderSpec, dataset: DatasetProfile,
                      calibration: Calibration | None, site: SiteProfile, baseline: Any,
-                     branches: Sequence[str] | None,
-                     basket_maps: Sequence[BasketMap] | None, inputs: Sequence[str]
+                     branches: Sequence[str] | None, maps: Sequence[BasketMap]
                      ) -> tuple[ReaderBaseline | None, list[str]]:
-    """The program's reader replayed (``models.replay.baseline``), or ``None`` and why."""
+    """The program's reader replayed (``models.replay.baseline``) on the sampled basket
+    maps, or ``None`` and why."""
     from models.replay.baseline import reader_baseline
 
     tree = max(dataset.trees, key=lambda t: t.compressed_bytes) if dataset.trees else None
-    maps = tuple(basket_maps) if basket_maps is not None else \
-        sample_basket_maps(dataset, inputs=inputs)
     if tree is None or not maps:
         return None, [f"reader {spec.text}: no baseline: no basket map of the files"]
     try:

@@ -109,45 +109,6 @@ MAX_CASE_S = 30.0
 #: datasets written with this TTree::SetAutoFlush (entries), the others with ROOT's default
 AUTOFLUSH = {"d": 400}
 
-#: flat float trees with a set AutoFlush: argv = JSON [directory, files, entries, branches,
-#: compression, autoflush, seed]
-AUTOFLUSH_WRITER = r"""
-import json, os, sys
-import ROOT
-ROOT.gInterpreter.Declare(r'''
-#include "TFile.h"
-#include "TTree.h"
-#include "TRandom3.h"
-#include <string>
-#include <vector>
-void hep_bench_autoflush_write(const char *path, int nbranch, int nent, int comp, int flush,
-                               int seed) {
-   TFile f(path, "RECREATE", "", comp);
-   TTree t("Events", "Events");
-   t.SetAutoFlush(flush);
-   std::vector<float> v(nbranch);
-   for (int i = 0; i < nbranch; ++i) {
-      std::string name = "b" + std::to_string(i);
-      t.Branch(name.c_str(), &v[i], (name + "/F").c_str());
-   }
-   TRandom3 r(seed);
-   for (int e = 0; e < nent; ++e) {
-      for (int i = 0; i < nbranch; ++i)
-         v[i] = (i % 3 == 0) ? float(int(r.Gaus(10, 3))) : float(r.Gaus());
-      t.Fill();
-   }
-   t.Write();
-   f.Close();
-}
-''')
-d, files, entries, branches, comp, flush, seed = json.loads(sys.argv[1])
-os.makedirs(d, exist_ok=True)
-for k in range(files):
-    ROOT.hep_bench_autoflush_write(os.path.join(d, f"f{k:02d}.root"), branches, entries, comp,
-                                   flush, seed + k)
-"""
-
-
 def _median(xs: list[float]) -> float:
     return statistics.median(xs)
 
@@ -155,15 +116,8 @@ def _median(xs: list[float]) -> float:
 def write_datasets(work: Path, names: list[str]) -> dict[str, list[Path]]:
     from testbench.rootwriter import write_flat_root
 
-    flat = [n for n in names if n not in AUTOFLUSH]
-    if flat:
-        write_flat_root([(str(work / n), *DATASETS[n][:4]) for n in flat],
-                        name="f{k:02d}.root", seed=7000)
-    for n in names:
-        if n in AUTOFLUSH:
-            arg = json.dumps([str(work / n), *DATASETS[n][:4], AUTOFLUSH[n], 7000])
-            subprocess.run([sys.executable, "-c", AUTOFLUSH_WRITER, arg], check=True,
-                           capture_output=True)
+    write_flat_root([(str(work / n), *DATASETS[n][:4], AUTOFLUSH.get(n)) for n in names],
+                    name="f{k:02d}.root", seed=7000)
     out = {}
     for n in names:
         (work / n).chmod(0o755)

@@ -18,8 +18,10 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-#: (directory, files, entries per file, branches, ROOT compression setting such as 101 or 505)
-Spec = tuple[str, int, int, int, int]
+#: (directory, files, entries per file, branches, ROOT compression setting such as 101 or 505),
+#: optionally followed by ``TTree::SetAutoFlush``'s argument (entries if > 0, bytes if < 0;
+#: absent or ``None``: ROOT's default)
+Spec = tuple[str, int, int, int, int] | tuple[str, int, int, int, int, int | None]
 
 _SCRIPT = r"""
 import json, os, sys
@@ -30,9 +32,11 @@ ROOT.gInterpreter.Declare(r'''
 #include "TRandom3.h"
 #include <string>
 #include <vector>
-void hep_testbench_flat_write(const char *path, int nbranch, int nent, int comp, int seed) {
+void hep_testbench_flat_write(const char *path, int nbranch, int nent, int comp, int seed,
+                              bool set_flush, Long64_t flush) {
    TFile f(path, "RECREATE", "", comp);
    TTree t("Events", "Events");
+   if (set_flush) t.SetAutoFlush(flush);
    std::vector<float> v(nbranch);
    for (int i = 0; i < nbranch; ++i) {
       std::string name = "b" + std::to_string(i);
@@ -49,12 +53,14 @@ void hep_testbench_flat_write(const char *path, int nbranch, int nent, int comp,
 }
 ''')
 specs, name, seed = json.loads(sys.argv[1])
-for d, files, entries, branches, comp in specs:
+for d, files, entries, branches, comp, *rest in specs:
+    flush = rest[0] if rest else None
     os.makedirs(d, exist_ok=True)
     for k in range(files):
         p = os.path.join(d, name.format(k=k))
         if not os.path.exists(p):
-            ROOT.hep_testbench_flat_write(p + ".tmp", branches, entries, comp, seed + k)
+            ROOT.hep_testbench_flat_write(p + ".tmp", branches, entries, comp, seed + k,
+                                          flush is not None, flush or 0)
             os.rename(p + ".tmp", p)
 """
 
