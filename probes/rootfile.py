@@ -238,7 +238,7 @@ def _tree_meta(name: str, tree: Any, path: str, file_setting: int | None) -> Tre
         raise FileProblem(f"damaged TTree metadata in {name!r}: negative entry count")
     notes: list[str] = []
     branches = []
-    written: list[tuple[int, Any]] = []
+    written: list[tuple[int, bool, Any]] = []
     missing_branch: set[str] = set()
     uninterpreted = 0
     embedded = 0
@@ -263,7 +263,9 @@ def _tree_meta(name: str, tree: Any, path: str, file_setting: int | None) -> Tre
             )
         )
         if n > 0 and _member(b, "fBasketSeek") is not None:
-            written.append((zip_bytes, b))
+            # a branch stored smaller than its content proves compression: probe those first
+            shrunk = 0 < zip_bytes < int(values["fTotBytes"] or 0)
+            written.append((zip_bytes, shrunk, b))
     version = getattr(tree, "class_version", None)
     of_version = f"TTree class version {version}" if version is not None else "this TTree"
     missing_tree = [m for m in ("fAutoFlush", "fNClusterRange") if not tree.has_member(m)]
@@ -279,9 +281,9 @@ def _tree_meta(name: str, tree: Any, path: str, file_setting: int | None) -> Tre
         notes.append(f"{embedded} branch(es) keep their baskets inside the TTree record (never "
                      "flushed to their own keys): not in the tree's bytes, as ROOT counts them")
     sizes, source = cluster_layout(tree, entries)
-    written.sort(key=lambda zb: -zb[0])
+    written.sort(key=lambda zb: (not zb[1], -zb[0]))
     algorithm, alg_source, setting = _compression(
-        path, [b for _, b in written[:HEADER_PROBES]], file_setting
+        path, [b for _, _, b in written[:HEADER_PROBES]], file_setting
     )
     tree_zip = _member(tree, "fZipBytes")
     tree_tot = _member(tree, "fTotBytes")
@@ -462,8 +464,9 @@ def _compression(
 ) -> tuple[Algorithm | None, AlgorithmSource, int | None]:
     """The algorithm in the stored baskets, and the compression setting.
 
-    Reads the header of the largest basket of each of the given (largest) branches: the first
-    compressed one names the algorithm.  ROOT and uproot store a basket uncompressed when
+    Reads the header of the largest basket of each of the given branches (the caller puts
+    first those stored smaller than their content, then the largest): the first compressed one
+    names the algorithm.  ROOT and uproot store a basket uncompressed when
     compression would not shrink it, so one uncompressed basket proves little; only when all
     of them are stored uncompressed is the tree reported as ``none``.
     """

@@ -192,3 +192,18 @@ def test_branches_uproot_cannot_interpret_are_still_probed(
     assert {b.name: (b.typename, b.compressed_bytes) for b in tree.branches} == want
     assert any("cannot interpret" in n for n in tree.notes)
     assert tree.compressed_bytes == sum(v for _, v in want.values())
+
+
+def test_compression_found_when_the_largest_branches_are_stored_raw(tmp_path: Path) -> None:
+    """Noise does not compress, so the writer stores those baskets raw; the tree is still
+    LZ4-compressed where it can be (a smaller, compressible branch): not ``none``."""
+    rng = np.random.default_rng(1)
+    n = 20_000
+    data = {f"noise{i}": rng.random(n) for i in range(10)}
+    data["counts"] = np.repeat(np.arange(20, dtype=np.int32), n // 20)
+    path = tmp_path / "mostly_noise.root"
+    with uproot.recreate(path, compression=uproot.LZ4(4)) as f:
+        f.mktree("t", {k: v.dtype for k, v in data.items()}).extend(data)
+    (tree,) = inspect_file(str(path)).trees
+    assert tree.algorithm == "LZ4"
+    assert tree.algorithm_source == "basket-header"
