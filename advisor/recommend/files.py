@@ -146,7 +146,9 @@ def merge_rule(ctx: Context) -> Recommendation | None:
         ctx.param_evidence("open_s", "open cost per file", 1e3, "ms"),
         ctx.param_evidence("call_s", "cost per read call", 1e3, "ms"),
         Evidence("read calls per file", round(ctx.baseline.row(1).get("calls", 0.0), 2), "",
-                 "derived", "one per 50 MB of arrays (uproot's iterate step)"),
+                 "derived", "one per 50 MB of arrays (uproot's iterate step)"
+                 + (": the rate model's event loop, which sizes the merge; the headline "
+                    "replays the program's reader" if prog is not None else "")),
         Evidence("reading rate without per-file costs", round(r, 2), "MB/s", "derived",
                  "one worker, from the fitted model"),
         Evidence("per-file costs' share of the time", round(100 * share, 1), "%", "derived"),
