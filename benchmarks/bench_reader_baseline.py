@@ -20,7 +20,13 @@ the lock (``flock``, taken per case, so that no other timed run overlaps):
   calibration's own event loop with that reader; opening not timed).
 
 Printed per case: measured (median, runs), predicted, predicted / measured (target: within
-20%), the calibration's loop with the reader.  Programs:
+20%), the calibration's loop with the reader, the device reads and bytes the program issued
+(the cgroup's counters) beside the replay's.  Each report's JSON is kept in the workdir
+(``report_LAYOUT_PROGRAM.json``).  The counts can be disturbed from outside: one run
+of the interleaved default program counted 915 device reads where others count 1,319 (the
+same bytes); a likely cause is a global ``drop_caches`` by another process during the run,
+evicting the pages the key pre-pass cached, so that the data read after it is issued in
+fewer, larger I/Os.  Programs:
 
 - ``default``: ``uproot.iterate(path + ":Events")`` (``step_size="100 MB"``) -> ``uproot.iterate``
 - ``step``: ``tree.iterate(step_size=1000)`` -> ``uproot.iterate:step_size=1000``
@@ -115,22 +121,26 @@ def locked(path: str | None) -> Iterator[float]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def run_program(bench: Any, script: Path, paths: list[Path]) -> tuple[int, float, int]:
-    """(entries, seconds as the program timed itself, device reads the cgroup issued)."""
+def run_program(bench: Any, script: Path, paths: list[Path]) -> tuple[int, float, int, int]:
+    """(entries, seconds as the program timed itself, device reads and bytes the cgroup
+    issued)."""
     bench.drop_caches(*paths)
     bench.reset_throttle()
-    before = bench.stats()[bench.major_minor][0]
+    before = bench.stats()[bench.major_minor]
     done = bench.run([sys.executable, str(script), *map(str, paths)], capture_output=True,
                      text=True)
     if done.returncode != 0:
         raise SystemExit(f"{script.name}: exit {done.returncode}: {done.stderr[-600:]}")
     line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT"))
     _, n, s = line.split()
-    return int(n), float(s), bench.stats()[bench.major_minor][0] - before
+    after = bench.stats()[bench.major_minor]
+    return int(n), float(s), after[0] - before[0], after[1] - before[1]
 
 
 def predicted(bench: Any, paths: list[Path], reader: str, branches: list[str] | None,
-              budget: float) -> dict[str, Any]:
+              budget: float, save: Path | None = None) -> dict[str, Any]:
+    """The report's ``reader_baseline`` (plus the calibration loop's reader and the rate
+    model's 1-worker rate); ``save``: where to keep the report's JSON, for a closer look."""
     bench.drop_caches(*paths)
     bench.reset_throttle()
     argv = [sys.executable, "-m", "advisor", "report", *map(str, paths), "--reader", reader,
@@ -141,6 +151,8 @@ def predicted(bench: Any, paths: list[Path], reader: str, branches: list[str] | 
     if done.returncode != 0:
         raise SystemExit(f"report --reader {reader}: exit {done.returncode}: "
                          f"{done.stderr[-800:]}")
+    if save is not None:
+        save.write_text(done.stdout)
     block = json.loads(done.stdout)["datasets"][0]
     rb = block.get("reader_baseline")
     if rb is None:
@@ -153,6 +165,14 @@ def predicted(bench: Any, paths: list[Path], reader: str, branches: list[str] | 
         (p for p in model.get("predictions", ()) if p.get("workers") == 1), {})
     rb["model_events_per_s"] = one.get("events_per_s")
     return dict(rb)
+
+
+def _queue(device: str, name: str) -> int | None:
+    """A queue setting of the emulated disk (``None`` where unreadable)."""
+    try:
+        return int(Path(f"/sys/block/{Path(device).name}/queue/{name}").read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def main() -> int:
@@ -187,6 +207,8 @@ def main() -> int:
                 shutil.copy(p, dest)
                 copied[name].append(dest)
         subprocess.run(["sync"], check=True)
+        print(f"emulated disk {bench.device}: read_ahead_kb {_queue(bench.device, 'read_ahead_kb')}"
+              f", max_sectors_kb {_queue(bench.device, 'max_sectors_kb')}", flush=True)
         print(f"{'layout':<12}{'program':<11}{'measured ev/s':>14}{'predicted':>11}"
               f"{'pred/meas':>10}{'  within 20%':<13}{'cal. loop':>10}{'rate model':>11}"
               f"  runs (s)", flush=True)
@@ -197,10 +219,13 @@ def main() -> int:
                 script = work / f"rb_{prog}.py"
                 with locked(opts.lock) as waited:
                     runs = [run_program(bench, script, paths) for _ in range(opts.repeat)]
-                    rb = predicted(bench, paths, reader, branches, opts.budget)
+                    rb = predicted(bench, paths, reader, branches, opts.budget,
+                                   work / f"report_{layout}_{prog}.json")
+                ra_now = _queue(bench.device, "read_ahead_kb")
                 n = runs[0][0]
-                secs = [s for _, s, _ in runs]
-                ios = statistics.median(r for _, _, r in runs)
+                secs = [r[1] for r in runs]
+                ios = statistics.median(r[2] for r in runs)
+                mbs = statistics.median(r[3] for r in runs) / 1e6
                 meas = n / statistics.median(secs)
                 pred = rb["events_per_s"]
                 ratio = pred / meas
@@ -219,10 +244,11 @@ def main() -> int:
                           f"measured", flush=True)
                 print(f"{'':<23}replay: I/O {rb['io_s']:.2f} s + CPU {rb['cpu_s']:.2f} s "
                       f"({rb.get('cpu_source')}), {rb['device_requests']:.0f} device reads "
-                      f"(the program: {ios:.0f} in the cgroup's counters); device "
+                      f"(the program: {ios:.0f}, {mbs:.1f} MB, in the cgroup's counters); device "
                       f"{rb['device_mb_per_s']:.1f} MB/s, {rb['access_ms']:.2f} ms, "
                       f"{rb.get('device_limit')}; "
-                      f"loop ran {rb['loop_reader']}", flush=True)
+                      f"loop ran {rb['loop_reader']}; the disk's read_ahead_kb after the "
+                      f"case {ra_now}", flush=True)
     print(f"\n({time.perf_counter() - t0:.0f} s in all; the machine is shared: timings noisy)")
     return 0
 

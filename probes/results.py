@@ -50,6 +50,8 @@ class BlockDevice:
     raid_level: str | None = None
     size_bytes: int | None = None
     slaves: tuple[str, ...] = ()
+    #: the queue's largest I/O, KiB (``queue/max_sectors_kb``): the block layer splits larger
+    max_sectors_kb: int | None = None
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,8 @@ class StorageInfo:
     scheduler: str | None
     physical_devices: tuple[str, ...] = ()
     stack: tuple[BlockDevice, ...] = ()
+    #: the top device's largest I/O, KiB (``queue/max_sectors_kb``; ``None``: unknown)
+    max_sectors_kb: int | None = None
 
 
 @dataclass(frozen=True)

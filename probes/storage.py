@@ -144,6 +144,7 @@ class BlockTree:
             kind = "other"
         rot = self.queue_attr(name, "rotational")
         ra = self.queue_attr(name, "read_ahead_kb")
+        mx = self.queue_attr(name, "max_sectors_kb")
         size = self._read("class", "block", name, "size")  # 512-byte sectors
         return BlockDevice(
             name=name,
@@ -154,6 +155,7 @@ class BlockTree:
             raid_level=self._read("class", "block", name, "md", "level") if kind == "md" else None,
             size_bytes=int(size) * 512 if size and size.isdigit() else None,
             slaves=self.slaves(name) if kind != "partition" else (self.parent_disk(name) or "",),
+            max_sectors_kb=int(mx) if mx and mx.isdigit() else None,
         )
 
     def stack(self, name: str) -> tuple[BlockDevice, ...]:
@@ -213,4 +215,5 @@ def probe_storage(
         scheduler=top.scheduler if top else None,
         physical_devices=leaves,
         stack=stack,
+        max_sectors_kb=top.max_sectors_kb if top else None,
     )

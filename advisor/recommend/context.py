@@ -171,10 +171,11 @@ class Context:
 
     def replay_device(self) -> LocalDevice:
         """The device of the replay: the calibration's raw read and request sweep, the site's
-        read-ahead (see ``models.replay.predict.device_from``)."""
+        read-ahead and largest I/O (see ``models.replay.predict.device_from``)."""
         raw = self.calibration.raw_read if self.calibration is not None else None
-        ra = next((s.read_ahead_kb for s in self.site.storage if s.read_ahead_kb), None)
-        return device_from(self.baseline.params, raw, ra)
+        disk = next((s for s in self.site.storage if s.read_ahead_kb), None)
+        return device_from(self.baseline.params, raw, disk.read_ahead_kb if disk else None,
+                           disk.max_sectors_kb if disk else None)
 
     def replay_costs(self) -> CpuCosts:
         """The CPU terms of one worker: the warm open where it was measured; the per-call cost

@@ -102,8 +102,9 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
     if not maps:
         raise ValueError("no basket map of the dataset's files to replay the reader on")
     raw = calibration.raw_read if calibration is not None else None
-    ra = next((s.read_ahead_kb for s in site.storage if s.read_ahead_kb), None)
-    device = device_from(baseline.params, raw, ra)
+    disk = next((s for s in site.storage if s.read_ahead_kb), None)
+    device = device_from(baseline.params, raw, disk.read_ahead_kb if disk else None,
+                         getattr(disk, "max_sectors_kb", None))
     opened = calibration.open_overhead_s if calibration is not None else None
     costs = costs_from(baseline.params, baseline.row(1), opened.warm if opened else None)
     chosen = list(spec.branches) if spec.branches else (list(branches) if branches else None)
@@ -124,6 +125,11 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
         io_s = max(lt.io_s - hot.io_s, 0.0)  # the warm loop paid the page-cache part
         cpu_s = lt.entries / warm + lt.files * costs.open_s
         source = "measured"
+        if spec.engine == "root" and calibration is not None and calibration.engine != "root" \
+                and costs.open_s > 0:
+            notes.append(f"the open per file ({costs.open_s * 1e3:.0f} ms, warm) is uproot's, "
+                         f"measured: an assumption for a ROOT reader (its loop was timed "
+                         f"without opening)")
     elif spec.engine == "root" and (calibration is None or calibration.engine != "root"):
         notes.append("CPU terms per basket and per MB are uproot's (fitted on uproot's "
                      "tests): an assumption for a ROOT reader")

@@ -463,11 +463,13 @@ def retimed(lt: LayoutTime, device: LocalDevice, bw_factor: float, access_factor
 
 
 def device_from(params: Params, raw: RawRead | None = None,
-                read_ahead_kb: int | None = None) -> LocalDevice:
+                read_ahead_kb: int | None = None, max_io_kb: int | None = None) -> LocalDevice:
     """The local device of a calibration: the cold raw read's bandwidth and the request
     sweep's access time where the read tests measured them, else the fitted model's
     ``storage_mb_per_s`` and ``access_ms``; the read-ahead the site probe found (the kernel's
-    default of 128 KiB where unknown)."""
+    default of 128 KiB where unknown) and the device's largest I/O (the queue's
+    ``max_sectors_kb``, probed; 0, unknown, where not: each read-ahead window is then one
+    I/O, and a read larger than the read-ahead reads ahead no further)."""
     bw = params.storage_mb_per_s
     access_ms = params.access_ms
     if raw is not None:
@@ -478,7 +480,8 @@ def device_from(params: Params, raw: RawRead | None = None,
         "max" if params.storage_overlap >= 0.5 else "additive"
     return LocalDevice(float(bw), float(access_ms) / 1e3,
                        int(read_ahead_kb) if read_ahead_kb else 128,
-                       limit="max" if limit == "max" else "additive")
+                       limit="max" if limit == "max" else "additive",
+                       max_io_kb=int(max_io_kb) if max_io_kb and max_io_kb > 0 else 0)
 
 
 def costs_from(params: Params, row: Mapping[str, float], warm_open_s: float | None = None,
