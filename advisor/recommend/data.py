@@ -10,10 +10,10 @@ from models import scenarios as sc
 from models.scenarios import PredictionPoint
 from probes.results import DatasetProfile
 
-from ..advice import Action, Evidence, Recommendation
-from . import versions
+from ..advice import Action, Evidence, Option, Recommendation
+from . import codec, versions
 from .context import Context
-from .inputs import Inputs, hadd_all, python_files
+from .inputs import Inputs, hadd_all, hadd_groups, python_files
 from .storage import entry_step
 
 #: Recommend another compression when decompression takes at least this share of the time.
@@ -48,12 +48,18 @@ def compression_rule(ctx: Context) -> Recommendation | None:
             point = ctx.predict(scen)
         except ValueError:
             continue
+        new = scen.apply(ctx.baseline)
+        rep = codec.codec_replay(ctx, cand, new.mb_per_work, new.params.decompress_mb_per_s,
+                                 parts=False)
+        if rep is not None:  # the printed command replayed: its figure
+            point = codec.replay_point(rep.command)
         if point.speedup is not None and (best is None or point.speedup > (best[1].speedup or 0)):
-            best = (cand, point, scen)
+            best = (cand, point, scen, new, rep)
     if best is None:
         return None
-    cand, point, scen = best
-    new = scen.apply(ctx.baseline)
+    cand, point, scen, new, rep = best
+    if rep is not None:  # the chosen candidate's command, and its parts
+        rep = codec.codec_replay(ctx, cand, new.mb_per_work, new.params.decompress_mb_per_s)
     size_change = (new.mb_per_work - 1.0) * 100
     rate_ev, size_ev = _candidate_evidence(ctx, cand, alg, new.params.decompress_mb_per_s,
                                            size_change)
@@ -69,26 +75,64 @@ def compression_rule(ctx: Context) -> Recommendation | None:
         size_ev,
     ]
     setting = CANDIDATES[cand]
+    merged = codec.merges(ctx)
+    title = f"Recompress with {cand} instead of {alg}"
+    summary = (f"Decompressing {alg} takes {100 * share:.0f}% of the time. {cand} "
+               f"decompresses faster here; the files change size by {size_change:+.0f}%.")
+    if merged:
+        title += f", merging the {tree.files} files into one"
+        summary += (f" The command also merges the {tree.files} files into one and refills "
+                    "the baskets (hadd -O)")
+    options: list[Option] = []
+    extra: tuple[str, ...] = ()
+    if rep is not None:
+        ev.extend(codec.replay_evidence(rep, tree.files))
+        caveat = codec.layout_caveat(ctx)
+        extra = (codec.replay_assumption(rep), *((caveat,) if caveat else ()))
+        if rep.merge_only is not None and rep.codec_only is not None:
+            summary += (f": replayed, the merge alone gains {rep.merge_only.speedup:.2f}x and "
+                        f"the codec alone {rep.codec_only.speedup:.2f}x; the figure is the "
+                        "whole command's, so it holds what M001's merge gains too.")
+            o = rep.codec_only
+            options.append(Option(f"recompress file by file, no merge ({rep.reader.describe()})",
+                                  round(o.speedup, 3), round(o.low, 3), round(o.high, 3),
+                                  "the codec alone: what it adds beside M001's merge"))
+        elif merged:
+            summary += "."
+    else:
+        if merged:
+            summary += (": not in this figure (the rate model changes only the decompression "
+                        "and the bytes; no basket map to replay the command).")
+            extra = ("the figure leaves out the merge and the basket refill the command also "
+                     "does (no basket map to replay them)",)
+    actions = [
+        Action.labelled(f"rewrite the files with {cand} (ROOT setting {setting}: "
+                        f"algorithm {setting // 100}, level {setting % 100})"
+                        + (", merged into one file (hadd -O: baskets refilled)" if merged
+                           else " (hadd -O: baskets refilled)" if tree.files <= 1
+                           else ", each file alone (hadd -O: baskets refilled)"),
+                        hadd_all(ctx.paths, f"-O -f{setting}", "recompressed.root")
+                        if merged or tree.files <= 1
+                        else hadd_groups(ctx.paths, f"-O -f{setting}", 1, "recompressed_"),
+                        versions.HADD),
+    ]
+    if options:
+        actions.append(Action.labelled(
+            f"or rewrite each file alone with {cand} (no merge): recompressed_000.root, ...",
+            hadd_groups(ctx.paths, f"-O -f{setting}", 1, "recompressed_"), versions.HADD))
+    actions += [
+        Action.labelled("with uproot, when writing",
+                        f"uproot.recreate(path, compression={UPROOT_CODEC[cand]})",
+                        versions.UPROOT),
+        Action.labelled("for files written by ROOT or RDataFrame",
+                        f"opts = ROOT.RDF.RSnapshotOptions(); opts.fCompressionAlgorithm = "
+                        f"ROOT.RCompressionSetting.EAlgorithm.k{cand}; "
+                        f"opts.fCompressionLevel = {setting % 100}", versions.ROOT_RDF),
+    ]
     return ctx.make(
-        code="C001", kind="compression",
-        title=f"Recompress with {cand} instead of {alg}",
-        audience="analyst", point=point, scenario=scen,
-        summary=(f"Decompressing {alg} takes {100 * share:.0f}% of the time. {cand} "
-                 f"decompresses faster here; the files change size by {size_change:+.0f}%."),
-        evidence=ev,
-        actions=[
-            Action.labelled(f"rewrite the files with {cand} (ROOT setting {setting}: "
-                            f"algorithm {setting // 100}, level {setting % 100})",
-                            hadd_all(ctx.paths, f"-O -f{setting}", "recompressed.root"),
-                            versions.HADD),
-            Action.labelled("with uproot, when writing",
-                            f"uproot.recreate(path, compression={UPROOT_CODEC[cand]})",
-                            versions.UPROOT),
-            Action.labelled("for files written by ROOT or RDataFrame",
-                            f"opts = ROOT.RDF.RSnapshotOptions(); opts.fCompressionAlgorithm = "
-                            f"ROOT.RCompressionSetting.EAlgorithm.k{cand}; "
-                            f"opts.fCompressionLevel = {setting % 100}", versions.ROOT_RDF),
-        ])
+        code="C001", kind="compression", title=title,
+        audience="analyst", point=point, scenario=scen, summary=summary,
+        evidence=ev, actions=actions, options=options, extra_assumptions=extra)
 
 
 def _candidate_evidence(ctx: Context, cand: str, alg: str | None, rate: float,

@@ -1,0 +1,195 @@
+"""A recompression replayed: the layout a rewrite with another codec writes, read by the
+program's reader, against today's files.
+
+C001 prints ``hadd -O -f<setting> recompressed.root <every file>``: it merges the files into
+one, refills the baskets (``-O``: :func:`~.layouts.optimized_merge`) and writes them with the
+new codec.  Its time is replayed like a merge's (:mod:`.predict`), with three differences:
+
+- the baskets' payloads scale by ``size_factor`` (new compressed bytes over old: the
+  compression factor measured on a recompressed sample of the dataset's baskets,
+  :func:`recompressed`), before the merge, so that ROOT's AutoFlush (30 MB of compressed
+  baskets) closes the clusters on the new sizes, as ``hadd`` does;
+- the decompression runs at the new codec's measured rate (compressed MB/s);
+- the processing rate, which the model counts per compressed MB, scales by ``size_factor``
+  (the same uncompressed bytes are processed: :func:`recoded_costs`).
+
+Not modelled: larger baskets compressing better (``hadd -O`` refills 32 kB buffers; the
+sample's factor is of today's baskets), so the rewritten files can come out smaller than the
+replay says; the range spans ``size_range`` for that.  Where the printed command does not
+merge (``merge=False``), each file is rewritten alone with ``hadd -O`` (its baskets refilled).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from probes.basketmap import BasketMap, BranchBaskets, Region
+
+from .device import LocalDevice
+from .layouts import groups, optimized_merge
+from .predict import CpuCosts, LayoutTime, Reader, layout_time, retimed
+
+#: Inputs replayed into the one merged file at most: a larger merge is replayed as merges of
+#: this many inputs (each output's fixed costs then counted once per this many inputs).
+MAX_MERGED_INPUTS = 32
+
+
+def recompressed(m: BasketMap, size_factor: float, path: str | None = None) -> BasketMap:
+    """``m`` with every basket's payload (its bytes less its key) times ``size_factor``, the
+    baskets packed again in their order on disk from the first one's offset, and the regions
+    after the data moved by the change (the header and anything before the data stay)."""
+    if size_factor <= 0:
+        raise ValueError(f"size factor {size_factor!r} is not positive")
+    flat = m.flat()
+    if len(flat["seek"]) == 0:
+        return replace(m, path=path or m.path) if path else m
+    by_index = {b.index: b for b in m.branches}
+    first = int(flat["seek"][0])
+    pos = first
+    new_seek = {b.index: np.zeros(b.baskets, dtype=np.int64) for b in m.branches}
+    new_bytes = {b.index: np.zeros(b.baskets, dtype=np.int32) for b in m.branches}
+    for bi, j in zip(flat["branch"].tolist(), flat["basket"].tolist(), strict=True):
+        b = by_index[bi]
+        key = int(b.keylen[j])
+        size = key + max(1, round((int(b.nbytes[j]) - key) * size_factor))
+        new_seek[bi][j] = pos
+        new_bytes[bi][j] = size
+        pos += size
+    old_end = int(max(s + n for s, n in zip(flat["seek"].tolist(), flat["nbytes"].tolist(),
+                                             strict=True)))
+    shift = pos - old_end
+    branches = []
+    for b in m.branches:
+        grown = int(new_bytes[b.index].sum()) - int(b.nbytes.sum())
+        branches.append(BranchBaskets(b.name, b.index, new_seek[b.index], new_bytes[b.index],
+                                      b.entries, b.keylen, max(b.compressed_bytes + grown, 0),
+                                      b.uncompressed_bytes, b.embedded))
+    regions = tuple(Region(r.name, r.offset + shift, r.size) if r.offset >= first else r
+                    for r in m.regions)
+    return BasketMap(path=path or m.path, tree=m.tree, file_bytes=max(m.file_bytes + shift, pos),
+                     entries=m.entries, branches=tuple(branches), clusters=m.clusters,
+                     regions=regions, cluster_source=m.cluster_source,
+                     uproot_streamers=m.uproot_streamers)
+
+
+def rewritten_layout(maps: Sequence[BasketMap], files: int, size_factor: float, *,
+                     merge: bool = True) -> tuple[list[BasketMap], float, int]:
+    """(the replayed output maps, how many outputs each stands for, outputs): ``files`` files
+    (``maps``: a sample of them, standing in for the files in turn) recompressed by
+    ``size_factor`` and merged into one with ``hadd -O`` (``merge``), or each rewritten alone
+    with ``hadd -O`` (its baskets refilled).  A merge of more than ``MAX_MERGED_INPUTS``
+    files is replayed as merges of that many."""
+    if not maps:
+        raise ValueError("no basket maps")
+    small = [recompressed(m, size_factor, f"<recompressed {i}>") for i, m in enumerate(maps)]
+    if not merge:
+        return ([optimized_merge([m], path=f"<rewritten {i}>", jobs=1)
+                 for i, m in enumerate(small)], files / len(maps), files)
+    per = min(files, MAX_MERGED_INPUTS)
+    first = groups(small, per, per)[0]
+    out = optimized_merge(first, path="<rewritten 0>", jobs=1)
+    return [out], files / per, 1
+
+
+def recoded_costs(costs: CpuCosts, decompress_mb_per_s: float, size_factor: float) -> CpuCosts:
+    """``costs`` after the rewrite: decompression at the new codec's rate (compressed MB/s),
+    processing per compressed MB ``size_factor`` times faster (the same uncompressed bytes in
+    ``size_factor`` times the compressed ones); the per-file, per-call and per-basket terms
+    unchanged (the ROOT terms alike)."""
+    def one(c: CpuCosts) -> CpuCosts:
+        return replace(c, decompress_mb_per_s=decompress_mb_per_s if c.decompress_mb_per_s > 0
+                       else 0.0,
+                       process_mb_per_s=c.process_mb_per_s * size_factor)
+    return replace(one(costs), root=one(costs.root) if costs.root is not None else None)
+
+
+@dataclass(frozen=True)
+class RecompressionPrediction:
+    """Today's files and the rewritten ones read by the same reader, one worker, cold: the
+    times, the speed-up and its range."""
+
+    before: LayoutTime
+    after: LayoutTime
+    speedup: float
+    low: float
+    high: float
+    merged: bool
+    outputs: int
+    size_factor: float
+
+
+def recompression_prediction(
+        maps: Sequence[BasketMap], files: int, device: LocalDevice, costs: CpuCosts, *,
+        size_factor: float, decompress_mb_per_s: float, reader: Reader, merge: bool = True,
+        branches: Sequence[str] | None = None, device_sd: tuple[float, float] = (0.0, 0.0),
+        cpu_sd: float = 0.0, rate_sd: tuple[float, float] = (0.0, 0.0),
+        size_range: tuple[float, float] | None = None, z: float = 1.645,
+        memo: dict[object, object] | None = None) -> RecompressionPrediction:
+    """``files`` files (``maps``: a sample) read with ``reader`` now, and after the rewrite
+    (:func:`rewritten_layout`) with the new codec (:func:`recoded_costs`).
+
+    The range: every corner at ``z`` sigmas of the device's bandwidth and access time
+    (``device_sd``, relative), the per-file costs (``cpu_sd``), today's and the new codec's
+    decompression rates (``rate_sd``), uproot's overlap range (``costs.overlap_range``), and
+    the size factor at both ends of ``size_range`` (the rewritten layout's replay with its
+    bytes scaled: the same requests, their transfer times and the MB decompressed scaled;
+    the cluster boundaries are the central size's).
+    ``memo``: kept between calls on the same ``maps`` (layouts and replays reused)."""
+    if not maps:
+        raise ValueError("no basket maps")
+    memo = {} if memo is None else memo
+    tbl = tuple(branches) if branches is not None else None
+
+    def after_replay(factor: float) -> LayoutTime:
+        key = ("rewrite", id(maps), files, round(factor, 6), merge, device, reader, tbl)
+        if key not in memo:
+            out, scale, _ = rewritten_layout(maps, files, factor, merge=merge)
+            memo[key] = layout_time(out, device, costs, branches=branches, scale=scale,
+                                    reader=reader)
+        return memo[key]  # type: ignore[return-value]
+
+    bkey = ("layout", id(maps), device, files / len(maps), reader, tbl)
+    if bkey not in memo:
+        memo[bkey] = layout_time(maps, device, costs, branches=branches,
+                                 scale=files / len(maps), reader=reader)
+    b0: LayoutTime = memo[bkey]  # type: ignore[assignment]
+    factors = sorted({size_factor, *(size_range or ())})
+    central = after_replay(size_factor)
+    before = b0.with_costs(costs)
+    after = central.with_costs(recoded_costs(costs, decompress_mb_per_s, size_factor))
+    s = before.total_s / after.total_s
+    lows, highs = [s], [s]
+    sd_bw, sd_acc = device_sd
+    sd_old, sd_new = rate_sd
+    overlaps = costs.overlap_range or (costs.overlap,)
+    signs = (-1, 1)
+    for fb, fa, fc, fo, fn, phi, f in itertools.product(signs, signs, signs, signs, signs,
+                                                         overlaps, factors):
+        bw, acc = math.exp(fb * z * sd_bw), math.exp(fa * z * sd_acc)
+        cpu = replace(costs.scaled(math.exp(fc * z * cpu_sd)), overlap=phi)
+        old = _rate_scaled(cpu, math.exp(fo * z * sd_old))
+        new = recoded_costs(cpu, decompress_mb_per_s * math.exp(fn * z * sd_new), f)
+        b = retimed(b0, device, bw, acc).with_costs(old)
+        r = f / size_factor  # another size: the same requests, r times the bytes
+        a = retimed(central, device, bw / r, acc)
+        a = replace(a, compressed_mb=a.compressed_mb * r).with_costs(new)
+        lows.append(b.total_s / a.total_s)
+        highs.append(b.total_s / a.total_s)
+    return RecompressionPrediction(before, after, s, min(lows), max(highs), merge,
+                                   1 if merge else files, size_factor)
+
+
+def _rate_scaled(c: CpuCosts, f: float) -> CpuCosts:
+    """``c`` with today's decompression rate times ``f`` (the ROOT terms alike)."""
+    def one(x: CpuCosts) -> CpuCosts:
+        return replace(x, decompress_mb_per_s=x.decompress_mb_per_s * f)
+    return replace(one(c), root=one(c.root) if c.root is not None else None)
+
+
+__all__ = ["MAX_MERGED_INPUTS", "RecompressionPrediction", "recoded_costs", "recompressed",
+           "recompression_prediction", "rewritten_layout"]
