@@ -27,12 +27,16 @@ counts (server to client).  The product's rules (X001 for uproot and ROOT, X002,
 are run on each case and checked against the measured gains.  ROOT runs in its own process:
 the process's start and ROOT's one-time set-up are not timed (nor predicted).  The uproot
 reads run in this process after the CPU test, so its class models are built: no streamers
-cross the link, and the prediction is told so (``streamers=False``).
+cross the link, and the prediction is told so (``streamers=False``); nor is its first open in
+a process (``fresh=False``).  The CPU test also reads the file through each reader's own
+client (``RemoteReaderCpu.clients``); the predictions add what each client cost beyond the
+model (``models.remote.ClientTerms``); ``error_no_client`` is the error without them.
 Prints one JSON line per case and a summary.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -265,40 +269,59 @@ def _dataset(bench: Any, name: str, files: list[Path], local: Path, link: Any,
     pick = pick_file([(bench.root_url(r), sizes[str(f)]) for r, f in zip(rel, files,
                                                                           strict=True)], 1e12)
     assert pick is not None
-    measured_cpu = {e: measure_reader_cpu(pick[0], pick[1], TREE, e, 10.0)
+    measured_cpu = {e: measure_reader_cpu(pick[0], pick[1], TREE, e, 30.0)
                     for e in ("uproot", "root")}
-    cpus = {e: ReaderCpu.from_measured(c) for e, c in measured_cpu.items()}
-    cpu_u, cpu_r = cpus["uproot"], cpus["root"]
-    assert cpu_u is not None and cpu_r is not None
+    # with the reader's own client through the link (``ClientTerms``): per round trip, file
+    # and basket beyond the model, measured on the same file; ``error_no_client``: without them
+    cpu_u = ReaderCpu.from_measured(measured_cpu["uproot"], link)
+    cpu_ux = ReaderCpu.from_measured(measured_cpu["uproot"], link, "uproot XRootDSource")
+    cpu_r = ReaderCpu.from_measured(measured_cpu["root"], link)
+    assert cpu_u is not None and cpu_r is not None and cpu_ux is not None
     print(json.dumps({"cpu": {e: {"file": c.url, "open_s": c.open_s, "loop_s": c.loop_s,
-                                  "mb_s": c.mb_s, "samples": c.samples}
-                              for e, c in measured_cpu.items()}}), flush=True)
+                                  "mb_s": c.mb_s, "samples": c.samples,
+                                  "clients": [dataclasses.asdict(k) for k in c.clients]}
+                              for e, c in measured_cpu.items()},
+                      "client_terms": {k: dataclasses.asdict(v.client) if v.client else None
+                                       for k, v in (("uproot", cpu_u), ("uproot XRootDSource",
+                                                    cpu_ux), ("root", cpu_r))}}), flush=True)
     for sel_name, branches in (("all", None),
                                ("10%", [f"b{i}" for i in range(max(1, nbranch // 10))])):
         need = needed_bytes(maps, branches)
         nf = len(files)
         up_fs = uproot_rounds(maps, branches, source="fsspec", streamers=False)
         up_x = uproot_rounds(maps, branches, source="xrootd", streamers=False)
-        preds = {
-            "uproot default source": stream("uproot default source", up_fs, link, cpu_u, need,
-                                            nf, overlap=OVERLAP),
-            "uproot XRootDSource": stream("uproot XRootDSource", up_x, link, cpu_u, need, nf,
-                                          overlap=OVERLAP),
-            "ROOT, no TTreeCache": stream("ROOT, no TTreeCache", root_rounds(
-                maps, branches, tree_cache=False), link, cpu_r, need, nf, overlap=False),
-            "ROOT, TTreeCache": stream("ROOT, TTreeCache", root_rounds(
-                maps, branches, tree_cache=True), link, cpu_r, need, nf, overlap=False),
-            "stage (xrdcp), uproot": stage([sizes[str(f)] for f in files], link,
-                                           reader_cpu_s(up_fs, cpu_u, nf), need,
-                                           copy_start_s=copy_start, copy_rtts=0),
-            "stage (xrdcp), ROOT": stage([sizes[str(f)] for f in files], link,
-                                         reader_cpu_s(root_rounds(maps, branches), cpu_r, nf),
-                                         need, copy_start_s=copy_start, copy_rtts=0),
-            "XCache cold, uproot": xcache("uproot", up_fs, link, 0.0, need, nf, sizes,
-                                          warm=False, cpu=cpu_u, overlap=OVERLAP),
-            "XCache warm, uproot": xcache("uproot", up_fs, link, 0.0, need, nf, sizes,
-                                          warm=True, cpu=cpu_u, overlap=OVERLAP),
-        }
+
+        def predictions(cpu_u: Any, cpu_ux: Any, cpu_r: Any, up_fs: Any = up_fs,
+                        up_x: Any = up_x, need: int = need, nf: int = nf,
+                        branches: list[str] | None = branches) -> dict[str, Any]:
+            return {
+                "uproot default source": stream("uproot default source", up_fs, link, cpu_u,
+                                                need, nf, overlap=OVERLAP, fresh=False),
+                "uproot XRootDSource": stream("uproot XRootDSource", up_x, link, cpu_ux, need,
+                                              nf, overlap=OVERLAP, fresh=False),
+                "ROOT, no TTreeCache": stream("ROOT, no TTreeCache", root_rounds(
+                    maps, branches, tree_cache=False), link, cpu_r, need, nf, overlap=False),
+                "ROOT, TTreeCache": stream("ROOT, TTreeCache", root_rounds(
+                    maps, branches, tree_cache=True), link, cpu_r, need, nf, overlap=False),
+                "stage (xrdcp), uproot": stage([sizes[str(f)] for f in files], link,
+                                               reader_cpu_s(up_fs, cpu_u, nf), need,
+                                               copy_start_s=copy_start, copy_rtts=0),
+                "stage (xrdcp), ROOT": stage([sizes[str(f)] for f in files], link,
+                                             reader_cpu_s(root_rounds(maps, branches), cpu_r,
+                                                          nf),
+                                             need, copy_start_s=copy_start, copy_rtts=0),
+                "XCache cold, uproot": xcache("uproot", up_fs, link, 0.0, need, nf, sizes,
+                                              warm=False, cpu=cpu_u, overlap=OVERLAP,
+                                              fresh=False),
+                "XCache warm, uproot": xcache("uproot", up_fs, link, 0.0, need, nf, sizes,
+                                              warm=True, cpu=cpu_u, overlap=OVERLAP,
+                                              fresh=False),
+            }
+
+        preds = predictions(cpu_u, cpu_ux, cpu_r)
+        # the round-2 model (no client terms), printed beside for comparison
+        plain = {e: ReaderCpu.from_measured(measured_cpu[e]) for e in ("uproot", "root")}
+        preds0 = predictions(plain["uproot"], plain["uproot"], plain["root"])
         _RULES.append(_rules(rc, measured_cpu, maps, branches, urls, sum(sizes.values()),
                              (f"{rtt_ms:g} ms, {mbit:g} Mbit/s", name, sel_name)))
         # the other form of the CPU term, for comparison: uproot's CPU overlapping each round
@@ -306,7 +329,7 @@ def _dataset(bench: Any, name: str, files: list[Path], local: Path, link: Any,
         hidden = {k: 0.0 for k in preds}
         hidden["uproot default source"] = stream("", up_fs, link, cpu_u, need, nf,
                                                  overlap=True).overlap_s
-        hidden["uproot XRootDSource"] = stream("", up_x, link, cpu_u, need, nf,
+        hidden["uproot XRootDSource"] = stream("", up_x, link, cpu_ux, need, nf,
                                                overlap=True).overlap_s
         for key, warm in (("XCache cold, uproot", False), ("XCache warm, uproot", True)):
             hidden[key] = xcache("uproot", up_fs, link, 0.0, need, nf, sizes, warm=warm,
@@ -383,6 +406,8 @@ def _dataset(bench: Any, name: str, files: list[Path], local: Path, link: Any,
                 "cpu_s": round(p.cpu_s, 3), "overlap_s": round(p.overlap_s, 3),
                 "error": round(p.total_s / m - 1, 3),
                 "error_serial": round((p.io_s + p.cpu_s) / m - 1, 3),
+                "error_no_client": round(preds0[key].total_s / m - 1, 3),
+                "client_s": round(p.detail.get("client_s", 0.0), 3),
                 "error_overlap": round((p.io_s + p.cpu_s - hidden[key]) / m - 1, 3),
                 "bytes_moved": mb, "bytes_predicted": p.bytes_moved,
                 "bytes_error": round(p.bytes_moved / mb - 1, 3) if mb > 0 else None,

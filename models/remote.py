@@ -33,11 +33,16 @@ stated: the CPU time of the reader is an input (measured, or fitted), never a co
 from __future__ import annotations
 
 import bisect
+import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from probes.basketmap import BasketMap
-from probes.readtests.remote_results import RemoteCalibration, RemoteReaderCpu
+from probes.readtests.remote_results import (
+    RemoteCalibration,
+    RemoteClientCost,
+    RemoteReaderCpu,
+)
 
 from .replay.predict import CpuCosts
 from .replay.readers import (
@@ -89,11 +94,17 @@ class ReaderCpu:
     ``mb_s`` seconds per compressed MB of baskets read (decompression and interpretation),
     ``basket_s`` per basket.  From the remote calibration's measurement of the reader on one
     of the files (:meth:`from_measured`) or from a local calibration's fitted terms
-    (:meth:`from_costs`)."""
+    (:meth:`from_costs`).
+
+    ``client`` (with :meth:`from_measured` given the link): what the reader's own client
+    costs through the link beyond the model's round trips, transfer and local CPU
+    (:class:`ClientTerms`); :func:`job` and :func:`xcache` add it, a local read
+    (:meth:`of`, staging) does not."""
 
     open_s: float = 0.0
     mb_s: float = 0.0
     basket_s: float = 0.0
+    client: ClientTerms | None = None
 
     def of(self, nbytes: int, baskets: int) -> float:
         """Seconds of CPU for ``nbytes`` of baskets in ``baskets`` baskets."""
@@ -107,11 +118,119 @@ class ReaderCpu:
         return cls(costs.open_s, costs.per_mb_s(), costs.basket_s)
 
     @classmethod
-    def from_measured(cls, cpu: RemoteReaderCpu) -> ReaderCpu | None:
-        """The remote calibration's measurement of the reader (``None`` where it has none)."""
+    def from_measured(cls, cpu: RemoteReaderCpu, link: RemoteLink | None = None,
+                      client: str | None = None) -> ReaderCpu | None:
+        """The remote calibration's measurement of the reader (``None`` where it has none);
+        with ``link``, also its client's terms (``client``: ``uproot``, ``uproot
+        XRootDSource`` or ``root``; the engine's own by default) where they were measured."""
         if cpu.mb_s is None:
             return None
-        return cls(cpu.open_s or 0.0, cpu.mb_s, 0.0)
+        base = cls(cpu.open_s or 0.0, cpu.mb_s, 0.0)
+        cost = cpu.client(client or cpu.engine)
+        if link is None or cost is None:
+            return base
+        extra = (XROOTD_SOURCE_EXTRA_ROUNDS if cost.client == "uproot XRootDSource"
+                 else ROOT_EXTRA_ROUNDS if cost.client == "root" else 0)
+        # fsspec-xrootd keeps read-only handles open (``ReadonlyFileHandleCache``: 256 files,
+        # 30 s): the calibration's passes after the first reopen the file without a protocol
+        # open, which a job's first open of each file pays
+        cached = cost.client == "uproot" and cpu.url.startswith("root://")
+        return cls(base.open_s, base.mb_s, 0.0,
+                   ClientTerms.derive(cost, link, base, cpu.basket_bytes, extra,
+                                      protocol_open=not cached))
+
+
+@dataclass(frozen=True)
+class ClientTerms:
+    """The reader's client through the link beyond what the model already counts (round trips
+    at the ping's time, bytes at the bandwidth, the local CPU): ``request_s`` per round trip,
+    ``file_s`` per file, ``basket_s`` per basket read.  Derived from the calibration's own
+    read of one file through the client (:class:`RemoteClientCost`): each is the measured
+    time less the model's, so it can be negative (the model then counts too much)."""
+
+    request_s: float = 0.0
+    file_s: float = 0.0
+    basket_s: float = 0.0
+    #: the basket reads' lowest and highest ``request_s`` (the interval's corners)
+    request_range: tuple[float, float] = (0.0, 0.0)
+    #: once per process: the first open and read of a file beyond the ones after it
+    process_s: float = 0.0
+    #: ``basket_s`` at the whole-file read's fastest and slowest pass (the interval's corners)
+    basket_range: tuple[float, float] = (0.0, 0.0)
+
+    @classmethod
+    def derive(cls, cost: RemoteClientCost, link: RemoteLink, cpu: ReaderCpu,
+               basket_bytes: int, extra_rounds: int, *, protocol_open: bool = True
+               ) -> ClientTerms:
+        """``cost`` less the model: basket reads one at a time -> per round trip (never below
+        the round trip alone); open + close -> per file (less the local open of the same pass,
+        the protocol open, the reads the client counted and ``extra_rounds`` of the client's
+        own); the whole read -> per basket (less the local read of the same pass and the
+        rounds and bytes the client counted); the first open and read less a later one -> once
+        per process (``protocol_open``: whether the passes pay the protocol open; a client that
+        keeps its handles open does not).  A term counts only where its samples agree on its sign
+        (:func:`_measured`): otherwise the model's figure stands (0)."""
+        rate = link.mb_per_s * 1e6
+        work = cpu.of(cost.request_bytes, 0) if cost.request_decoded else 0.0
+
+        def per_request(ms: float) -> float:
+            return max(ms / 1e3 - link.rtt_s - cost.request_bytes / rate - work,
+                       -cost.request_bytes / rate)
+
+        reqs = [per_request(x) for x in cost.request_samples] or (
+            [per_request(cost.request_ms)] if cost.request_ms is not None else [])
+        req, rng = _measured(reqs)
+        open_link = (link.open_s * protocol_open + cost.open_requests * req
+                     + (cost.open_requests + extra_rounds) * link.rtt_s + cost.open_bytes / rate)
+        read_link = cost.read_requests * (link.rtt_s + req) + cost.read_bytes / rate
+        n = len(cost.read_samples)
+        if n and len(cost.local_read_samples) == n == len(cost.local_open_samples):
+            # each remote pass less the local one right before it: the client's own cost
+            opens = [o - lo - open_link for o, lo in zip(_opens(cost), cost.local_open_samples,
+                                                         strict=True)]
+            reads = [r - lr - read_link for r, lr in zip(cost.read_samples,
+                                                         cost.local_read_samples, strict=True)]
+        else:  # against the CPU test's passes
+            local = cpu.of(basket_bytes, 0)
+            opens = [o - open_link - cpu.open_s for o in cost.open_samples or (
+                [cost.open_s] if cost.open_s is not None else [])]
+            reads = [max(r - read_link - local, -local) for r in cost.read_samples or (
+                [cost.read_s] if cost.read_s is not None else [])]
+        file_s, _ = _measured(opens)
+        whole, (lo, hi) = _measured(reads)
+        per = 1 / cost.baskets if cost.baskets else 0.0
+        later = zip(_opens(cost), cost.read_samples, strict=True) if n else iter(())
+        firsts = [cost.first_s - o - r for o, r in later] if cost.first_s is not None else []
+        first, _ = _measured(firsts)
+        return cls(req, file_s, whole * per, rng, max(first, 0.0), (lo * per, hi * per))
+
+    def corner(self, high: bool) -> ClientTerms:
+        """The terms at the calibration's fastest (``high`` False) or slowest samples: per
+        round trip and per basket at their lowest or highest (an interval's corner)."""
+        i = 1 if high else 0
+        return ClientTerms(self.request_range[i], self.file_s, self.basket_range[i],
+                           self.request_range, self.process_s, self.basket_range)
+
+
+def _measured(values: Sequence[float]) -> tuple[float, tuple[float, float]]:
+    """A measured difference and its corners: the median where at least two samples agree
+    on its sign (all of up to four; the quartiles of more), else 0 (not told apart from the
+    noise); the corners are the same samples' extremes (quartiles of more than four)."""
+    v = sorted(values)
+    if len(v) < 2:
+        return 0.0, (v[0], v[0]) if v else (0.0, 0.0)
+    lo, hi = (v[0], v[-1]) if len(v) <= 4 else (v[len(v) // 4], v[(3 * len(v)) // 4])
+    if lo > 0 or hi < 0:
+        return statistics.median(v), (lo, hi)
+    return 0.0, (lo, hi)
+
+
+def _opens(cost: RemoteClientCost) -> list[float]:
+    """The remote opens, one per pass (the median repeated where only it was kept)."""
+    n = len(cost.read_samples)
+    if len(cost.open_samples) == n:
+        return list(cost.open_samples)
+    return [cost.open_s or 0.0] * n
 
 
 @dataclass(frozen=True)
@@ -286,7 +405,8 @@ def stream(name: str, rounds: Sequence[Round], link: RemoteLink, cpu_s: float,
 
 
 def job(name: str, rounds: Sequence[Round], link: RemoteLink, cpu: ReaderCpu,
-        bytes_needed: int, files: int, *, overlap: bool) -> RemotePrediction:
+        bytes_needed: int, files: int, *, overlap: bool, fresh: bool = True
+        ) -> RemotePrediction:
     """The whole job streaming over the link: link time and the reader's CPU time.
 
     Each file pays the protocol open and the CPU part of its open (``cpu.open_s``); each
@@ -312,9 +432,24 @@ def job(name: str, rounds: Sequence[Round], link: RemoteLink, cpu: ReaderCpu,
         cpu_s += c
         if overlap:
             hidden += min(r.nbytes / rate, c)
-    return RemotePrediction(name, t + files * link.open_s, cpu_s, nbytes, bytes_needed, n,
+    client = _client_s(rounds, cpu, files, lan=False, fresh=fresh)
+    return RemotePrediction(name, t + files * link.open_s + client, cpu_s, nbytes,
+                            bytes_needed, n,
                             {"rtt_s": n * link.rtt_s, "transfer_s": nbytes / rate,
-                             "open_s": files * link.open_s}, overlap_s=hidden)
+                             "open_s": files * link.open_s, "client_s": client},
+                            overlap_s=hidden)
+
+
+def _client_s(rounds: Sequence[Round], cpu: ReaderCpu | None, files: int, *,
+              lan: bool, fresh: bool = True) -> float:
+    """The reader's client beyond the model (:class:`ClientTerms`): per round trip and per
+    file (not over a LAN hop: both were measured through the link and hold its requests), per
+    basket, and once per process (``fresh``: the job starts a process)."""
+    k = cpu.client if cpu is not None else None
+    if k is None:
+        return 0.0
+    link = 0.0 if lan else len(rounds) * k.request_s + files * k.file_s
+    return link + sum(r.baskets for r in rounds) * k.basket_s + (k.process_s if fresh else 0.0)
 
 
 def reader_cpu_s(rounds: Sequence[Round], cpu: ReaderCpu, files: int) -> float:
@@ -354,7 +489,7 @@ def _blocks(r: Round, block: int) -> set[tuple[str, int]]:
 def xcache(name: str, rounds: Sequence[Round], link: RemoteLink, cpu_s: float,
            bytes_needed: int, files: int, file_bytes: dict[str, int], *, warm: bool,
            block: int = XCACHE_BLOCK_BYTES, cpu: ReaderCpu | None = None,
-           overlap: bool = False) -> RemotePrediction:
+           overlap: bool = False, fresh: bool = True) -> RemotePrediction:
     """The same rounds through an XCache: each round trip crosses the LAN
     (``link.lan_rtt_s``); cold, the blocks it touches that the cache lacks are fetched from
     the origin over the link (one round trip per round that misses, whole blocks).  With
@@ -382,7 +517,8 @@ def xcache(name: str, rounds: Sequence[Round], link: RemoteLink, cpu_s: float,
             x = fetched / (link.mb_per_s * 1e6) + (r.nbytes / lan_rate if lan_rate else 0.0)
             hidden += min(x, cpu.of(r.basket_bytes, r.baskets))
     lan_bytes = sum(r.nbytes for r in rounds)
-    lan = len(rounds) * link.lan_rtt_s + (lan_bytes / lan_rate if lan_rate else 0.0)
+    lan = len(rounds) * link.lan_rtt_s + (lan_bytes / lan_rate if lan_rate else 0.0) \
+        + _client_s(rounds, cpu, files, lan=True, fresh=fresh)
     origin = 0.0 if warm else origin_rounds * link.rtt_s + moved / (link.mb_per_s * 1e6) \
         + files * link.open_s
     return RemotePrediction(f"{name} via XCache ({'warm' if warm else 'cold'})", lan + origin,
@@ -417,6 +553,6 @@ def break_even_fraction(file_bytes: int, link: RemoteLink, stream_s_per_byte: fl
     return min(1.0, copy / (stream_s_per_byte * file_bytes))
 
 
-__all__ = ["ReaderCpu", "RemoteLink", "RemotePrediction", "Round", "break_even_fraction", "job",
-           "needed_bytes", "reader_cpu_s", "root_rounds", "stage", "stream", "treecache_remote",
-           "uproot_rounds", "xcache"]
+__all__ = ["ClientTerms", "ReaderCpu", "RemoteLink", "RemotePrediction", "Round",
+           "break_even_fraction", "job", "needed_bytes", "reader_cpu_s", "root_rounds", "stage",
+           "stream", "treecache_remote", "uproot_rounds", "xcache"]

@@ -9,8 +9,13 @@ per compressed MB); each option's time is then the whole job's (:func:`models.re
 the link time plus the CPU, for uproot as for ROOT: on the test bench uproot's work did not
 overlap its requests measurably), and the speed-up is of the whole job.  Where the CPU was
 not measured for the reader in question the speed-up is of the time on the link only, and the
-recommendation says so.  The interval covers the link's measured spread (round trip and
-bandwidth at their quartiles) and the CPU passes' lowest and highest.
+recommendation says so.  Where the calibration also read that file through the reader's own
+client (``RemoteReaderCpu.clients``), what the client costs beyond the model's round trips,
+transfer and local CPU is added (:class:`models.remote.ClientTerms`: per round trip, per file,
+per basket, once per process).  The interval covers the link's measured spread (round trip and
+bandwidth at their quartiles), the CPU passes' lowest and highest, the client's fastest and
+slowest samples, and how much the same read through the client varied from pass to pass
+(each way that much faster or slower: the run-to-run spread one prediction cannot remove).
 """
 
 from __future__ import annotations
@@ -70,26 +75,62 @@ WITH_CPU = ("the whole job: link time (replayed) and the reader's CPU measured o
             "files fetched whole ({what}), scaled by the compressed MB read")
 
 
-def reader_cpu(rc: RemoteCalibration, engine: str) -> ReaderCpu | None:
-    """The reader's CPU terms where the calibration measured them for ``engine``."""
+def reader_cpu(rc: RemoteCalibration, engine: str, client: str | None = None
+               ) -> ReaderCpu | None:
+    """The reader's CPU terms where the calibration measured them for ``engine``, with its
+    client's terms through the link (``client``: the engine's own by default) where
+    measured."""
     if rc.cpu is None or rc.cpu.engine != engine:
         return None
-    return ReaderCpu.from_measured(rc.cpu)
+    try:
+        link: RemoteLink | None = RemoteLink.from_calibration(rc)
+    except ValueError:
+        link = None
+    return ReaderCpu.from_measured(rc.cpu, link, client)
 
 
 def _cpu_corners(rc: RemoteCalibration, cpu: ReaderCpu | None) -> list[ReaderCpu | None]:
-    """The CPU terms at the lowest and highest timed pass (``[cpu]`` without samples)."""
+    """The CPU terms at the lowest and highest timed pass, each with the client's terms at
+    their fastest and slowest samples (``[cpu]`` without samples)."""
     if cpu is None or rc.cpu is None or not rc.cpu.samples or not rc.cpu.loop_s:
         return [cpu]
-    return [ReaderCpu(cpu.open_s, cpu.mb_s * v / rc.cpu.loop_s, cpu.basket_s)
-            for v in (min(rc.cpu.samples), max(rc.cpu.samples))]
+    clients = [None] if cpu.client is None else [cpu.client.corner(h) for h in (False, True)]
+    return [ReaderCpu(cpu.open_s, cpu.mb_s * v / rc.cpu.loop_s, cpu.basket_s, k)
+            for v in (min(rc.cpu.samples), max(rc.cpu.samples)) for k in clients]
 
 
 def _cpu_text(rc: RemoteCalibration, cpu: ReaderCpu | None) -> str:
     if cpu is None or rc.cpu is None:
         return IO_ONLY
-    return WITH_CPU.format(what=f"{rc.cpu.engine}: {1e3 * cpu.mb_s:.1f} ms per compressed MB, "
+    text = WITH_CPU.format(what=f"{rc.cpu.engine}: {1e3 * cpu.mb_s:.1f} ms per compressed MB, "
                                 f"open {1e3 * cpu.open_s:.1f} ms")
+    k = cpu.client
+    if k is None:
+        return text + ("; the reader's own client through the link was not measured (its "
+                       "costs beyond the round trips are not counted)")
+    return text + (f"; the reader's client read the same file through the link: "
+                   f"{1e3 * k.request_s:+.2f} ms per round trip, {1e3 * k.file_s:+.1f} ms per "
+                   f"file, {1e6 * k.basket_s:+.0f} us per basket and {1e3 * k.process_s:.0f} ms "
+                   "once per process beyond the model's round trips, transfer and local CPU "
+                   "(measured less modelled)")
+
+
+def _repeat_spread(rc: RemoteCalibration, cpu: ReaderCpu | None) -> float:
+    """How much the same read through the reader's client varied from pass to pass in the
+    calibration (half its range over its median; 0 where not measured): the run-to-run
+    spread a prediction of one run cannot remove."""
+    if cpu is None or cpu.client is None or rc.cpu is None:
+        return 0.0
+    cost = rc.cpu.client(rc.cpu.engine)
+    if cost is None or len(cost.read_samples) < 2 or not cost.read_s:
+        return 0.0
+    return (max(cost.read_samples) - min(cost.read_samples)) / 2 / cost.read_s
+
+
+def _widened(ratios: Sequence[float], spread: float) -> list[float]:
+    """The speed-ups' corners with each of the two ways ``spread`` faster or slower."""
+    f = (1 + spread) / max(1 - spread, 1e-3)
+    return [min(ratios) / f, max(ratios) * f]
 
 
 def _quartiles(samples: Sequence[float]) -> tuple[float, float]:
@@ -282,7 +323,8 @@ def stage_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[Ba
     speed = s_mid / g_mid if g_mid > 0 else 0.0
     ratios = [a / b for lk in (links.slow, links.fast) for c in _cpu_corners(rc, cpu)
               for a, b in [times(lk, c)] if b > 0] or [speed]
-    lo, hi = min(ratios), max(ratios)
+    repeat = _repeat_spread(rc, cpu)
+    lo, hi = min(_widened(ratios, repeat)), max(_widened(ratios, repeat))
     fraction = need / total if total else None
     per_byte = _io(rounds, links.mid, len(maps)) / need if need else 0.0
     even = break_even_fraction(int(total / max(len(maps), 1)), links.mid, per_byte)
@@ -348,12 +390,14 @@ def source_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[B
     except (KeyError, ValueError):
         return None
     cpu = reader_cpu(rc, "uproot")
+    cpu_x = reader_cpu(rc, "uproot", "uproot XRootDSource")
     n = len(maps)
     t_fs = _stream_s(fs, links.mid, n, cpu)
-    t_x = _stream_s(xs, links.mid, n, cpu)
+    t_x = _stream_s(xs, links.mid, n, cpu_x)
     speed = t_fs / t_x if t_x > 0 else 0.0
-    ratios = [_stream_s(fs, lk, n, c) / _stream_s(xs, lk, n, c)
-              for lk in (links.slow, links.fast) for c in _cpu_corners(rc, cpu)]
+    ratios = [_stream_s(fs, lk, n, c) / _stream_s(xs, lk, n, cx)
+              for lk in (links.slow, links.fast)
+              for c, cx in zip(_cpu_corners(rc, cpu), _cpu_corners(rc, cpu_x), strict=False)]
     if speed < MIN_SPEEDUP:
         return None
     b_fs = sum(r.nbytes for r in fs)
@@ -361,7 +405,8 @@ def source_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[B
     return Recommendation(
         code="X002", kind="remote", title="Read with uproot's XRootDSource",
         severity=severity_for(speed), audience="analyst", predicted_speedup=round(speed, 3),
-        speedup_low=round(min(ratios), 3), speedup_high=round(max(ratios), 3), workers=1,
+        speedup_low=round(min(_widened(ratios, _repeat_spread(rc, cpu))), 3),
+        speedup_high=round(max(_widened(ratios, _repeat_spread(rc, cpu))), 3), workers=1,
         scenario="uproot handler=XRootDSource (vector reads of the baskets only)",
         summary=(f"uproot's default source merges ranges with gaps up to 32 KiB and moves "
                  f"{b_fs / 1e6:.2f} MB where the baskets read hold {b_x / 1e6:.2f} MB "
@@ -470,6 +515,11 @@ def treecache_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequenc
               for a, b in [treecache_remote(maps, sel, lk, c)] if b.total_s > 0] or [speed]
     if cpu is not None:
         how += "; the reader's CPU at its lowest and highest timed pass"
+    repeat = _repeat_spread(rc, cpu)
+    if repeat:
+        ratios = _widened(ratios, repeat)
+        how += (f"; the same read through ROOT's client repeated: +-{100 * repeat:.0f}% pass to "
+                "pass, for each way")
     k = _scale(dataset, maps)
 
     def amp(p: RemotePrediction) -> float | str:

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..remote import RemoteError, read_head
-from .remote_results import RemoteReaderCpu
+from .remote_results import RemoteClientCost, RemoteReaderCpu
 from .runner import Cancelled, spread
 
 #: timed passes at most (after the untimed one)
@@ -56,10 +56,17 @@ def _baskets(tree: Any) -> tuple[int, int]:
 
 
 def measure_reader_cpu(url: str, size: int, tree_name: str, engine: str, budget_s: float, *,
-                       cancel: threading.Event | None = None) -> RemoteReaderCpu:
+                       cancel: threading.Event | None = None,
+                       clients: bool = True) -> RemoteReaderCpu:
     """The reader's CPU on ``url`` (``size`` bytes, tree ``tree_name``) within about
-    ``budget_s`` after the fetch.  Raises :class:`RemoteError` (one line) when it cannot."""
+    ``budget_s`` after the fetch; with ``clients``, half of it for the reader's own client
+    through the link on the same file (:mod:`.remote_client`).  Raises :class:`RemoteError`
+    (one line) when the CPU cannot be measured (the client's failure is a note)."""
     import uproot
+
+    from .remote_client import measure_clients
+
+    passes_s = budget_s / 2 if clients else budget_s
 
     try:
         blob = read_head(url, size)
@@ -78,13 +85,20 @@ def measure_reader_cpu(url: str, size: int, tree_name: str, engine: str, budget_
         with open(path, "wb") as out:
             out.write(blob)
         if engine == "root":
-            opens, loops = _root_passes(path, tree_name, budget_s, cancel)
+            opens, loops = _root_passes(path, tree_name, passes_s, cancel)
             note = ("ROOT GetEntry loop, default TTreeCache, on a temporary copy in the page "
                     "cache (one-time set-up paid first)")
         else:
-            opens, loops = _uproot_passes(path, tree_name, budget_s, cancel)
+            opens, loops = _uproot_passes(path, tree_name, passes_s, cancel)
             note = ("uproot arrays() of every branch (library ak) on a temporary copy in the "
                     "page cache")
+        measured: tuple[RemoteClientCost, ...] = ()
+        if clients:
+            try:
+                measured = measure_clients(url, tree_name, path, engine, budget_s / 2,
+                                           cancel=cancel)
+            except (RemoteError, OSError, ValueError, KeyError) as exc:
+                note += f"; the reader's client through the link was not measured: {exc}"
     finally:
         shutil.rmtree(work, ignore_errors=True)
     loop = statistics.median(loops) if loops else None
@@ -92,7 +106,7 @@ def measure_reader_cpu(url: str, size: int, tree_name: str, engine: str, budget_
         engine=engine, url=url, file_bytes=len(blob), basket_bytes=nbytes, baskets=n,
         open_s=statistics.median(opens) if opens else None, loop_s=loop,
         mb_s=loop / (nbytes / 1e6) if loop is not None and nbytes else None,
-        samples=tuple(loops), spread=spread(list(loops)), note=note)
+        samples=tuple(loops), spread=spread(list(loops)), note=note, clients=measured)
 
 
 def _uproot_passes(path: str, tree_name: str, budget_s: float,

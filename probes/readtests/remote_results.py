@@ -60,6 +60,51 @@ class VectorReads:
 
 
 @dataclass(frozen=True)
+class RemoteClientCost:
+    """The reader's own client through the link, on the file of the CPU test (what the link's
+    pings and the local CPU test do not see): ``client`` is ``uproot`` (its default source),
+    ``uproot XRootDSource`` or ``root`` (``TFile::Open`` over ``root://``, in its own process).
+
+    - ``request_ms``: one basket read at a time, median of ``request_samples``, of
+      ``request_bytes`` each: uproot, the source's ``chunk()`` of the file's first baskets in
+      file order; ROOT, the ``GetEntry`` loop without a cache on a few branches (time per read
+      call, decompression included: ``request_decoded``);
+    - ``open_s``: open the file, get the tree, close it (median); the client's own counts of
+      the reads it made on the way (``open_requests``, ``open_bytes``);
+    - ``read_s``: every branch read through the client (uproot ``arrays()``; ROOT's
+      ``GetEntry`` loop with its default TTreeCache), the open not included (median of
+      ``read_samples``), with the client's counts (``read_requests``, ``read_bytes``) and the
+      ``baskets`` read;
+    - ``first_s``: the first open and read of the file in the process (the connection already
+      made): what a job pays once more than the passes after it;
+    - ``local_open_samples``, ``local_read_samples``: the same open and read of the local copy,
+      each timed right before its remote pass (paired: the machine's load then is in both).
+
+    ``models.remote.ClientTerms`` turns these into the client's costs beyond the model's round
+    trips, transfer and local CPU: per round trip, per file, per basket."""
+
+    client: str
+    request_ms: float | None
+    request_bytes: int
+    request_samples: tuple[float, ...]
+    open_s: float | None
+    open_requests: int
+    open_bytes: int
+    read_s: float | None
+    read_requests: int
+    read_bytes: int
+    read_samples: tuple[float, ...]
+    baskets: int
+    note: str = ""
+    request_decoded: bool = False
+    first_s: float | None = None
+    open_samples: tuple[float, ...] = ()
+    #: the same open + close and read on the local copy, each right before its remote pass
+    local_open_samples: tuple[float, ...] = ()
+    local_read_samples: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
 class RemoteReaderCpu:
     """The reader's CPU on one of the dataset's files, fetched whole over the link first (so
     no link time is in it) into a private temporary copy, removed afterwards: ``engine``
@@ -80,6 +125,12 @@ class RemoteReaderCpu:
     samples: tuple[float, ...]
     spread: float | None
     note: str = ""
+    #: the reader's own client(s) through the link on the same file (``RemoteClientCost``)
+    clients: tuple[RemoteClientCost, ...] = ()
+
+    def client(self, name: str) -> RemoteClientCost | None:
+        """The measurement of client ``name`` (``None`` where it was not measured)."""
+        return next((c for c in self.clients if c.client == name), None)
 
 
 @dataclass(frozen=True)
@@ -114,5 +165,5 @@ class RemoteCalibration:
     cpu: RemoteReaderCpu | None = None
 
 
-__all__ = ["RemoteCalibration", "RemoteReaderCpu", "RemoteRequestPoint", "RemoteSamples",
-           "StreamsPoint", "VectorReads"]
+__all__ = ["RemoteCalibration", "RemoteClientCost", "RemoteReaderCpu", "RemoteRequestPoint",
+           "RemoteSamples", "StreamsPoint", "VectorReads"]
