@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from models import scenarios as sc
 from models.replay import LocalDevice
 from models.replay.predict import (
     CpuCosts,
@@ -99,13 +100,14 @@ def test_a_pre_staged_merge_reads_nothing_from_the_device() -> None:
     assert p.low <= p.speedup <= p.high
 
 
-def slow_disk_context(maps: tuple[BasketMap, ...], replay_merge: bool = False):
+def slow_disk_context(maps: tuple[BasketMap, ...], replay_merge: bool = False,
+                      label: str = "small"):
     """The fixture advice's rules context on a 70 MB/s, 8 ms disk with 128 KiB read-ahead."""
     from tui_helpers import fixture_advice
 
     from advisor.recommend import Context
 
-    a = fixture_advice(label="small")
+    a = fixture_advice(label=label)
     assert a.calibration is not None and a.calibration.raw_read is not None
     raw = replace(a.calibration.raw_read, cold_mb_per_s=70.0, access_time_ms=8.0)
     site = replace(a.site, storage=tuple(replace(s, read_ahead_kb=128)
@@ -217,3 +219,31 @@ def test_basket_maps_are_found_for_a_cached_probe(flat_file: Path) -> None:
     assert sample_basket_maps(cached) == ()
     again = sample_basket_maps(cached, inputs=[str(flat_file.parent)])
     assert len(again) == 1 and again[0] is maps[0]  # read once per process
+
+
+def test_r001_is_its_printed_rewrite_replayed() -> None:
+    """R001 prints ``hadd -O -fk rewritten.root <files>``: every file into one.  With basket
+    maps its figure is that merge replayed (the event loop's reader here), and a replay that
+    loses hides it; without maps, the rate model's figure stands."""
+    from advisor.recommend.files import _small_baskets, rewrite_rule
+
+    maps = tuple(interleaved(f"f{i}", size=800) for i in range(4))
+    a, ctx = slow_disk_context(maps)
+    if a.baseline is None or a.baseline.workers != 1:
+        pytest.skip("the replay is of one worker")
+    _, plain = slow_disk_context(())
+    (tree,) = a.dataset.trees  # its baskets made tiny, as a plain hadd of small files leaves
+    tiny = replace(tree, baskets=replace(tree.baskets, mean_compressed_bytes=800.0))
+    dataset = replace(a.dataset, trees=(tiny,))
+    ctx, plain = replace(ctx, dataset=dataset), replace(plain, dataset=dataset)
+    target = _small_baskets(plain)
+    assert target is not None and ctx.tree is not None
+    without = rewrite_rule(plain, False)
+    model = plain.predict(sc.rebasket(target)).speedup or 1.0
+    assert (without is None) == (model < 1.05)
+    r = ctx.merge_replay(ctx.tree.files, True)
+    assert r is not None and r.speedup >= 1.05  # 10 files' opens become one
+    rec = rewrite_rule(ctx, False)
+    assert rec is not None and rec.predicted_speedup == pytest.approx(r.speedup, rel=1e-3)
+    assert rec.speedup_low is not None and rec.speedup_low < rec.predicted_speedup
+    assert any("hadd -O -fk" in s for s in rec.assumptions)
