@@ -46,15 +46,28 @@ class RequestsByKind:
 @dataclass(frozen=True)
 class TimeSplit:
     """Seconds: waiting for reads, decompressing (derived), the program's own work (its CPU
-    time less decompression); ``unexplained``: the wall time less the tracer's estimated cost
-    less the three and the wait for a core (e.g. start-up waits, or negative where threads
-    overlap)."""
+    time less decompression); ``unexplained``: the wall time less what the tracer took
+    (``tracer``; where not measured, its estimate), the three, the main thread's wait for a
+    core, ``parallel`` and ``other_disk`` (e.g. the main thread asleep outside the reads).
+    Where the threads were sampled, ``io`` is the main thread's recorded waits times the share
+    of their samples off a core (on a core or waiting for one is in ``user`` and
+    ``cpu_wait``), plus the other threads' time in reads off a core."""
 
     io: float
     decompression: float | None
     user: float
     unexplained: float
     cpu_wait: float | None = None  # waiting for a free core (the machine busy): measured
+    #: <= 0: the other threads' work (CPU, reads) done while the main thread was itself busy
+    #: (on a core, waiting for one or for a read): in the parts above and in the wall time
+    #: once; measured from the threads' sampled time on a core (None: not sampled)
+    parallel: float | None = None
+    #: the main thread waiting for a disk outside the traced reads (loading libraries and
+    #: modules, page faults: a cold start); sampled state (None: not sampled)
+    other_disk: float | None = None
+    #: what the tracer took and the wall time less it: strace's stops of the main thread
+    #: (sampled), or the in-process recorder's own time (measured); None: the estimate
+    tracer: float | None = None
 
 
 @dataclass(frozen=True)
@@ -167,12 +180,62 @@ def reader_of(capture: Any) -> str:
     uproot's; under strace, a file opened about once per read is uproot's default source, a
     Python script importing uproot and not ROOT is uproot; anything else is ROOT."""
     if capture.recorder == "python":
-        return "uproot"
+        return "root" if capture.root_reads and capture.root_reads == len(capture.reads) \
+            else "uproot"
     if any(n >= 16 for n in capture.opens.values()):
         return "uproot"
     from probes.trace.record import choose_recorder
 
     return "uproot" if choose_recorder(capture.command)[0] == "python" else "root"
+
+
+#: Samples inside the main thread's waits needed to split them by its state.
+MIN_SAMPLES = 5
+
+
+def threads(capture: Any) -> Any:
+    """:func:`models.attribution.thread_overlap` of the capture; None without samples."""
+    from models.attribution import thread_overlap
+
+    if not capture.samples or capture.pid is None or capture.main_cpu_s is None:
+        return None
+    main = capture.pid
+    mine = [(r.start_s, r.duration_s) for r in capture.reads if r.pid == main]
+    mine += list(capture.main_waits)
+    theirs = [(r.start_s, r.duration_s) for r in capture.reads if r.pid != main]
+    share = 1.0
+    if capture.recorder == "python":  # their time in reads less the CPU inside them
+        spent = sum(d for _, d in theirs)
+        cpu = capture.read_cpu_s - capture.main_read_cpu_s
+        share = min(max(1.0 - cpu / spent, 0.0), 1.0) if spent > 0 else 1.0
+    return thread_overlap(capture.samples, main, mine, capture.cpu_s, capture.main_cpu_s,
+                          capture.wall_s, theirs, share)
+
+
+def time_split(capture: Any, io: float, decompression: float | None) -> TimeSplit:
+    """The wall time's parts (:class:`TimeSplit`); ``io``: the time in reads less the CPU
+    inside them."""
+    cost = capture.tracer_cost_s
+    user = max(capture.cpu_s - (decompression or 0.0), 0.0)
+    wait = capture.runqueue_s
+    tt = threads(capture)
+    par = disk = tracer = None
+    if tt is not None:
+        par, disk = -tt.overlap, tt.outside.get("D", 0.0)
+        if tt.inside_samples >= MIN_SAMPLES:  # the main thread's waits: the share of their
+            # samples off a core (D: a disk, S: asleep, e.g. for the network); on a core or
+            # waiting for one is in ``user`` and ``cpu_wait``, stopped by strace in the tracer
+            inside = sum(tt.inside.values())
+            off = tt.inside.get("D", 0.0) + tt.inside.get("S", 0.0)
+            io = tt.waits * off / inside + tt.other_waits
+        if capture.recorder == "strace":  # its stops, inside the reads and elsewhere
+            cost = tracer = tt.inside.get("t", 0.0) + tt.outside.get("t", 0.0)
+    if capture.recorder == "python":  # the recorder's own time is in the CPU time
+        tracer = cost
+        user = max(user - cost, 0.0)
+    rest = (capture.wall_s - cost - io - (decompression or 0.0) - user - (wait or 0.0)
+            - (par or 0.0) - (disk or 0.0))
+    return TimeSplit(io, decompression, user, rest, wait, par, disk, tracer)
 
 
 def analyse(capture: Any, *, cold: bool = False, uses: Sequence[str] = ()) -> TraceRun:
@@ -215,13 +278,10 @@ def analyse(capture: Any, *, cold: bool = False, uses: Sequence[str] = ()) -> Tr
     if not maps:
         decompression = None
     io = att.io_s
-    user = max(capture.cpu_s - (decompression or 0.0), 0.0)
-    wait = capture.runqueue_s
-    split = TimeSplit(io, decompression, user, capture.wall_s - capture.tracer_cost_s - io
-                      - (decompression or 0.0) - user - (wait or 0.0), wait)
+    split = time_split(capture, io, decompression)
     if capture.recorder == "python":
         notes.append("recorded inside the program (uproot's and pyxrootd's reads; ROOT's own "
-                     "reads are C++ and only counted, not recorded): "
+                     "reads through ROOT's gPerfStats, its main thread's only): "
                      f"{capture.tracer_cost_s * 1e3:.1f} ms spent recording")
         notes.extend(f"recorder: {e}" for e in capture.recorder_errors)
         if capture.mapped_requests:
@@ -294,8 +354,10 @@ def trace_notes(t: Trace) -> tuple[str, ...]:
 
 
 def split_check(t: Trace) -> float:
-    """|unexplained| / untraced wall: the time split's miss (target <= 10%)."""
-    base = t.wall_s / (1 + t.overhead)
+    """|unexplained| / untraced wall (the wall time less what the tracer took, where
+    measured; else its estimate): the time split's miss (target <= 10%)."""
+    took = t.time_split.tracer
+    base = t.wall_s - took if took is not None else t.wall_s / (1 + t.overhead)
     return abs(t.time_split.unexplained) / base if base > 0 else 0.0
 
 

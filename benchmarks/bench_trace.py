@@ -252,6 +252,13 @@ def traced(place: Place, script: Path, paths: list[str], recorder: str = "auto"
     return json.loads(out)["trace"], (after[0] - before[0], after[1] - before[1])
 
 
+def untraced(t: dict[str, Any]) -> float:
+    """The traced wall time less what the tracer took (measured where the split says, else
+    estimated): as ``advisor.trace.split_check``."""
+    took = t["time_split"].get("tracer")
+    return float(t["wall_s"] - took if took is not None else t["wall_s"] / (1 + t["overhead"]))
+
+
 def _spread(xs: list[float]) -> str:
     return f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})"
 
@@ -324,8 +331,7 @@ def one_case(place: Place, layout: str, prog: str, script: Path, paths: list[str
     tw = [x["wall_s"] for x in ts]
     ovh = [w / statistics.median(plain) - 1 for w in tw]
     base = t["wall_s"] / (1 + t["overhead"])
-    splits = [abs(x["time_split"]["unexplained"]) / (x["wall_s"] / (1 + x["overhead"]))
-              for x in ts]
+    splits = [abs(x["time_split"]["unexplained"]) / untraced(x) for x in ts]
     reqs = sum(f["requests"] for f in t["files"])
     nbytes = sum(f["bytes"] for f in t["files"])
     k = t["requests_by_kind"]
@@ -333,7 +339,11 @@ def one_case(place: Place, layout: str, prog: str, script: Path, paths: list[str
     print(f"{layout} / {prog}: recorder {t['recorder']}; untraced {_spread(plain)} s; traced "
           f"{_spread(tw)} s; overhead measured {med:+.0%} "
           f"(runs {', '.join(f'{o:+.0%}' for o in ovh)}), estimated {t['overhead']:.1%}; "
-          f"split miss {', '.join(f'{x:.0%}' for x in splits)} (of {base:.2f} s)", flush=True)
+          f"split miss {', '.join(f'{x:.0%}' for x in splits)} (of {untraced(t):.2f} s)",
+          flush=True)
+    parts = ", ".join(f"{k} {v:+.2f}" for k, v in t["time_split"].items() if v is not None)
+    print(f"  split (last run, s): {parts}; tracer estimate "
+          f"{t['wall_s'] - base:.2f}", flush=True)
     print(f"  recorded: {reqs} requests, {nbytes / 1e6:.2f} MB (distinct "
           f"{(nbytes - t['reread_bytes']) / 1e6:.2f} MB); key {k['key']}, basket "
           f"{k['basket']}, metadata {k['metadata']}, other {k['other']}; io {t['io_wait_s']:.2f}"

@@ -23,7 +23,7 @@ processing).  Exact: intervals and offsets only, no sampling.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -445,3 +445,130 @@ def link_from_trace(reads: Sequence[TracedRead]) -> TracedLink | None:
         bw = total / max(busy, 1e-9) / 1e6
         lo, hi = bw, bw * 10
     return TracedLink(rtt, bw, (r_lo, r_hi), (lo, hi), len(small), len(large))
+
+
+# ---------------------------------------------------------------------------------------------
+# The program's threads, as sampled (probes.trace.sampler): when they ran beside the main one
+
+
+@dataclass(frozen=True)
+class ThreadTime:
+    """Seconds, from the main thread's point of view (its time is the program's wall time).
+
+    ``overlap``: the other threads' activity (CPU, time in reads not on a core) while the main
+    thread was itself on a core, waiting for one or in a recorded wait: counted in the CPU time
+    (or the reads) *and* in the main thread's time, to be taken off once; ``beside``: their
+    activity while the main thread waited for nothing recorded (it waited for them);
+    ``waits``: the main thread's recorded waits (their union); ``other_waits``: the other
+    threads' time in reads or waits, not on a core; ``inside_samples``: the samples that fell
+    in the main thread's waits; ``outside`` / ``inside``: state letter -> seconds the main
+    thread was sampled in that state outside / inside its recorded waits (each sample stands
+    for the time since the one before): ``D`` waiting for a disk, ``t`` stopped by a tracer,
+    ``S`` asleep, ``R`` on a core or waiting for one."""
+
+    overlap: float
+    beside: float
+    other_cpu: float
+    waits: float = 0.0
+    other_waits: float = 0.0
+    inside_samples: int = 0
+    outside: dict[str, float] = field(default_factory=dict)
+    inside: dict[str, float] = field(default_factory=dict)
+
+
+def _inside(spans: Sequence[tuple[float, float]], lo: float, hi: float) -> float:
+    """Seconds of the sorted, disjoint ``(start, end)`` spans inside ``[lo, hi]``."""
+    import bisect
+
+    total = 0.0
+    for a, b in spans[max(bisect.bisect_right(spans, (lo, lo)) - 1, 0):]:
+        if b <= lo:
+            continue
+        if a >= hi:
+            break
+        total += min(b, hi) - max(a, lo)
+    return total
+
+
+def _minus(spans: Sequence[tuple[float, float]], cut: Sequence[tuple[float, float]]
+           ) -> list[tuple[float, float]]:
+    """The sorted, disjoint ``spans`` less the sorted, disjoint ``cut``."""
+    out: list[tuple[float, float]] = []
+    j = 0
+    for a, b in spans:
+        while j < len(cut) and cut[j][1] <= a:
+            j += 1
+        k = j
+        while a < b:
+            if k >= len(cut) or cut[k][0] >= b:
+                out.append((a, b))
+                break
+            if cut[k][0] > a:
+                out.append((a, cut[k][0]))
+            a = max(a, cut[k][1])
+            k += 1
+    return out
+
+
+def _union(spans: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    out: list[tuple[float, float]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        elif b > a:
+            out.append((a, b))
+    return out
+
+
+def thread_overlap(samples: Sequence[object], main: int, main_waits: Sequence[tuple[float, float]],
+                   cpu_s: float, main_cpu_s: float, wall_s: float,
+                   other_waits: Sequence[tuple[float, float]] = (),
+                   other_wait_share: float = 1.0) -> ThreadTime:
+    """The main thread's time against its threads' (see :class:`ThreadTime`), interval by
+    interval between two samples (``Sample``: ``t``, ``state``, ``threads``: tid -> (ns on a
+    core, ns waiting for one)).  The other threads' CPU in all is exact (``cpu_s -
+    main_cpu_s``: ``wait4`` and the main thread's schedstat); ``main_waits``: ``(start,
+    seconds)`` the main thread spent in recorded reads or waits for data; ``other_waits``: the
+    other threads' (requests in flight at once counted once, and not while the main thread
+    waited itself; that time, times ``other_wait_share``, the share not on a core, counts as
+    their activity).  In an interval of ``dt`` seconds the main thread was
+    unaccounted for ``dt`` less its time on a core, waiting for one and in recorded waits; the
+    other threads' activity up to that is ``beside``, the rest ``overlap``.  Their CPU the
+    samples did not see (threads that ended between two, child processes) is put against the
+    main thread's unaccounted time after the last sample."""
+    spans = _union([(a, a + d) for a, d in main_waits])
+    others = _minus(_union([(a, a + d) for a, d in other_waits]), spans)
+    prev_t = 0.0
+    prev: dict[int, tuple[int, int]] = {}
+    seen_other = beside = 0.0
+    n_inside = 0
+    outside: dict[str, float] = {}
+    inside: dict[str, float] = {}
+    for s in samples:
+        t, state, threads = s.t, s.state, s.threads  # type: ignore[attr-defined]
+        dt = t - prev_t
+        if dt <= 0:
+            continue
+        where = inside if _inside(spans, t - 1e-9, t) > 0 else outside
+        n_inside += where is inside
+        where[state] = where.get(state, 0.0) + dt
+        m_run, m_wait = threads.get(main, (0, 0))
+        p_run, p_wait = prev.get(main, (0, 0))
+        main_busy = (m_run - p_run + m_wait - p_wait) / 1e9
+        waited = _inside(spans, prev_t, t)
+        other = sum(r - prev.get(tid, (0, 0))[0] for tid, (r, _w) in threads.items()
+                    if tid != main) / 1e9
+        other = max(other, 0.0) + other_wait_share * _inside(others, prev_t, t)
+        seen_other += other
+        beside += min(other, max(dt - main_busy - waited, 0.0))
+        prev_t, prev = t, dict(threads)
+    theirs = other_wait_share * sum(b - a for a, b in others)
+    other_cpu = max(cpu_s - main_cpu_s, 0.0) + theirs
+    rest = max(other_cpu - seen_other, 0.0)
+    if rest > 0 and wall_s > prev_t:  # unseen CPU: against the time after the last sample
+        tail_busy = max(main_cpu_s - prev.get(main, (0, 0))[0] / 1e9, 0.0)
+        idle = max(wall_s - prev_t - tail_busy - _inside(spans, prev_t, wall_s), 0.0)
+        beside += min(rest, idle)
+    beside = min(beside, other_cpu)
+    return ThreadTime(other_cpu - beside, beside, other_cpu, sum(b - a for a, b in spans),
+                      theirs, n_inside, outside, inside)

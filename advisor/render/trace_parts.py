@@ -18,6 +18,10 @@ SPLIT_NOTE = {
     "decompression": "derived: a sample of the baskets read, decompressed and timed",
     "user": "measured CPU time less decompression",
     "cpu_wait": "measured (schedstat): a busy machine",
+    "parallel": "measured (threads sampled): other threads' work while the main one was busy, "
+                "counted above once too many",
+    "other_disk": "sampled: the main thread waiting for a disk outside the reads (libraries, "
+                  "modules: a cold start)",
 }
 NO_FINDING = ("No reader change predicted to help: each reader rule replayed its change on "
               "this trace and none gained 5% or more.")
@@ -76,6 +80,10 @@ def split_rows(t: Trace) -> list[tuple[str, float | None, str]]:
         ("the program's own work", s.user, SPLIT_NOTE["user"])]
     if s.cpu_wait is not None:
         rows.append(("waiting for a core", s.cpu_wait, SPLIT_NOTE["cpu_wait"]))
+    if s.other_disk is not None:
+        rows.append(("waiting for a disk elsewhere", s.other_disk, SPLIT_NOTE["other_disk"]))
+    if s.parallel is not None:
+        rows.append(("threads at once", s.parallel, SPLIT_NOTE["parallel"]))
     rows.append(("unexplained", s.unexplained,
                  f"{split_check(t):.0%} of the untraced wall time"))
     return rows

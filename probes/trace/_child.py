@@ -39,12 +39,19 @@ def main() -> int:
             json.dump(record, fh)
         return 127
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the child gets it; wait for it
+    try:  # for the sampler outside the trace (probes.trace.sampler)
+        with open(result + ".pid", "w") as fh:
+            fh.write(f"{pid} {t0}")
+    except OSError:
+        pass
     os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
     record["wall_s"] = time.monotonic() - t0
     record["io"] = _io(pid)
     try:  # on a core, waiting for one (run queue), in ns: the main thread only
         with open(f"/proc/{pid}/schedstat") as fh:
-            record["runqueue_s"] = int(fh.read().split()[1]) / 1e9
+            fields = fh.read().split()
+            record["main_cpu_s"] = int(fields[0]) / 1e9
+            record["runqueue_s"] = int(fields[1]) / 1e9
     except (OSError, ValueError, IndexError):
         pass
     _, status, usage = os.wait4(pid, 0)

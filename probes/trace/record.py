@@ -9,9 +9,11 @@ uproot reads (fsspec's local ``cat_file``, uproot's file and memory-map sources,
 ``File.read``/``vector_read``), at a few microseconds per request, and writes one log per
 process at exit.  The program itself is unchanged.
 
-It sees only reads made through those functions: ROOT's own reads (PyROOT, RDataFrame, ROOT
-macros) are C++ and seen only as ROOT's totals (``TFile::GetFileBytesRead``/
-``GetFileReadCalls``); :func:`choose_recorder` picks ``strace`` for those.
+It sees only reads made through those functions, and ROOT's own reads (PyROOT, RDataFrame)
+noted by a ``TVirtualPerfStats`` set as the main thread's ``gPerfStats`` (time and length; the
+position of a remote file's reads only), with ROOT's totals (``TFile::GetFileBytesRead``/
+``GetFileReadCalls``); :func:`choose_recorder` picks ``strace`` for ROOT programs on local
+files.
 """
 
 from __future__ import annotations
@@ -106,7 +108,8 @@ def read_logs(log_dir: str | Path) -> list[dict[str, Any]]:
 def run_recorded(argv: Sequence[str], *, cold: bool = False,
                  stdout: IO[Any] | int | None = None) -> Any:
     """Run ``argv`` with the Python recorder; returns a :class:`~.run.Capture`."""
-    from .run import CHILD, Capture, TracedRead, TraceError, candidate_files
+    from .run import CHILD, Capture, TracedRead, TraceError, candidate_files, main_thread
+    from .sampler import Sampler
 
     evicted = tuple(f for f in candidate_files(argv) if evict(f)) if cold else ()
     with tempfile.TemporaryDirectory(prefix="hep-advisor-trace-") as tmp:
@@ -114,8 +117,9 @@ def run_recorded(argv: Sequence[str], *, cold: bool = False,
         logs = Path(tmp) / "logs"
         logs.mkdir()
         before = block_snapshot()
-        subprocess.run([sys.executable, CHILD, result, *argv], stdout=stdout,
-                       env=_env(str(logs)), check=False)
+        with Sampler(result + ".pid") as sampler:
+            subprocess.run([sys.executable, CHILD, result, *argv], stdout=stdout,
+                           env=_env(str(logs)), check=False)
         after = block_snapshot()
         try:
             record = json.loads(Path(result).read_text())
@@ -128,6 +132,8 @@ def run_recorded(argv: Sequence[str], *, cold: bool = False,
     reads: list[TracedRead] = []
     mapped = 0
     waits: list[tuple[float, float]] = []
+    main_waits: list[tuple[float, float]] = []
+    root_reads = 0
     opens: dict[str, int] = {}
     errors: list[str] = []
     root_totals = {"bytes": 0, "calls": 0}
@@ -140,14 +146,18 @@ def run_recorded(argv: Sequence[str], *, cold: bool = False,
             for k in root_totals:
                 root_totals[k] += int(proc["root"][k])
         for kind, path, off, size, start, dur, thread, group in proc["records"]:
-            if kind == "read" and size > 0:
-                reads.append(TracedRead(path, off, size, start - t0, dur, thread % 2**31,
+            if kind == "rootread" and size > 0:
+                root_reads += 1
+            if kind in ("read", "rootread") and size > 0:
+                reads.append(TracedRead(path, off, size, start - t0, dur, thread,
                                         group))
             elif kind == "mapped":
                 mapped += 1
-                reads.append(TracedRead(path, off, size, start - t0, 0.0, thread % 2**31))
+                reads.append(TracedRead(path, off, size, start - t0, 0.0, thread))
             elif kind == "wait":
                 waits.append((start - t0, dur))
+                if thread == record.get("pid"):
+                    main_waits.append((start - t0, dur))
             elif kind == "error":
                 errors.append(path)
     reads.sort(key=lambda r: r.start_s)
@@ -166,7 +176,10 @@ def run_recorded(argv: Sequence[str], *, cold: bool = False,
         block=block, evicted=evicted,
         runqueue_s=float(record["runqueue_s"]) if "runqueue_s" in record else None,
         call_times=tuple(r.start_s for r in reads), recorder="python",
-        waits=tuple(waits), mapped_requests=mapped,
+        waits=tuple(waits), mapped_requests=mapped, main_waits=tuple(main_waits),
         root_counters=root_totals if root_seen else None, recorder_errors=tuple(errors),
         open_s=sum(float(p.get("open_s", 0.0)) for p in procs),
-        read_cpu_s=sum(float(p.get("read_cpu_s", 0.0)) for p in procs))
+        read_cpu_s=sum(float(p.get("read_cpu_s", 0.0)) for p in procs),
+        samples=tuple(sampler.samples), **main_thread(record), root_reads=root_reads,
+        main_read_cpu_s=sum(float(p.get("read_cpu_main_s", 0.0)) for p in procs
+                            if p.get("pid") == record.get("pid")))

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .counters import block_delta, block_snapshot, evict, tracer_cost_s
+from .sampler import Sample, Sampler
 from .strace import Syscall, parse, strace_argv
 
 CHILD = str(Path(__file__).with_name("_child.py"))
@@ -73,6 +74,12 @@ class Capture:
     recorder_errors: tuple[str, ...] = ()
     open_s: float | None = None  # python: seconds opening and closing files per range
     read_cpu_s: float = 0.0  # python: CPU seconds inside the local reads (in cpu_s too)
+    pid: int | None = None  # the program's process (its main thread's id)
+    main_cpu_s: float | None = None  # the main thread's time on a core (schedstat)
+    samples: tuple[Sample, ...] = ()  # its threads, sampled (probes.trace.sampler)
+    main_read_cpu_s: float = 0.0  # python: CPU inside the main thread's own local reads
+    main_waits: tuple[tuple[float, float], ...] = ()  # python: the main thread's waits
+    root_reads: int = 0  # python: reads noted by ROOT itself (gPerfStats), among ``reads``
 
     def tracer_cost_between(self, lo: float, hi: float) -> float:
         """The tracer's estimated cost of the calls that started in ``[lo, hi]``."""
@@ -153,8 +160,9 @@ def run_traced(argv: Sequence[str], *, cold: bool = False, strace: str | None = 
     with tempfile.TemporaryDirectory(prefix="hep-advisor-trace-") as tmp:
         out, result = str(Path(tmp) / "strace.txt"), str(Path(tmp) / "result.json")
         before = block_snapshot()
-        done = subprocess.run(strace_argv(tracer, out, [sys.executable, CHILD, result, *argv]),
-                              stdout=stdout, check=False)
+        with Sampler(result + ".pid") as sampler:
+            done = subprocess.run(strace_argv(tracer, out, [sys.executable, CHILD, result,
+                                                            *argv]), stdout=stdout, check=False)
         after = block_snapshot()
         try:
             record = json.loads(Path(result).read_text())
@@ -176,7 +184,7 @@ def run_traced(argv: Sequence[str], *, cold: bool = False, strace: str | None = 
         traced_calls = len(call_times)
     cap = _capture(argv, record, calls, traced_calls, before, after, evicted,
                    tracer_cost_s(tracer) if measure_cost else 0.0)
-    return replace(cap, call_times=tuple(call_times))
+    return replace(cap, call_times=tuple(call_times), samples=tuple(sampler.samples))
 
 
 def _capture(argv: Sequence[str], record: dict[str, Any], calls: list[Syscall],
@@ -215,4 +223,11 @@ def _capture(argv: Sequence[str], record: dict[str, Any], calls: list[Syscall],
         tracer_cost_s=traced_calls * cost_per_call,
         read_bytes=int(io["read_bytes"]) if "read_bytes" in io else None,
         block=block, evicted=evicted,
-        runqueue_s=float(record["runqueue_s"]) if "runqueue_s" in record else None)
+        runqueue_s=float(record["runqueue_s"]) if "runqueue_s" in record else None,
+        **main_thread(record))
+
+
+def main_thread(record: dict[str, Any]) -> dict[str, Any]:
+    """The program's pid and its main thread's time on a core, from the wrapper's record."""
+    return {"pid": int(record["pid"]) if "pid" in record else None,
+            "main_cpu_s": float(record["main_cpu_s"]) if "main_cpu_s" in record else None}

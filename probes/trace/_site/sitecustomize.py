@@ -14,11 +14,14 @@ the project and changes nothing the program sees: it wraps, when the program imp
   calls);
 - pyxrootd's ``File.open``/``read``/``vector_read`` (``root://``: uproot's ``XRootDSource``
   and fsspec-xrootd both read through them; a vector read is one request of several ranges);
+  a synchronous ``open`` or ``stat`` is timed as a wait for data (its round trips);
 - uproot's ``Chunk.wait``: the time a thread waited for data not yet there.
 
 Each process appends its records to ``rec-<pid>.jsonl`` in that directory when it exits, with
 the seconds the recorder itself spent (its cost).  At exit, ROOT's own counters
-(``TFile::GetFileBytesRead``/``GetFileReadCalls``) are written too where ROOT was imported.
+(``TFile::GetFileBytesRead``/``GetFileReadCalls``) are written too where ROOT was imported,
+with ROOT's own reads noted by a ``TVirtualPerfStats`` installed once ROOT sets up its C++
+side (``_finalSetup``).
 An existing ``sitecustomize`` later on the path is then imported as usual.
 """
 
@@ -34,11 +37,13 @@ _OPENS: dict = {}
 _COST = [0.0]
 _OPEN_S = [0.0]  # seconds in opening and closing files (fsspec's cat_file)
 _READ_CPU = [0.0]  # CPU seconds of the threads inside the wrapped local reads
+_READ_CPU_MAIN = [0.0]  # of which the main thread's (its id is the process id)
 _GROUP = [0]
 _MAIN = threading.main_thread().ident
 _PATCHED: set = set()
 _clock = time.perf_counter
 _thread_time = time.thread_time
+_tid = threading.get_native_id  # the kernel's thread id, as strace and /proc name it
 _epoch = time.time
 
 
@@ -55,8 +60,14 @@ def _real(path):
 
 def _add(kind, path, offset, size, t0, dt, group=0):
     c0 = _clock()
-    _RECS.append((kind, path, int(offset), int(size), t0, dt, threading.get_ident(), group))
+    _RECS.append((kind, path, int(offset), int(size), t0, dt, _tid(), group))
     _COST[0] += _clock() - c0
+
+
+def _read_cpu(cpu):
+    _READ_CPU[0] += cpu
+    if _tid() == os.getpid():
+        _READ_CPU_MAIN[0] += cpu
 
 
 def _patch_fsspec_local(mod):
@@ -84,7 +95,7 @@ def _patch_fsspec_local(mod):
                 _OPEN_S[0] += opened + _clock() - c2
         dt = _clock() - c0
         c1 = _clock()
-        _READ_CPU[0] += _thread_time() - u0
+        _read_cpu(_thread_time() - u0)
         p = _real(self._strip_protocol(path))
         _OPENS[p] = _OPENS.get(p, 0) + 1
         _COST[0] += _clock() - c1
@@ -108,7 +119,7 @@ def _patch_uproot_file(mod):
     def wrapped_get(self, start, stop):
         e0, c0, u0 = _epoch(), _clock(), _thread_time()
         data = get(self, start, stop)
-        _READ_CPU[0] += _thread_time() - u0
+        _read_cpu(_thread_time() - u0)
         _add("read", _real(self.file_path), start, len(data), e0, _clock() - c0)
         return data
 
@@ -140,7 +151,7 @@ def _patch_chunk(mod):
         try:
             return wait(self, insist)
         finally:
-            _WAITS.append((threading.get_ident(), e0, _clock() - c0))
+            _WAITS.append((_tid(), e0, _clock() - c0))
 
     cls.wait = wrapped_wait
 
@@ -158,12 +169,27 @@ def _timed_callback(callback, done):
 
 def _patch_xrootd(mod):
     cls = mod.File
-    open_, read, vread = cls.open, cls.read, cls.vector_read
+    open_, read, vread, stat = cls.open, cls.read, cls.vector_read, cls.stat
 
     def wrapped_open(self, url, flags=0, mode=0, timeout=0, callback=None):
         self._hep_url = url
         _OPENS[url] = _OPENS.get(url, 0) + 1
-        return open_(self, url, flags, mode, timeout, callback)
+        if callback is not None:
+            return open_(self, url, flags, mode, timeout, callback)
+        e0, c0 = _epoch(), _clock()  # the round trips of an open: waited for, as a read
+        try:
+            return open_(self, url, flags, mode, timeout)
+        finally:
+            _WAITS.append((_tid(), e0, _clock() - c0))
+
+    def wrapped_stat(self, force=False, timeout=0, callback=None):
+        if callback is not None:
+            return stat(self, force, timeout, callback)
+        e0, c0 = _epoch(), _clock()
+        try:
+            return stat(self, force, timeout)
+        finally:
+            _WAITS.append((_tid(), e0, _clock() - c0))
 
     def wrapped_read(self, offset=0, size=0, timeout=0, callback=None):
         url = getattr(self, "_hep_url", "?")
@@ -196,14 +222,129 @@ def _patch_xrootd(mod):
         return vread(self, chunks, timeout, _timed_callback(callback, done))
 
     cls.open, cls.read, cls.vector_read = wrapped_open, wrapped_read, wrapped_vread
+    cls.stat = wrapped_stat
+
+
+#: A ``TVirtualPerfStats`` that notes each of ROOT's file reads (``TFile::ReadBuffer(s)``
+#: call ``gPerfStats->FileReadEvent`` with the read's start, local and remote files alike):
+#: its start, duration, position (a remote file without a TTreeCache: ``GetRelOffset`` less
+#: the length; otherwise -1, not told), length, thread.
+_PERF_CPP = r"""
+#include "TVirtualPerfStats.h"
+#include "TFile.h"
+#include "TTimeStamp.h"
+#include <mutex>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+#include <sys/syscall.h>
+namespace hep_advisor_trace {
+class Reads : public TVirtualPerfStats {
+   std::mutex fMu;
+   std::ostringstream fOut;
+   Long64_t fBytes = 0, fEvents = 0;
+public:
+   void FileReadEvent(TFile *f, Int_t len, Double_t start) override {
+      double now = TTimeStamp().AsDouble();
+      long tid = syscall(SYS_gettid);
+      std::lock_guard<std::mutex> g(fMu);
+      fOut.precision(17);
+      // a remote file's read (TNetXNGFile, TDavixFile) leaves its position after the bytes
+      // read; a local TFile's is before or after, depending on the call, and a TTreeCache's
+      // vector read (ReadBuffers) is one event for several ranges: not told (-1)
+      const char *name = f ? f->GetName() : "?";
+      Long64_t at = (f && strstr(name, "://") && !f->GetCacheRead()) ?
+                    f->GetRelOffset() - len : -1;
+      fOut << start << ' ' << now - start << ' ' << at << ' ' << len << ' ' << tid << ' '
+           << name << '\n';
+   }
+   std::string Dump() { std::lock_guard<std::mutex> g(fMu); return fOut.str(); }
+   void SetFile(TFile *) override {}
+   void SimpleEvent(EEventType) override {}
+   void PacketEvent(const char *, const char *, const char *, Long64_t, Double_t, Double_t,
+                    Double_t, Long64_t) override {}
+   void FileEvent(const char *, const char *, const char *, const char *, Bool_t) override {}
+   void FileOpenEvent(TFile *, const char *, Double_t) override {}
+   void UnzipEvent(TObject *, Long64_t, Double_t, Int_t, Int_t) override {}
+   void RateEvent(Double_t, Double_t, Long64_t, Long64_t) override {}
+   void SetBytesRead(Long64_t n) override { fBytes = n; }
+   Long64_t GetBytesRead() const override { return fBytes; }
+   void SetNumEvents(Long64_t n) override { fEvents = n; }
+   Long64_t GetNumEvents() const override { return fEvents; }
+   void PrintBasketInfo(Option_t *) const override {}
+   void SetLoaded(TBranch *, size_t) override {}
+   void SetLoaded(size_t, size_t) override {}
+   void SetLoadedMiss(TBranch *, size_t) override {}
+   void SetLoadedMiss(size_t, size_t) override {}
+   void SetMissed(TBranch *, size_t) override {}
+   void SetMissed(size_t, size_t) override {}
+   void SetUsed(TBranch *, size_t) override {}
+   void SetUsed(size_t, size_t) override {}
+   void UpdateBranchIndices(TObjArray *) override {}
+};
+Reads *Install() {
+   if (gPerfStats) return nullptr;  // the program's own: left alone
+   auto *r = new Reads();
+   gPerfStats = r;
+   return r;
+}
+}
+"""
+_PERF: list = [None]
+_PERF_TRIED = [False]
+
+
+def _install_perf(root):
+    """ROOT's reads, noted by a ``TVirtualPerfStats`` (the main thread's: ``gPerfStats`` is
+    per thread), installed once ROOT's C++ side is set up."""
+    c0 = _clock()
+    try:
+        if root.gInterpreter.Declare(_PERF_CPP):
+            _PERF[0] = root.hep_advisor_trace.Install()
+    finally:
+        _COST[0] += _clock() - c0
+
+
+def _root_reads():
+    perf = _PERF[0]
+    if not perf:
+        return
+    c0 = _clock()
+    for line in str(perf.Dump()).splitlines():
+        start, dur, off, size, tid, path = line.split(" ", 5)
+        _RECS.append(("rootread", path, int(off), int(size), float(start), float(dur),
+                      int(tid), 0))
+    _PERF[0] = None
+    _COST[0] += _clock() - c0
 
 
 def _hook_root(mod):
     """ROOT's own atexit clean-up runs before one registered earlier: read its counters
-    before it (registered after ROOT's import, so run first)."""
+    before it (registered after ROOT's import, so run first).  ROOT sets up its C++ side
+    lazily (``_finalSetup``, on first use): the read recorder goes in right after it."""
     import atexit
 
     atexit.register(_snapshot_root)
+    facade = type(sys.modules.get("ROOT", mod))  # ROOT puts its facade in its place
+    setup = getattr(facade, "_finalSetup", None)
+    if setup is None:
+        return
+
+    def final_setup(self, *args, **kwargs):
+        facade._finalSetup = setup  # once (it may be entered again while it runs)
+        out = setup(self, *args, **kwargs)
+        if _PERF_TRIED[0]:
+            return out
+        _PERF_TRIED[0] = True
+        try:
+            _install_perf(self)
+        except Exception as e:  # never break the program: said in the log
+            _RECS.append(("error", f"ROOT reads: {type(e).__name__}: {e}", 0, 0, 0.0, 0.0,
+                          0, 0))
+        return out
+
+    facade._finalSetup = final_setup
 
 
 _HOOKS = {
@@ -253,6 +394,7 @@ def _snapshot_root():
     try:
         _ROOT_COUNTS[0] = {"bytes": int(root.TFile.GetFileBytesRead()),
                            "calls": int(root.TFile.GetFileReadCalls())}
+        _root_reads()
     except Exception:
         return
 
@@ -271,6 +413,7 @@ def _dump():
         with open(path, "w") as fh:
             json.dump({"pid": os.getpid(), "main": _MAIN, "cost_s": _COST[0],
                        "open_s": _OPEN_S[0], "read_cpu_s": _READ_CPU[0],
+                       "read_cpu_main_s": _READ_CPU_MAIN[0],
                        "opens": _OPENS, "root": _root_counters(),
                        "patched": sorted(_PATCHED)}, fh)
             fh.write("\n")
@@ -292,6 +435,7 @@ def _forget():
     _COST[0] = 0.0
     _OPEN_S[0] = 0.0
     _READ_CPU[0] = 0.0
+    _READ_CPU_MAIN[0] = 0.0
 
 
 def _install():
