@@ -187,17 +187,22 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
         notes.append("the calibration was cancelled: the advice rests on partial results")
     recs: tuple = ()
     v = None
+    rb: ReaderBaseline | None = None
+    rb_why: list[str] = []
     if model is not None and baseline is not None:
         logical = site.cpu.logical_cores or 1
         counts = list(range(1, 2 * logical + 1))
         summary = summarize(model, baseline, counts, level=level)
         v = verdict(baseline)
         maps = maps_once() if baseline.workers == 1 else ()  # the replay is of one worker
+        if spec is not None:  # the program's reader, replayed once: W001 and the report
+            rb, rb_why = _reader_baseline(spec, dataset, calibration, site, baseline,
+                                          branches, maps_once())
         ctx = Context(site=site, dataset=dataset, calibration=calibration, model=model,
                       baseline=baseline, summary=summary, verdict=v, label=label,
                       inputs=tuple(inputs), branches=tuple(branches or ()), level=level,
                       uses=tuple(uses or ()), basket_maps=maps, replay_merge=replay_merge,
-                      reader=spec)
+                      reader=spec, reader_baseline=rb)
         recs = tuple(recommend(ctx))
     if calibration is not None and calibration.remote is not None:  # X001-X003, T001: the link
         from .advice import rank_key
@@ -208,11 +213,8 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
                                                   label=label)), key=rank_key))
         notes = [n for n in notes if not n.startswith("no model")] + link_notes(
             calibration, dataset, rmaps, branches)
-    rb = None
-    if spec is not None and baseline is not None:  # the program's reader, replayed
-        rb, why = _reader_baseline(spec, dataset, calibration, site, baseline,
-                                   branches, maps_once())
-        notes += why if rb is None else [reader_note(rb)]
+    if spec is not None and baseline is not None:  # the program's reader, replayed above
+        notes += rb_why if rb is None else [reader_note(rb)]
     return Advice(label=label, site=site, dataset=dataset, calibration=calibration,
                   model=summary, verdict=v, recommendations=recs, inputs=tuple(inputs),
                   calibration_created=calibration_created, notes=tuple(notes), fitted=model,

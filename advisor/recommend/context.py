@@ -9,6 +9,7 @@ from functools import cached_property
 
 from models.calibration import loop_call_costs
 from models.replay import LocalDevice
+from models.replay.baseline import ReaderBaseline
 from models.replay.predict import (
     STEP_BYTES,
     UPROOT_OVERLAP,
@@ -74,6 +75,9 @@ class Context:
     #: the program's reader (``--reader``, or deduced from a trace): M001's and P001's
     #: speed-ups then replay that reader (needs ``basket_maps``); ``None``: not known
     reader: ReaderSpec | None = None
+    #: that reader's baseline, replayed once by the caller (``models.replay.baseline``); a rule
+    #: that needs it computes it where it is ``None``
+    reader_baseline: ReaderBaseline | None = None
     #: per context (``replace`` starts a new one): scenario -> its result
     _results: dict[Scenario, ScenarioResult] = field(default_factory=dict, init=False,
                                                      repr=False, compare=False)

@@ -148,11 +148,13 @@ def _shared_job(ctx: Context) -> tuple[SharedJob, _Baseline] | None:
     tree = ctx.tree
     if tree is None or ctx.reader is None:
         return None
-    try:
-        rb = reader_baseline(ctx.reader, ctx.basket_maps, tree.files, ctx.calibration,
-                             ctx.site, ctx.baseline, ctx.branches or None)
-    except ValueError:  # a branch the maps lack, an empty map: the rate model's scenario
-        return None
+    rb = ctx.reader_baseline  # replayed once by the caller where it could
+    if rb is None:
+        try:
+            rb = reader_baseline(ctx.reader, ctx.basket_maps, tree.files, ctx.calibration,
+                                 ctx.site, ctx.baseline, ctx.branches or None)
+        except ValueError:  # a branch the maps lack, an empty map: the rate model's scenario
+            return None
     if not (rb.io_s >= 0 and rb.cpu_s >= 0 and rb.io_s + rb.cpu_s > 0):
         return None
     measured = (rb.entries / rb.measured_baseline_events_per_s
