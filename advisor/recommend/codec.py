@@ -13,7 +13,6 @@ import numpy as np
 
 from models.replay.predict import Reader
 from models.replay.rewrite import RecompressionPrediction, recompression_prediction
-from models.scenarios import PredictionPoint
 from probes.basketmap import BasketMap
 
 from ..advice import Evidence
@@ -117,15 +116,6 @@ def codec_replay(ctx: Context, cand: str, size_factor: float, rate: float, *,
     return CodecReplay(command, merge_only, codec_only, reader, prog is not None)
 
 
-def replay_point(r: RecompressionPrediction) -> PredictionPoint:
-    """The command's prediction from its replay (one worker)."""
-    after = r.after
-    return PredictionPoint(
-        workers=1, aggregate_mb_per_s=after.mb_per_s, low=after.mb_per_s * r.low / r.speedup,
-        high=after.mb_per_s * r.high / r.speedup, events_per_s=after.events_per_s,
-        speedup=r.speedup, speedup_low=r.low, speedup_high=r.high)
-
-
 def replay_evidence(rep: CodecReplay, files: int) -> list[Evidence]:
     """The replay's figures: times now and after, and the command's parts."""
     c = rep.command
@@ -195,4 +185,4 @@ def replay_assumption(rep: CodecReplay) -> str:
 
 
 __all__ = ["CodecReplay", "codec_replay", "entry_autoflush", "layout_caveat", "merges",
-           "rate_sd", "replay_assumption", "replay_evidence", "replay_point"]
+           "rate_sd", "replay_assumption", "replay_evidence"]

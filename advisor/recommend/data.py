@@ -13,6 +13,7 @@ from probes.results import DatasetProfile
 from ..advice import Action, Evidence, Option, Recommendation
 from . import codec, versions
 from .context import Context
+from .files import replay_point
 from .inputs import Inputs, hadd_all, hadd_groups, python_files
 from .storage import entry_step
 
@@ -52,7 +53,7 @@ def compression_rule(ctx: Context) -> Recommendation | None:
         rep = codec.codec_replay(ctx, cand, new.mb_per_work, new.params.decompress_mb_per_s,
                                  parts=False)
         if rep is not None:  # the printed command replayed: its figure
-            point = codec.replay_point(rep.command)
+            point = replay_point(rep.command)
         if point.speedup is not None and (best is None or point.speedup > (best[1].speedup or 0)):
             best = (cand, point, scen, new, rep)
     if best is None:

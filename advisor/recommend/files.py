@@ -8,6 +8,7 @@ import shutil
 from models import scenarios as sc
 from models.physics import config_matrix, rates
 from models.replay.predict import MergePrediction, Reader, cluster_step
+from models.replay.rewrite import RecompressionPrediction
 from models.scenarios import PredictionPoint
 
 from ..advice import MIN_SPEEDUP, Action, Evidence, Option, Recommendation, contradicted
@@ -121,9 +122,9 @@ def merge_rule(ctx: Context) -> Recommendation | None:
     mine = ctx.reader_context().merge_replay(k, small_baskets is not None, reader=prog) \
         if prog else None
     if mine is not None:
-        point = replay_point(mine, point)
+        point = replay_point(mine)
     elif replayed is not None and ctx.replay_merge:
-        point = replay_point(replayed, point)
+        point = replay_point(replayed)
     tname = _tree_name(ctx)
     opt = "-O " if small_baskets is not None else ""
     actions = [
@@ -326,8 +327,9 @@ def reader_assumption(reader: Reader) -> str:
             "uproot's overlap's uncertainties")
 
 
-def replay_point(r: MergePrediction, model: PredictionPoint) -> PredictionPoint:
-    """The merge's prediction from its replay (one worker)."""
+def replay_point(r: MergePrediction | RecompressionPrediction) -> PredictionPoint:
+    """A layout change's prediction from its replay (one worker): a merge, a rewrite, a
+    reader change."""
     after = r.after
     return PredictionPoint(
         workers=1, aggregate_mb_per_s=after.mb_per_s, low=after.mb_per_s * r.low / r.speedup,
@@ -394,7 +396,7 @@ def rewrite_rule(ctx: Context, merge_applies: bool) -> Recommendation | None:
     extra: tuple[str, ...] = ()
     rate_model = point
     if r is not None:
-        point = replay_point(r, point)
+        point = replay_point(r)
         how = prog.describe() + " (the program's reader)" if prog is not None else \
             "uproot iterate at the event loop's entry step"
         extra = (f"the speed-up replays {how} on today's files and on the one file hadd -O -fk "

@@ -88,7 +88,7 @@ def readahead_rule(ctx: Context) -> Recommendation | None:
             f"{b.io.seeks * b.scale:,.0f} -> {a.io.seeks * a.scale:,.0f} paying the access "
             "time"))
         if not rates_say:  # scattered reads: the rate model has no read-ahead term for them
-            point = replay_point(replayed, point)
+            point = replay_point(replayed)
             assumptions = ("the speed-up replays the event loop's reads of today's files "
                            "through a model of the device at both read-aheads",)
     dev = _device(ctx)
@@ -182,7 +182,7 @@ def treecache_rule(ctx: Context) -> Recommendation | None:
              f"{step:,} entries")) if r is not None]
     if replayed:  # the point: the reader change the replay predicts the larger gain for
         best, what = max(replayed, key=lambda x: x[0].speedup)
-        point = replay_point(best, point)
+        point = replay_point(best)
         extra = (f"the speed-up is {what}, replayed on today's files through a model of the "
                  "device (the other reader's is among the options)",)
     cal = ctx.calibration
@@ -257,7 +257,7 @@ def cache_rule(ctx: Context) -> Recommendation | None:
     extra_ev: list[Evidence] = []
     assumptions: tuple[str, ...] = ()
     if mine is not None and prog is not None and ctx.reader is not None:
-        point = replay_point(mine, point)
+        point = replay_point(mine)
         cold = mine.before
         extra_ev.append(Evidence(
             "speed-up with the program's reader", round(mine.speedup, 2), "x", "derived",
