@@ -30,7 +30,6 @@ the same recommendation.  ``--lock``: hold ``/tmp/hep-bench.lock`` around each r
 from __future__ import annotations
 
 import argparse
-import fcntl
 import json
 import os
 import shlex
@@ -39,8 +38,6 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from itertools import permutations
 from pathlib import Path
 from typing import Any
@@ -53,21 +50,9 @@ from _advice_true_data import DATASETS as TRUE_SETS  # noqa: E402
 from _advice_true_data import write as write_true  # noqa: E402
 from bench_selfcheck import DATASETS, make_datasets  # noqa: E402
 
+from testbench.common import BENCH_LOCK, timing_lock  # noqa: E402
+
 TREE = "Events"
-
-
-@contextmanager
-def locked(on: bool) -> Iterator[None]:
-    """``/tmp/hep-bench.lock`` held for the block when ``on``."""
-    if not on:
-        yield
-        return
-    with open("/tmp/hep-bench.lock", "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 #: ``--report-args``: more arguments for ``report`` (e.g. ``--reader uproot.iterate``)
@@ -186,7 +171,7 @@ def main() -> int:
     def go(path: Path, runner: Any, drop: Any) -> None:
         nonlocal realised
         for k in range(args.runs):
-            with locked(args.lock):
+            with timing_lock(BENCH_LOCK if args.lock else None):
                 drop(path)
                 res = report(path, args.budget, runner)
             runs.append(res)

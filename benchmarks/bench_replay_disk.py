@@ -24,15 +24,13 @@ Needs root, cgroup v1 blkio and ROOT (the ``root`` extra): see ``testbench``.
 from __future__ import annotations
 
 import argparse
-import fcntl
 import os
 import shutil
 import signal
 import statistics
 import sys
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -43,6 +41,7 @@ import bench_replay_trace as brt  # noqa: E402
 
 from models.replay import LocalDevice  # noqa: E402
 from probes.basketmap import read_basket_map  # noqa: E402
+from testbench.common import timing_lock  # noqa: E402
 
 DEFAULT_READERS = ["uproot step", "uproot 100 MB", "ROOT no cache", "ROOT TTreeCache",
                    "uproot step 3br", "ROOT no cache 3br"]
@@ -58,20 +57,6 @@ def queue_value(device: str, name: str) -> int:
     return int(Path(f"/sys/block/{Path(device).name}/queue/{name}").read_text())
 
 
-@contextmanager
-def held(path: str | None) -> Iterator[None]:
-    """The shared timing lock, where a path is given."""
-    if not path:
-        yield
-        return
-    with open(path, "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
 def run_reader(bench: object, reader: str, paths: Sequence[Path], cold: bool,
                lock: str | None = None) -> tuple[float, int, int]:
     """(seconds, device reads, device bytes) of one reader's run inside the disk's cgroup."""
@@ -82,7 +67,7 @@ def run_reader(bench: object, reader: str, paths: Sequence[Path], cold: bool,
         for p in paths:
             p.read_bytes()
     dev = bench.device  # type: ignore[attr-defined]
-    with held(lock):
+    with timing_lock(lock):
         bench.reset_throttle()  # type: ignore[attr-defined]
         time.sleep(0.3)  # a fresh throttle slice, and nothing queued from before
         n0, b0 = block_stat(dev)
@@ -179,7 +164,7 @@ def times(layouts: dict[str, list[Path]], names: Sequence[str], readers: Sequenc
                               folios.replay(reqs, sizes, reopen=reopen).time_s,
                               disk.replay(reqs, sizes, reopen=reopen).time_s))
         measured = []
-        with held(lock):  # every timed run at once (a few minutes), not one waiter per run
+        with timing_lock(lock):  # every timed run at once (a few minutes), not one waiter per run
             for name, reader, *_ in cases:
                 cold, warm, reads = [], [], []
                 for _ in range(repeat):

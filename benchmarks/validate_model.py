@@ -25,13 +25,11 @@ Target (issue 4): mean absolute percentage error within 15% on the held-out poin
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import shutil
 import statistics
 import sys
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +37,8 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository: testbench
+
+from testbench.common import timing_lock
 
 TREE = "esdTree"
 PACKET_ENTRIES = 800
@@ -268,7 +268,7 @@ def main() -> int:
         print(f"writing the held-out data with ROOT in {args.workdir} ...", flush=True)
         demo = held_out(Path(args.workdir))
     kept: dict[str, Any] = {}
-    with _locked(args.lock):
+    with timing_lock(args.lock):
         if not args.no_emulated:
             kept["emulated"] = emulated(args, demo)
         if not args.no_unthrottled:
@@ -297,22 +297,6 @@ def summary(results: list[dict]) -> int:
     print(f"\nall {n} held-out points: model MAPE {model:.1f}% (per set {per_set}), black box "
           f"{box:.1f}% (target: model within 15%)")
     return 0 if model <= 15 else 1
-
-
-@contextlib.contextmanager
-def _locked(path: str | None) -> Iterator[None]:
-    """``flock`` on ``path`` (none without one): timed runs never overlap another's."""
-    if path is None:
-        yield
-        return
-    import fcntl
-
-    with open(path, "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 if __name__ == "__main__":

@@ -77,3 +77,24 @@ def sigint_deferred() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
         if caught:
             raise KeyboardInterrupt
+
+
+#: The file the benchmarks lock while they time something, so that two timed runs on this
+#: shared machine never overlap.
+BENCH_LOCK = "/tmp/hep-bench.lock"
+
+
+@contextlib.contextmanager
+def timing_lock(path: str | None = BENCH_LOCK) -> Iterator[None]:
+    """``flock`` on ``path`` held for the block (no lock where ``path`` is empty)."""
+    if not path:
+        yield
+        return
+    import fcntl
+
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
