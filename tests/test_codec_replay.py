@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from helpers import clustered_map
 from models.replay import LocalDevice
 from models.replay.predict import CpuCosts, Reader, layout_time
 from models.replay.rewrite import (
@@ -17,24 +18,14 @@ from models.replay.rewrite import (
     recompression_prediction,
     rewritten_layout,
 )
-from probes.basketmap import BasketMap, Region, synthetic_map
+from probes.basketmap import BasketMap
 
 
 def flat_file(path: str, entries: int = 1000, branches: int = 10, size: int = 3000,
               flush: int | None = None) -> BasketMap:
     """One basket per branch per ``flush`` entries (default: one per branch), ``size`` bytes
     each (key included), then the keys list and the TTree record."""
-    flush = flush or entries
-    header = 100
-    rows, seek = [], header
-    for c in range(0, entries, flush):
-        for i in range(branches):
-            rows.append((f"b{i}", seek, size, c, min(c + flush, entries)))
-            seek += size
-    regions = (Region("header", 0, header), Region("keys", seek, 50),
-               Region("tree", seek + 50, 400), Region("tree_keylen", seek + 50, 40))
-    m = synthetic_map(rows, entries=entries, path=path, file_bytes=seek + 450,
-                      regions=regions, clusters=list(range(0, entries + 1, flush)))
+    m = clustered_map(path, entries, branches, flush or entries, size)
     # uncompressed twice the compressed: a factor of 2
     return replace(m, branches=tuple(replace(b, uncompressed_bytes=2 * b.compressed_bytes)
                                      for b in m.branches))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import clustered_map as interleaved
 from models import scenarios as sc
 from models.replay import LocalDevice
 from models.replay.predict import (
@@ -21,25 +22,7 @@ from models.replay.predict import (
     reader_change,
     retimed,
 )
-from probes.basketmap import BasketMap, Region, synthetic_map
-
-
-def interleaved(path: str, entries: int = 1000, branches: int = 40, flush: int = 100,
-                size: int = 3000) -> BasketMap:
-    """A file flushed every ``flush`` entries: each cluster holds one basket of every branch,
-    so a branch's baskets lie ``branches`` baskets apart."""
-    header = 100
-    rows = []
-    seek = header
-    for c in range(0, entries, flush):
-        for i in range(branches):
-            rows.append((f"b{i}", seek, size, c, min(c + flush, entries)))
-            seek += size
-    regions = (Region("header", 0, header), Region("keys", seek, 50),
-               Region("tree", seek + 50, 400), Region("tree_keylen", seek + 50, 40))
-    return synthetic_map(rows, entries=entries, path=path, file_bytes=seek + 450,
-                         regions=regions, clusters=list(range(0, entries + 1, flush)))
-
+from probes.basketmap import BasketMap
 
 DISK = LocalDevice(70, 0.008, read_ahead_kb=128)
 COSTS = CpuCosts(open_s=0.02, call_s=0.005, basket_s=1e-5, decompress_mb_per_s=300)
