@@ -103,7 +103,7 @@ def codec_replay(ctx: Context, cand: str, size_factor: float, rate: float, *,
             branches=rctx.branches or None,
             device_sd=(_rel(ctx, "storage_mb_per_s"), _rel(ctx, "access_ms")),
             cpu_sd=max(_rel(ctx, "open_s"), _rel(ctx, "call_s"), _rel(ctx, "basket_s")),
-            rate_sd=sds, size_range=sizes, memo=rctx._replay_memo)
+            rate_sd=sds, size_range=sizes, memo=rctx.replay_memo)
 
     try:
         command = run(size_factor, rate, merge, (sd_old, sd_new), shrink)

@@ -87,6 +87,12 @@ class Context:
                                                compare=False)
 
     @property
+    def replay_memo(self) -> dict[object, object]:
+        """Replays kept for this context (layouts, their timings, the shared job), for the
+        rules that replay alike: a replay done for one rule is reused by the next."""
+        return self._replay_memo
+
+    @property
     def tree(self) -> TreeProfile | None:
         trees = self.dataset.trees
         return max(trees, key=lambda t: t.compressed_bytes) if trees else None

@@ -136,9 +136,9 @@ def _shared(ctx: Context) -> tuple[SharedJob, _Baseline] | None:
     if ctx.reader is None or not ctx.basket_maps or ctx.baseline.workers != 1:
         return None
     key = "workers: shared job"
-    if key not in ctx._replay_memo:
-        ctx._replay_memo[key] = _shared_job(ctx)
-    found: tuple[SharedJob, _Baseline] | None = ctx._replay_memo[key]  # type: ignore[assignment]
+    if key not in ctx.replay_memo:
+        ctx.replay_memo[key] = _shared_job(ctx)
+    found: tuple[SharedJob, _Baseline] | None = ctx.replay_memo[key]  # type: ignore[assignment]
     return found
 
 
