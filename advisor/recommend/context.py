@@ -19,9 +19,9 @@ from models.replay.predict import (
     MergePrediction,
     Reader,
     costs_from,
-    device_from,
     merge_prediction,
     reader_change,
+    site_device,
 )
 from models.scenarios import (
     Baseline,
@@ -181,11 +181,9 @@ class Context:
 
     def replay_device(self) -> LocalDevice:
         """The device of the replay: the calibration's raw read and request sweep, the site's
-        read-ahead and largest I/O (see ``models.replay.predict.device_from``)."""
+        read-ahead and largest I/O (see ``models.replay.predict.site_device``)."""
         raw = self.calibration.raw_read if self.calibration is not None else None
-        disk = next((s for s in self.site.storage if s.read_ahead_kb), None)
-        return device_from(self.baseline.params, raw, disk.read_ahead_kb if disk else None,
-                           disk.max_sectors_kb if disk else None)
+        return site_device(self.baseline.params, raw, self.site)
 
     def replay_costs(self) -> CpuCosts:
         """The CPU terms of one worker: the warm open where it was measured; the per-call cost

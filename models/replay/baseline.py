@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from probes.basketmap import BasketMap
 from probes.readtests.readers import ReaderSpec
 
-from .predict import Reader, costs_from, device_from, layout_time
+from .predict import Reader, costs_from, layout_time, site_device
 
 if TYPE_CHECKING:
     from probes.readtests.results import Calibration
@@ -102,9 +102,7 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
     if not maps:
         raise ValueError("no basket map of the dataset's files to replay the reader on")
     raw = calibration.raw_read if calibration is not None else None
-    disk = next((s for s in site.storage if s.read_ahead_kb), None)
-    device = device_from(baseline.params, raw, disk.read_ahead_kb if disk else None,
-                         getattr(disk, "max_sectors_kb", None))
+    device = site_device(baseline.params, raw, site)
     opened = calibration.open_overhead_s if calibration is not None else None
     costs = costs_from(baseline.params, baseline.row(1), opened.warm if opened else None)
     chosen = list(spec.branches) if spec.branches else (list(branches) if branches else None)

@@ -50,6 +50,7 @@ from .requests import python_buffered, renumber
 
 if TYPE_CHECKING:
     from probes.readtests.results import RawRead
+    from probes.results import SiteProfile
 
     from ..physics import Params
 
@@ -482,6 +483,14 @@ def device_from(params: Params, raw: RawRead | None = None,
                        int(read_ahead_kb) if read_ahead_kb else 128,
                        limit="max" if limit == "max" else "additive",
                        max_io_kb=int(max_io_kb) if max_io_kb and max_io_kb > 0 else 0)
+
+
+def site_device(params: Params, raw: RawRead | None, site: SiteProfile) -> LocalDevice:
+    """:func:`device_from` with the site's read-ahead and largest I/O: those of the first
+    data path whose read-ahead the probe found."""
+    disk = next((s for s in site.storage if s.read_ahead_kb), None)
+    return device_from(params, raw, disk.read_ahead_kb if disk else None,
+                       disk.max_sectors_kb if disk else None)
 
 
 def costs_from(params: Params, row: Mapping[str, float], warm_open_s: float | None = None,
