@@ -90,7 +90,9 @@ class Round:
 
 @dataclass(frozen=True)
 class ReaderCpu:
-    """The reader's CPU terms: ``open_s`` per file opened (metadata, class models),
+    """The reader's CPU terms: ``open_s`` per file opened (metadata, class models; from a
+    measurement, also Python's full garbage collections amortized per file, which the
+    median pass leaves out: ``RemoteReaderCpu.gc_s``),
     ``mb_s`` seconds per compressed MB of baskets read (decompression and interpretation),
     ``basket_s`` per basket.  From the remote calibration's measurement of the reader on one
     of the files (:meth:`from_measured`) or from a local calibration's fitted terms
@@ -126,16 +128,19 @@ class ReaderCpu:
         if cpu.mb_s is None:
             return None
         base = cls(cpu.open_s or 0.0, cpu.mb_s, 0.0)
+        # Python's full garbage collections, amortized per file (the median pass leaves them
+        # out; a job of many files meets one every so many): per file opened
+        open_s = base.open_s + (cpu.gc_s or 0.0)
         cost = cpu.client(client or cpu.engine)
         if link is None or cost is None:
-            return base
+            return cls(open_s, base.mb_s, 0.0)
         extra = (XROOTD_SOURCE_EXTRA_ROUNDS if cost.client == "uproot XRootDSource"
                  else ROOT_EXTRA_ROUNDS if cost.client == "root" else 0)
         # fsspec-xrootd keeps read-only handles open (``ReadonlyFileHandleCache``: 256 files,
         # 30 s): the calibration's passes after the first reopen the file without a protocol
         # open, which a job's first open of each file pays
         cached = cost.client == "uproot" and cpu.url.startswith("root://")
-        return cls(base.open_s, base.mb_s, 0.0,
+        return cls(open_s, base.mb_s, 0.0,
                    ClientTerms.derive(cost, link, base, cpu.basket_bytes, extra,
                                       protocol_open=not cached))
 

@@ -198,6 +198,46 @@ def test_t001_counts_roots_request_cost_and_widens_its_interval(bmap: BasketMap)
     assert on.total_s - on0.total_s == pytest.approx(1e-3 * on.round_trips)
 
 
+def test_garbage_collection_is_paid_per_file() -> None:
+    """The amortized full collections (``gc_s``) enter the CPU per file opened, with or
+    without the link, and leave the client's terms as they were."""
+    plain = _reader("uproot", (_cost("uproot", request_ms=11.0, request_samples=(11.0,) * 3),))
+    with_gc = replace(plain, gc_pause_s=0.08, gc_gen0_per_pass=6.0, gc_s=0.004)
+    alone = ReaderCpu.from_measured(with_gc)
+    assert alone is not None and alone.open_s == pytest.approx(0.009) and alone.mb_s == 0.1
+    a, b = ReaderCpu.from_measured(plain, LINK), ReaderCpu.from_measured(with_gc, LINK)
+    assert a is not None and b is not None
+    assert b.open_s == pytest.approx(a.open_s + 0.004) and b.client == a.client
+    rounds = [Round("f", ((0, 100_000),), 100_000, 10)]
+    two = job("x", rounds * 2, LINK, b, 200_000, 2, overlap=False).total_s \
+        - job("x", rounds * 2, LINK, a, 200_000, 2, overlap=False).total_s
+    assert two == pytest.approx(0.008)
+
+
+def test_cpu_passes_time_a_full_collection(bmap: BasketMap) -> None:
+    """The uproot passes count young collections and time one full collection; the
+    amortized cost follows CPython's thresholds; with the collector off nothing is claimed."""
+    import gc
+
+    from probes.readtests.remote_cpu import _uproot_passes
+
+    got: dict[str, float | None] = {}
+    opens, loops = _uproot_passes(bmap.path, "Events", 5.0, None, got)
+    assert loops and len(opens) == len(loops)
+    pause, gen0, per = got["pause_s"], got["gen0"], got["per_pass_s"]
+    assert pause is not None and gen0 is not None and per is not None
+    assert pause > 0 and gen0 >= 0
+    _, t1, t2 = gc.get_threshold()
+    assert per == pytest.approx(pause * gen0 / ((t1 + 1) * (t2 + 1)))
+    off: dict[str, float | None] = {}
+    gc.disable()
+    try:
+        _uproot_passes(bmap.path, "Events", 5.0, None, off)
+    finally:
+        gc.enable()
+    assert off == {}
+
+
 # -- through the real bench -----------------------------------------------------------------------
 
 def _bench_ok() -> tuple[bool, str]:

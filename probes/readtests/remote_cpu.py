@@ -18,6 +18,7 @@ pass).
 
 from __future__ import annotations
 
+import gc
 import io
 import os
 import shutil
@@ -84,12 +85,13 @@ def measure_reader_cpu(url: str, size: int, tree_name: str, engine: str, budget_
         path = os.path.join(work, "sample.root")
         with open(path, "wb") as out:
             out.write(blob)
+        collector: dict[str, float | None] = {}
         if engine == "root":
             opens, loops = _root_passes(path, tree_name, passes_s, cancel)
             note = ("ROOT GetEntry loop, default TTreeCache, on a temporary copy in the page "
                     "cache (one-time set-up paid first)")
         else:
-            opens, loops = _uproot_passes(path, tree_name, passes_s, cancel)
+            opens, loops = _uproot_passes(path, tree_name, passes_s, cancel, collector)
             note = ("uproot arrays() of every branch (library ak) on a temporary copy in the "
                     "page cache")
         measured: tuple[RemoteClientCost, ...] = ()
@@ -106,30 +108,57 @@ def measure_reader_cpu(url: str, size: int, tree_name: str, engine: str, budget_
         engine=engine, url=url, file_bytes=len(blob), basket_bytes=nbytes, baskets=n,
         open_s=statistics.median(opens) if opens else None, loop_s=loop,
         mb_s=loop / (nbytes / 1e6) if loop is not None and nbytes else None,
-        samples=tuple(loops), spread=spread(list(loops)), note=note, clients=measured)
+        samples=tuple(loops), spread=spread(list(loops)), note=note, clients=measured,
+        gc_pause_s=collector.get("pause_s"), gc_gen0_per_pass=collector.get("gen0"),
+        gc_s=collector.get("per_pass_s"))
+
+
+def _young_collections() -> int:
+    return int(gc.get_stats()[0]["collections"])
 
 
 def _uproot_passes(path: str, tree_name: str, budget_s: float,
-                   cancel: threading.Event | None) -> tuple[list[float], list[float]]:
+                   cancel: threading.Event | None,
+                   collector: dict[str, float | None] | None = None
+                   ) -> tuple[list[float], list[float]]:
+    """Timed passes (open, read); with ``collector``, Python's garbage collections too
+    (see ``RemoteReaderCpu.gc_s``): young collections counted per timed pass, and after the
+    last pass's read a full collection timed with the arrays still held."""
     import uproot
 
     t_end = time.perf_counter() + budget_s
     opens: list[float] = []
     loops: list[float] = []
+    young: list[int] = []
+    pause = None
     for k in range(PASSES + 1):
         if cancel is not None and cancel.is_set():
             raise Cancelled()
+        g0 = _young_collections()
         t0 = time.perf_counter()
         with uproot.open(path) as f:
             tree = f[tree_name]
             t1 = time.perf_counter()
-            tree.arrays()
+            arrays = tree.arrays()
             t2 = time.perf_counter()
+            g1 = _young_collections()
+            last = k == PASSES or (time.perf_counter() + (t2 - t0) > t_end and k > 0)
+            if collector is not None and last and gc.isenabled():
+                c0 = time.perf_counter()
+                gc.collect()
+                pause = time.perf_counter() - c0
+            del arrays
         if k:  # the first pass builds the class models: untimed
             opens.append(t1 - t0)
             loops.append(t2 - t1)
-        if time.perf_counter() + (t2 - t0) > t_end and loops:
+            young.append(g1 - g0)
+        if last:
             break
+    if collector is not None and young and pause is not None:
+        th0, th1, th2 = gc.get_threshold()  # th0 = 0: no automatic collections
+        per = statistics.median(young)
+        collector.update(pause_s=pause, gen0=float(per),
+                         per_pass_s=pause * per / ((th1 + 1) * (th2 + 1)) if th0 else 0.0)
     return opens, loops
 
 

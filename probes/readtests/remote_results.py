@@ -127,6 +127,17 @@ class RemoteReaderCpu:
     note: str = ""
     #: the reader's own client(s) through the link on the same file (``RemoteClientCost``)
     clients: tuple[RemoteClientCost, ...] = ()
+    #: Python's full (generation-2) garbage collections, which the median pass leaves out
+    #: (a pass that meets one is an outlier) but a job of many files pays: ``gc_pause_s``, a
+    #: full collection timed right after a pass's ``arrays()`` (the heap at its fullest, in
+    #: this process); ``gc_gen0_per_pass``: young (generation-0) collections per pass (the
+    #: reader's allocations); ``gc_s``: the pause amortized per pass (file), at CPython's
+    #: default rule of one full collection per ``(threshold1 + 1) x (threshold2 + 1)`` young
+    #: ones (``gc.get_threshold()``).  ``None``: not measured (ROOT's C++ loop: no Python
+    #: objects per basket)
+    gc_pause_s: float | None = None
+    gc_gen0_per_pass: float | None = None
+    gc_s: float | None = None
 
     def client(self, name: str) -> RemoteClientCost | None:
         """The measurement of client ``name`` (``None`` where it was not measured)."""
