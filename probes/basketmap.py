@@ -63,6 +63,12 @@ class BranchBaskets:
     compressed_bytes: int  # fZipBytes (all baskets, keys excluded)
     uncompressed_bytes: int  # fTotBytes
     embedded: int = 0
+    #: How the writer sized the branch (``hadd -O`` starts from them): ``fBasketSize`` (0:
+    #: unknown), ``fEntryOffsetLen`` (non-zero: entries of varying size), leaves, sub-branches.
+    basket_size: int = 0
+    entry_offset_len: int = 0
+    leaves: int = 1
+    subbranches: int = 0
 
     @property
     def baskets(self) -> int:
@@ -105,6 +111,8 @@ class BasketMap:
     #: Whether uproot needs the file's streamers to read the tree (class versions it does not
     #: predefine, e.g. ROOT 6.40's TAttMarker v3); uproot then reads them once per process.
     uproot_streamers: bool | None = None
+    #: The tree's ``fAutoFlush`` (entries if > 0, compressed bytes if < 0; None: unknown).
+    autoflush: int | None = None
     _by_name: dict[str, BranchBaskets] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -366,6 +374,10 @@ def from_uproot_tree(
                 compressed_bytes=int(b.member("fZipBytes")),
                 uncompressed_bytes=int(b.member("fTotBytes")),
                 embedded=embedded,
+                basket_size=int(b.member("fBasketSize")),
+                entry_offset_len=int(b.member("fEntryOffsetLen")),
+                leaves=len(b.member("fLeaves")),
+                subbranches=len(b.branches),
             )
         )
     clusters, source = cluster_boundaries(tree, entries)
@@ -380,6 +392,7 @@ def from_uproot_tree(
         regions=regions,
         cluster_source=source,
         uproot_streamers=uproot_needs_streamers(tree),
+        autoflush=int(tree.member("fAutoFlush")),
     )
 
 

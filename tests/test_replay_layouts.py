@@ -52,14 +52,17 @@ def test_fast_merge_keeps_cluster_ranges() -> None:
 
 
 def test_optimized_merge_rebaskets_in_cluster_order() -> None:
-    # 10 files x 100 entries x 3 branches, 2 kB per basket (20 bytes per entry on disk)
+    # 10 files x 100 entries x 3 branches, 2 kB per basket (about 19 bytes per entry)
     files = [small_file(f"f{i}") for i in range(10)]
     m = optimized_merge(files, basket_bytes=400, autoflush=500)
     assert m.entries == 1000 and m.clusters.tolist() == [0, 500, 1000]
+    assert m.autoflush == 500  # the first flush came at the tree's AutoFlush in entries
     b0 = m.branch("b0")
-    # the first input's basket copied, then baskets of 400 / 20 = 20 entries within clusters
-    assert b0.entries.tolist()[:3] == [0, 100, 120]
-    assert 500 in b0.entries.tolist()  # a cluster boundary closes every branch's basket
+    # every entry refilled, the first input's too: 400-byte buffers hold 16 entries (with the
+    # 71-byte key), a basket closes at the first input's end (100) and at each cluster
+    assert b0.entries.tolist()[:3] == [0, 16, 32]
+    assert {96, 100, 116, 500}.issubset(b0.entries.tolist())
+    assert b0.entries.tolist()[-2:] == [500, 1000]  # resized at the first flush: 1 basket
     # baskets closed at the same entry are written in branch order, one after the other
     flat = m.flat()
     assert flat["branch"][:6].tolist() == [0, 1, 2, 0, 1, 2]

@@ -21,9 +21,9 @@ from .context import Context
 #: The largest dataset (compressed MB) C001's command merges into one file; a larger one is
 #: recompressed file by file (as M001, a merged file stays easy to move).
 MERGE_MAX_MB = 10_000.0
-#: ``hadd -O`` refills 32 kB baskets, which compress better than small ones: the rewritten
-#: bytes may be up to this share smaller than the sample's factor says (an assumption, from
-#: the ZLIB-1 and LZ4 rewrites seen: 10-13% smaller); the range spans it.
+#: ``hadd -O`` refills the baskets, and larger ones compress better than small ones: the
+#: rewritten bytes may be up to this share smaller than the sample's factor says (an
+#: assumption, from the ZLIB-1 and LZ4 rewrites seen: 10-13% smaller); the range spans it.
 LARGER_BASKETS_SHRINK = 0.15
 #: The smallest relative one-sigma uncertainty given to a measured decompression rate (the
 #: loop decompresses among other work; an assumption).
@@ -159,23 +159,33 @@ def entry_autoflush(maps: tuple[BasketMap, ...]) -> int | None:
     return sizes.pop() if len(sizes) == 1 else None
 
 
+def buffers_known(maps: tuple[BasketMap, ...]) -> bool:
+    """Whether the maps give every branch's basket buffer (``fBasketSize``), which the
+    replayed ``hadd -O`` layout starts from."""
+    return bool(maps) and all(b.basket_size > 0 for m in maps for b in m.branches)
+
+
 def layout_caveat(ctx: Context) -> str | None:
-    """What the replayed ``hadd -O`` layout leaves out for these files, if it matters."""
+    """What the replayed ``hadd -O`` layout leaves out for these files, if it matters: the
+    basket buffers where the maps do not give them and the files have an AutoFlush in
+    entries (``hadd -O`` then resizes the buffers early, at that many entries)."""
     n = entry_autoflush(ctx.basket_maps)
-    if n is None:
+    if n is None or buffers_known(ctx.basket_maps):
         return None
     return (f"the files were written with an AutoFlush of {n:,} entries: hadd -O keeps it and "
-            "resizes each branch's baskets (ROOT's OptimizeBaskets), which the replay does "
-            "not model (it refills 32 kB baskets); the rewritten files can hold many more, "
-            "smaller baskets than replayed, and the speed-up be lower than shown")
+            "resizes each branch's baskets there (ROOT's OptimizeBaskets); the basket maps do "
+            "not give the files' basket buffers, so the replay refills ROOT's default 32 kB "
+            "ones: the rewritten files can hold many more, smaller baskets than replayed, and "
+            "the speed-up be lower than shown")
 
 
 def replay_assumption(rep: CodecReplay) -> str:
     return ("the speed-up replays " + rep.reader.describe() + " on today's files and on the "
             "files the command writes (basket maps of the sampled files; "
-            + ("merged into one, baskets refilled as hadd -O does (32 kB buffers, clusters at "
-               "30 MB of the new compressed bytes)" if rep.command.merged else
-               "each file rewritten alone, its baskets kept")
+            + ("merged into one, baskets refilled as hadd -O does (the first file's buffers "
+               "and AutoFlush, the buffers resized by ROOT's OptimizeBaskets at the first "
+               "flush)" if rep.command.merged else
+               "each file rewritten alone by hadd -O, its baskets refilled alike")
             + ", each basket's bytes scaled by the measured size change) through a model of "
             "the device, plus the CPU costs with the new codec's decompression rate; its range "
             "spans the device's, the per-file costs' and both decompression rates' "
@@ -184,5 +194,5 @@ def replay_assumption(rep: CodecReplay) -> str:
             "(larger baskets compress better: an assumption)")
 
 
-__all__ = ["CodecReplay", "codec_replay", "entry_autoflush", "layout_caveat", "merges",
-           "rate_sd", "replay_assumption", "replay_evidence"]
+__all__ = ["CodecReplay", "buffers_known", "codec_replay", "entry_autoflush", "layout_caveat",
+           "merges", "rate_sd", "replay_assumption", "replay_evidence"]

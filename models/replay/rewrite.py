@@ -13,10 +13,14 @@ new codec.  Its time is replayed like a merge's (:mod:`.predict`), with three di
 - the processing rate, which the model counts per compressed MB, scales by ``size_factor``
   (the same uncompressed bytes are processed: :func:`recoded_costs`).
 
-Not modelled: larger baskets compressing better (``hadd -O`` refills 32 kB buffers; the
-sample's factor is of today's baskets), so the rewritten files can come out smaller than the
-replay says; the range spans ``size_range`` for that.  Where the printed command does not
-merge (``merge=False``), each file is rewritten alone with ``hadd -O`` (its baskets refilled).
+The baskets are refilled by ROOT's rule (:func:`~.layouts.optimized_merge`: the first file's
+buffers and AutoFlush, the buffers resized at the first flush).  Not modelled: larger baskets
+compressing better (the sample's factor is of today's baskets), so the rewritten files can
+come out smaller than the replay says; the range spans ``size_range`` for that.  A merge of
+more than ``MAX_MERGED_INPUTS`` files is replayed on its first that many: where the whole
+merge would first flush on bytes (ROOT's default AutoFlush) only beyond them, the replay
+keeps the files' buffers throughout.  Where the printed command does not merge
+(``merge=False``), each file is rewritten alone with ``hadd -O`` (its baskets refilled).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from probes.basketmap import BasketMap, BranchBaskets, Region
+from probes.basketmap import BasketMap, Region
 
 from .device import LocalDevice
 from .layouts import groups, optimized_merge
@@ -66,15 +70,14 @@ def recompressed(m: BasketMap, size_factor: float, path: str | None = None) -> B
     branches = []
     for b in m.branches:
         grown = int(new_bytes[b.index].sum()) - int(b.nbytes.sum())
-        branches.append(BranchBaskets(b.name, b.index, new_seek[b.index], new_bytes[b.index],
-                                      b.entries, b.keylen, max(b.compressed_bytes + grown, 0),
-                                      b.uncompressed_bytes, b.embedded))
+        branches.append(replace(b, seek=new_seek[b.index], nbytes=new_bytes[b.index],
+                                compressed_bytes=max(b.compressed_bytes + grown, 0)))
     regions = tuple(Region(r.name, r.offset + shift, r.size) if r.offset >= first else r
                     for r in m.regions)
     return BasketMap(path=path or m.path, tree=m.tree, file_bytes=max(m.file_bytes + shift, pos),
                      entries=m.entries, branches=tuple(branches), clusters=m.clusters,
                      regions=regions, cluster_source=m.cluster_source,
-                     uproot_streamers=m.uproot_streamers)
+                     uproot_streamers=m.uproot_streamers, autoflush=m.autoflush)
 
 
 def rewritten_layout(maps: Sequence[BasketMap], files: int, size_factor: float, *,
