@@ -5,8 +5,9 @@ device of :mod:`testbench`, so that ``/sys/block/loopN/stat`` counts this benchm
 alone), beside ``models.replay.LocalDevice`` replaying the same readers' request streams:
 
 * ``--ra KB ...`` (no throttle; counts, no timing: no lock needed): for each read-ahead, the
-  device reads and bytes the kernel issued against the model's, with order-0 pages (its
-  default) and with large folios;
+  device reads and bytes the kernel issued against the model's, with order-0 pages and with
+  large folios (the kernel's read path over folios, ``models/replay/folios.py``: what the
+  replay uses where the site's kernel and file system give large folios);
 * ``--times`` (the disk throttled to ``--mb-per-s`` and ``--iops``, 2560 KiB read-ahead, as the
   project's slow-disk benchmarks): each reader's cold and warm wall time, ``--repeat`` times,
   the lock held once, around all the timed runs (keep it to a few cases: minutes); the I/O
@@ -101,7 +102,8 @@ def counts(layouts: dict[str, list[Path]], names: Sequence[str], readers: Sequen
         max_io = queue_value(bench.device, "max_sectors_kb")
         files = copied(bench, layouts, names)
         print(f"\nread_ahead_kb {ra}, max_sectors_kb {max_io}: device reads counted "
-              "(/sys/block) and replayed (order-0 pages, the default; large folios)")
+              "(/sys/block) and replayed (order-0 pages; large folios, the model "
+              "models.replay.folios.large_folios chooses for ext4 from Linux 6.16)")
         print("| layout | reader | counted reads | replayed | ratio | large folios | ratio | "
               "counted MB | replayed MB |")
         print("|---|---|---|---|---|---|---|---|---|")

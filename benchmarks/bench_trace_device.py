@@ -26,8 +26,10 @@ use this disk).  Then:
 - the replay (:func:`models.replay.traced.replay_trace`): the recorded reads, per file in time
   order, reopened per range where the recorder counted about one open per range, through
   ``LocalDevice`` with the disk's ``read_ahead_kb`` and ``max_sectors_kb`` read back from
-  sysfs, order-0 pages (and large folios, for comparison): device reads and bytes replayed /
-  counted;
+  sysfs, and the page cache the kernel and the disk's file system give
+  (:func:`models.replay.folios.large_folios` of ``uname -r`` and the mount's type, as the site
+  probe would: large folios for ext4 from Linux 6.16): device reads and bytes replayed /
+  counted; the other page-cache model (order-0 pages, or large folios) in the last column;
 - the reads a cold open of the layout's files costs on this disk (the file system's metadata:
   each file opened and closed after the caches were dropped, nothing read), measured, shown
   apart (the replay does not model them).
@@ -51,6 +53,7 @@ import argparse
 import contextlib
 import json
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -67,7 +70,9 @@ sys.path.insert(0, str(HERE))
 from bench_trace import PROGRAMS, WRITE, WRITER  # noqa: E402
 
 from models.replay.device import LocalDevice  # noqa: E402
+from models.replay.folios import large_folios  # noqa: E402
 from models.replay.traced import TracedReplay, replay_trace  # noqa: E402
+from probes.storage import find_mount, read_mounts  # noqa: E402
 
 LAYOUTS = {
     "interleaved": [("interleaved.root", 400, 20000, 32000, 0, 0)],
@@ -232,8 +237,10 @@ def _sizes(pages: list[int]) -> str:
 
 
 def diagnose(disk: Any, kio: KernelIOs, script: Path, paths: list[str], got: dict[str, Any],
-             ra_kb: int, max_kb: int, first: int, global_drop: bool) -> None:
-    """The kernel's I/Os in a cold untraced run beside the replay's."""
+             ra_kb: int, max_kb: int, first: int, global_drop: bool
+             ) -> list[tuple[str, int, int]]:
+    """The kernel's I/Os in a cold untraced run beside the replay's (returned: the kernel's,
+    as (file, first page, pages))."""
     cold(disk, paths, global_drop)
     kio.clear()
     before = stat_of(disk.device)
@@ -241,7 +248,7 @@ def diagnose(disk: Any, kio: KernelIOs, script: Path, paths: list[str], got: dic
     after = stat_of(disk.device)
     kern = on_files(kio.ios(), extents(paths))
     log: list[tuple[str, int, int]] = []
-    replay(got, ra_kb, max_kb, False, log)
+    replay(got, ra_kb, max_kb, folios_of(paths[0]), log)
     split = max(max_kb // 4, 1)
     mine = [(f, o // 4096 + i, min(split, n // 4096 - i))
             for f, o, n in log for i in range(0, n // 4096, split)]
@@ -258,6 +265,14 @@ def diagnose(disk: Any, kio: KernelIOs, script: Path, paths: list[str], got: dic
         seq_r = [f"{o}+{n}" for f, o, n in mine if f == f0][:first]
         print(f"  {name}, kernel: {' '.join(seq_k)}", flush=True)
         print(f"  {name}, replay: {' '.join(seq_r)}", flush=True)
+    return kern
+
+
+def folios_of(path: str) -> bool:
+    """Whether the page cache of ``path``'s file system uses large folios on this kernel (the
+    facts the site probe records: the kernel release and the mount's file system type)."""
+    mount = find_mount(path, read_mounts())
+    return large_folios(platform.release(), mount.fs_type if mount else None)
 
 
 def _r(a: float, b: float) -> str:
@@ -318,6 +333,11 @@ def main() -> int:
                 shutil.copy(p, dest)
                 copied[name].append(str(dest))
         subprocess.run(["sync"], check=True)
+        lf = folios_of(str(disk.mount_point))
+        model, other = ("large folios", "order-0 pages") if lf else ("order-0 pages",
+                                                                      "large folios")
+        print(f"page cache: {model} (Linux {platform.release()}, the disk's file system)",
+              flush=True)
         for layout in opts.layouts:
             paths = copied[layout]
             o_n, o_b = open_reads(disk, paths, opts.global_drop)
@@ -331,8 +351,9 @@ def main() -> int:
                 n_req = sum(f["requests"] for f in t["files"])
                 n_b = sum(f["bytes"] for f in t["files"])
                 blk_n, blk_b = t["block_reads"] or 0, t["block_bytes"] or 0
-                pages = replay(got, ra_kb, max_kb, False)
-                folio = replay(got, ra_kb, max_kb, True)
+                # the model the facts choose, and the other one for comparison
+                pages = replay(got, ra_kb, max_kb, lf)
+                folio = replay(got, ra_kb, max_kb, not lf)
                 again = sum(f.reopened for f in pages.files)
                 whole = sum(got["file_bytes"].values())
                 twice = blk_b > whole + 64 * 1024  # more than the files hold: pages read twice
@@ -345,14 +366,15 @@ def main() -> int:
                       f"{n_b / 1e6:.2f} MB (distinct {pages.distinct_bytes / 1e6:.2f} MB); "
                       f"{again}/{len(pages.files)} files reopened per range; /sys/block "
                       f"{blk_n} reads, {blk_b / 1e6:.2f} MB", flush=True)
-                for label, r in (("pages", pages), ("large folios", folio)):
+                for label, r in ((model, pages), (other, folio)):
                     print(f"  replay ({label}): {r.device_reads} reads (/ counted "
                           f"{_r(r.device_reads, blk_n)}; with the measured opens "
                           f"{_r(r.device_reads + o_n, blk_n)}), {r.device_bytes / 1e6:.2f} MB "
                           f"(/ counted {_r(r.device_bytes, blk_b)})", flush=True)
+                kern = None
                 if kio is not None:
-                    diagnose(disk, kio, script, paths, got, ra_kb, max_kb, opts.kernel_ios,
-                             opts.global_drop)
+                    kern = diagnose(disk, kio, script, paths, got, ra_kb, max_kb,
+                                    opts.kernel_ios, opts.global_drop)
                 s_n = s_b = None
                 if t["recorder"] != "strace" and not opts.no_strace:
                     s = traced(disk, work / "trace.json", "strace", script, paths,
@@ -378,13 +400,18 @@ def main() -> int:
                     kept.append({"layout": layout, "program": prog, "recorder": t["recorder"],
                                  "requests": n_req, "bytes": n_b, "strace": [s_n, s_b],
                                  "block": [blk_n, blk_b], "open_reads": [o_n, o_b],
-                                 "replay_pages": pages.as_dict(),
-                                 "replay_folios": folio.as_dict()})
+                                 "large_folios": lf, "replay": pages.as_dict(),
+                                 "replay_other": folio.as_dict(),
+                                 # what an offline replay needs: the reads, sizes and opens,
+                                 # and the kernel's I/Os (file, first page, pages)
+                                 "reads": got["reads"], "file_bytes": got["file_bytes"],
+                                 "opens": got["opens"], "kernel_ios": kern})
     print(f"\ncold on the emulated 70 MB/s, 120 IOPS disk; read_ahead_kb {ra_kb}, "
-          f"max_sectors_kb {max_kb}; replay: order-0 pages (large folios in the last column)\n")
+          f"max_sectors_kb {max_kb}; Linux {platform.release()}; replay: {model} ({other} in "
+          "the last column)\n")
     print("| layout | program | recorder | requests | MB | recorded / strace (req. / bytes) "
           "| /sys/block reads | /sys/block MB | replayed / counted reads | with cold opens "
-          "| replayed / counted MB | large folios (reads / MB) |")
+          f"| replayed / counted MB | {other} (reads / MB) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
     if opts.keep is not None:

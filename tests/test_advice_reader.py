@@ -76,7 +76,7 @@ def test_a_merge_that_loses_with_the_programs_reader_is_not_recommended() -> Non
     """Large baskets, every branch: the pre-pass of uproot's default step costs more on the
     merged files than the per-file costs saved; a merge with an entry-count step still
     gains: kept, marked not recommended, the options shown."""
-    plain, ctx = contexts(3000)
+    plain, ctx = contexts(12000)
     rec = merge_rule(ctx)
     p = merge_alone(ctx, Reader(step="100 MB"))
     assert p.speedup < 1.05  # the premise of the test

@@ -94,9 +94,22 @@ def test_the_reader_baseline_uses_the_probed_largest_io() -> None:
     spec = parse_reader("uproot.iterate:step_size=4000")  # one step: 8 MB in one read
 
     def site(mx: int | None) -> Any:
-        return SimpleNamespace(storage=[SimpleNamespace(read_ahead_kb=128, max_sectors_kb=mx)])
+        return SimpleNamespace(os="Linux 6.1.0", storage=[SimpleNamespace(
+            read_ahead_kb=128, max_sectors_kb=mx, fs_type="ext4")])
 
     unknown = reader_baseline(spec, [m], 1, None, site(None), base)
     known = reader_baseline(spec, [m], 1, None, site(1280), base)
     assert known.device_requests < unknown.device_requests / 5
     assert known.io_s < unknown.io_s
+
+
+def test_the_site_device_takes_large_folios_from_the_kernel_and_file_system() -> None:
+    from models.replay.predict import site_device
+
+    def site(release: str, fs: str) -> Any:
+        return SimpleNamespace(os=release, storage=[SimpleNamespace(
+            read_ahead_kb=128, max_sectors_kb=1280, fs_type=fs)])
+
+    assert site_device(_params(), None, site("Linux 6.18.44", "ext4")).large_folios
+    assert not site_device(_params(), None, site("Linux 6.12.9", "ext4")).large_folios
+    assert not site_device(_params(), None, site("Linux 6.18.44", "nfs4")).large_folios

@@ -13,7 +13,10 @@
   read-ahead: a window of those pages plus the request); read-ahead state belongs to an open
   file (``reopen``: a reader that opens the file for every range starts afresh each time);
 - the page cache: pages already read are free (``ram_mb_per_s`` charges the copy if given);
-  ``warm=True`` starts with every byte cached.
+  ``warm=True`` starts with every byte cached;
+- ``large_folios``: the kernel's read path over large folios instead (:mod:`.folios`, for
+  kernels and file systems that use them), which splits the same windows into more, smaller
+  device I/Os.
 
 So a sequential stream approaches the bandwidth and random small reads approach
 ``1 / (access_s + page / bandwidth)`` requests per second (the IOPS).  :meth:`LocalDevice.
@@ -45,13 +48,11 @@ from typing import Literal
 
 import numpy as np
 
+from .folios import FolioCache
 from .requests import Request
 
 PAGE = 4096
 Limit = Literal["additive", "max"]
-#: With ``LocalDevice.large_folios=None``: read-ahead (KiB) up to which the replay uses
-#: order-0 pages (where they matched the key pre-pass counted on this kernel).
-LARGE_FOLIO_MIN_RA_KB = 128
 
 
 @dataclass(frozen=True)
@@ -95,14 +96,12 @@ class _FileState:
     ra_start: int = -1  # read-ahead window, in pages
     ra_size: int = 0
     ra_async: int = 0
-    ra_order: int = 0  # folio order of the last window (large folios)
     prev_page: int = -2  # last page the application read
     last_end: int = -1  # byte offset where the previous request ended
 
     def reset_ra(self) -> None:
         """A newly opened file: fresh read-ahead state (the page cache and marks stay)."""
         self.ra_start, self.ra_size, self.ra_async, self.prev_page = -1, 0, 0, -2
-        self.ra_order = 0
 
     def cached_before(self, page: int, limit: int) -> int:
         """How many pages just before ``page`` are cached (at most ``limit``)."""
@@ -162,16 +161,12 @@ class LocalDevice:
     read_ahead_kb: int = 128
     warm: bool = False  # every byte already in the page cache
     ram_mb_per_s: float | None = None
-    #: Large folios (the Linux 6.x page cache; ext4 from 6.16): read-ahead folios grow by 2
-    #: orders with each asynchronous window and the mark covers a whole folio, so that a sparse
-    #: reader landing anywhere in it starts the next window.  Off by default (order-0 pages);
-    #: ``None``: on above ``LARGE_FOLIO_MIN_RA_KB`` of read-ahead.  Neither matches every
-    #: case measured on this kernel (6.18, ext4, device reads counted in ``/sys/block`` of a
-    #: loop device, ``benchmarks/bench_replay_disk.py``): uproot's key pre-pass on a 19.5 MB
-    #: file through reopened files, 2,164 counted at 128 KiB (pages 2,201, large folios
-    #: 1,578) and 1,070 at 2,560 KiB (pages 1,785, large folios 1,072); but on 1.6-2.3 MB
-    #: files at 2,560 KiB order-0 pages matched (164 and 36 counted: pages 164 and 36, large
-    #: folios 89 and 28).
+    #: Whether the file system's page cache uses large folios (ext4 from Linux 6.16, XFS from
+    #: 5.18: :func:`.folios.large_folios` decides from the kernel release and the file system
+    #: the site probe records): the replay then follows the kernel's read path over folios
+    #: (:mod:`.folios`: folio orders that grow with each asynchronous window, natural
+    #: alignment, windows that stop at a cached page), which splits windows into more, smaller
+    #: device I/Os.  ``False`` or ``None`` (unknown): order-0 pages, the model below.
     large_folios: bool | None = False
     max_folio_order: int = 9
     #: the device's form: "additive" (a disk) or "max" (a rate limiter); see the module doc
@@ -197,10 +192,8 @@ class LocalDevice:
 
     @property
     def folios(self) -> bool:
-        """Whether read-ahead uses large folios (``large_folios``, or the measured default)."""
-        if self.large_folios is not None:
-            return self.large_folios
-        return self.read_ahead_kb > LARGE_FOLIO_MIN_RA_KB
+        """Whether the replay follows the kernel's read path over large folios."""
+        return bool(self.large_folios)
 
     def io_time(self, ios: Iterable[tuple[int, bool]]) -> float:
         """Seconds the device takes for the I/Os ``ios`` ((bytes, whether it seeks), in
@@ -230,6 +223,8 @@ class LocalDevice:
         ``log`` collects the device I/Os as (file, byte offset, bytes).
         """
         sizes = file_bytes or {}
+        if self.folios and not self.warm:
+            return self._replay_folios(requests, sizes, reopen, log)
         max_pages = max(self.read_ahead_kb * 1024 // PAGE, 0)
         io_pages = max(self.max_io_kb * 1024 // PAGE, 0)
         split = self.max_io_kb * 1024
@@ -268,26 +263,16 @@ class LocalDevice:
                 st.cached[a:b] = True
 
         def window(
-            name: str, st: _FileState, start: int, size: int, async_size: int, ramp: bool = False
+            name: str, st: _FileState, start: int, size: int, async_size: int
         ) -> None:
-            """Read a read-ahead window and mark the folio where its async part starts."""
+            """Read a read-ahead window and mark the page where its async part starts."""
             st.ra_start, st.ra_size, st.ra_async = start, size, async_size
-            order = 0
-            if self.folios:
-                order = min(st.ra_order + 2 if ramp else st.ra_order, self.max_folio_order)
-                order = max(min(order, size.bit_length() - 1), 0)
-            st.ra_order = order
             mark = start + size - async_size
             st.grow(mark + 1)
             fresh = not st.cached[mark]  # only a page this window reads gets the mark
             device_io(name, st, start, start + size)
-            folio = 1 << order
-            lo = max(mark - mark % folio, start)
-            stop = min(lo + folio, start + size)
-            if name in sizes:
-                stop = min(stop, -(-sizes[name] // PAGE))
-            if fresh and lo < stop:
-                st.marks[lo] = stop
+            if fresh and (name not in sizes or mark < -(-sizes[name] // PAGE)):
+                st.marks[mark] = mark + 1
 
         for r in requests:
             n += 1
@@ -324,12 +309,12 @@ class LocalDevice:
                         expected = st.ra_start + st.ra_size - st.ra_async
                         if st.ra_size and mark == expected:
                             size = next_ra_pages(st.ra_size, mp)
-                            window(r.file, st, st.ra_start + st.ra_size, size, size, True)
+                            window(r.file, st, st.ra_start + st.ra_size, size, size)
                         else:  # a mark without its state (another reader, or reopened)
                             start = st.next_miss(page + 1, mp)
                             if start > 0:
                                 size = next_ra_pages(start - page + req, mp)
-                                window(r.file, st, start, size, size, True)
+                                window(r.file, st, start, size, size)
                     nxt = page + 1
                     holes = np.nonzero(~st.cached[nxt:end])[0]
                     page = min(nxt + int(holes[0]) if len(holes) else end, st.next_mark(nxt))
@@ -353,6 +338,47 @@ class LocalDevice:
                 if not st.cached[page]:  # beyond the end of the file
                     break
             st.prev_page = end - 1
+        time_s += self.io_time(ios)
+        return Transfer(time_s, n, req_bytes, dev_n, dev_bytes, seeks, cached, tuple(ios))
+
+    def _replay_folios(self, requests: Iterable[Request], sizes: dict[str, int], reopen: bool,
+                       log: list[tuple[str, int, int]] | None) -> Transfer:
+        """:meth:`replay` through the kernel's read path over large folios (``folios``)."""
+        split = self.max_io_kb * 1024
+        n = req_bytes = dev_n = dev_bytes = seeks = cached = 0
+        time_s = 0.0
+        last: tuple[str, int] | None = None
+        ios: list[tuple[int, bool]] = []
+
+        def device_io(name: str, page: int, pages: int) -> None:
+            nonlocal dev_n, dev_bytes, seeks, last
+            seek = last != (name, page)
+            seeks += seek
+            nbytes = pages * PAGE
+            if log is not None:
+                log.append((name, page * PAGE, nbytes))
+            ios.append((nbytes, seek))
+            dev_n += -(-nbytes // split) if split > 0 else 1
+            dev_bytes += nbytes
+            last = (name, page + pages)
+
+        cache = FolioCache(max(self.read_ahead_kb * 1024 // PAGE, 0),
+                           max(self.max_io_kb * 1024 // PAGE, 0), self.max_folio_order,
+                           device_io)
+        for r in requests:
+            n += 1
+            req_bytes += r.size
+            if r.size <= 0:
+                continue
+            f = cache.files.get(r.file)
+            if f is not None:
+                first, end = r.offset // PAGE, -(-(r.offset + r.size) // PAGE)
+                f.grow(end)
+                hit = int(np.count_nonzero(f.head[first:end] >= 0))
+                cached += min(hit * PAGE, r.size)
+                if self.ram_mb_per_s and hit:
+                    time_s += hit * PAGE / (self.ram_mb_per_s * 1e6)
+            cache.replay([r], sizes, reopen)
         time_s += self.io_time(ios)
         return Transfer(time_s, n, req_bytes, dev_n, dev_bytes, seeks, cached, tuple(ios))
 

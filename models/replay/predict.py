@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING
 from probes.basketmap import BasketMap
 
 from .device import LocalDevice, Transfer
+from .folios import large_folios
 from .layouts import fast_merge, groups, optimized_merge
 from .readers import root_getentry, uproot_iterate, uproot_step_entries
 from .requests import python_buffered, renumber
@@ -487,10 +488,12 @@ def device_from(params: Params, raw: RawRead | None = None,
 
 def site_device(params: Params, raw: RawRead | None, site: SiteProfile) -> LocalDevice:
     """:func:`device_from` with the site's read-ahead and largest I/O: those of the first
-    data path whose read-ahead the probe found."""
+    data path whose read-ahead the probe found, and its page cache (large folios where the
+    kernel release and that path's file system give them: :func:`.folios.large_folios`)."""
     disk = next((s for s in site.storage if s.read_ahead_kb), None)
-    return device_from(params, raw, disk.read_ahead_kb if disk else None,
-                       disk.max_sectors_kb if disk else None)
+    dev = device_from(params, raw, disk.read_ahead_kb if disk else None,
+                      disk.max_sectors_kb if disk else None)
+    return replace(dev, large_folios=large_folios(site.os, disk.fs_type if disk else None))
 
 
 def costs_from(params: Params, row: Mapping[str, float], warm_open_s: float | None = None,

@@ -7,7 +7,8 @@ differ where the kernel reads for the program: read-ahead reads more than was as
 serves re-reads and the pages read ahead, and the block layer splits an I/O larger than the
 queue's ``max_sectors_kb``.  :func:`replay_trace` replays the recorded reads, per file and in
 time order, through :class:`~.device.LocalDevice` (its model of the kernel's read-ahead, page
-cache and ``max_sectors_kb`` split) and returns the device reads and bytes it predicts, to
+cache, in order-0 pages or large folios as the device says, and ``max_sectors_kb`` split) and
+returns the device reads and bytes it predicts, to
 set beside the counted ones.
 
 How each file was opened matters: read-ahead state belongs to an open file, and a reader
