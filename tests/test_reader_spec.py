@@ -214,7 +214,7 @@ def _baseline(storage_mb_per_s: float, access_ms: float) -> Any:
 def test_baseline_pays_the_key_prepass_on_a_slow_device(tmp_path: Path) -> None:
     f = write_flat(tmp_path / "f.root", entries=4000, branches=40, chunks=20)
     maps = [read_basket_map(str(f))]
-    site: Any = SimpleNamespace(storage=[])
+    site: Any = SimpleNamespace(storage=[], os=None)
     slow = _baseline(70, 8.0)  # an IOPS-bound disk: every key read is an access
     default = reader_baseline(parse_reader("uproot.iterate"), maps, 1, None, site, slow)
     step = reader_baseline(parse_reader("uproot.iterate:step_size=1000"), maps, 1, None, site,
@@ -268,7 +268,7 @@ def test_rate_limited_device_hides_spaced_out_reads(tmp_path: Path) -> None:
 
     f = write_flat(tmp_path / "f.root", entries=2000, branches=10, chunks=4)
     maps = [read_basket_map(str(f))]
-    site: Any = SimpleNamespace(storage=[])
+    site: Any = SimpleNamespace(storage=[], os=None)
     disk = _baseline(70, 8.0)
     limiter: Any = SimpleNamespace(
         params=dataclasses.replace(disk.params, storage_overlap=1.0), row=disk.row)
