@@ -144,3 +144,57 @@ def test_a_traced_readers_branches_are_those_replayed() -> None:
     assert rec.predicted_speedup == round(p.speedup, 3)
     every = merge_rule(replace(plain, reader=parse_reader("uproot.iterate")))
     assert every is not None and every.predicted_speedup != rec.predicted_speedup
+
+
+def test_the_programs_reader_costs_what_the_calibrations_loop_of_it_measured() -> None:
+    """Where the calibration's warm event loop ran the program's reader, the replays of that
+    reader on today's files cost its measured time per event plus the warm opens, and an
+    entry-count step saves the pre-pass keys' CPU; another reader's loop leaves the terms."""
+    maps = tuple(interleaved(f"f{i}", flush=1000, size=3000) for i in range(4))  # small files
+    a, plain = slow_disk_context(maps)
+    if a.baseline is None or a.baseline.workers != 1:
+        pytest.skip("the replay is of one worker")
+    ctx = replace(plain, reader=parse_reader("uproot.iterate"))
+    cal = ctx.calibration
+    assert cal is not None
+    if cal.event_loop is None or cal.event_loop.warm is None or not cal.event_loop.warm.median:
+        pytest.skip("the fixture has no warm event loop")
+    assert ctx.reader is not None
+    loop = replace(cal.event_loop, reader=ctx.reader.text)
+    mine = replace(ctx, calibration=replace(cal, event_loop=loop))
+    costs = mine.replay_costs()
+    assert costs.call_s != plain.replay_costs().call_s  # taken from the reader's own loop
+    assert costs.key_s > 0 and costs.extra_baskets
+    prog = mine.program_reader
+    assert prog is not None
+    r = mine.reader_replay(prog, prog, after_warm=True)
+    assert r is not None
+    warm = loop.warm.median
+    assert r.after.cpu_s == pytest.approx(r.after.entries / warm + r.after.files * costs.open_s)
+    step = mine.reader_replay(prog, Reader(step=10**9))
+    assert step is not None and step.after.keys == 0 < step.before.keys
+    assert step.before.cpu_s - step.after.cpu_s == pytest.approx(step.before.keys * costs.key_s)
+    # a loop of another reader: the per-call cost is not taken from it
+    other = replace(cal, event_loop=replace(loop, reader="uproot.iterate:step_size=1000"))
+    assert replace(ctx, calibration=other).replay_costs().call_s != costs.call_s
+
+
+def test_larger_files_take_the_loops_leftover_as_work_per_mb() -> None:
+    """Calls of several baskets per branch (larger files): the program's reader's measured
+    warm loop still sets its replayed CPU, the fitted per-call cost kept and the rest per MB."""
+    plain, ctx = contexts(300)  # ten baskets per branch and call
+    cal = ctx.calibration
+    assert cal is not None and cal.event_loop is not None and cal.event_loop.warm is not None
+    assert ctx.reader is not None
+    loop = replace(cal.event_loop, reader=ctx.reader.text)
+    mine = replace(ctx, calibration=replace(cal, event_loop=loop))
+    costs = mine.replay_costs()
+    assert costs.call_s == pytest.approx(mine.param("call_s"))
+    assert costs.key_s > 0 and costs.process_mb_per_s > 0
+    prog = mine.program_reader
+    assert prog is not None
+    r = mine.reader_replay(prog, prog, after_warm=True)
+    assert r is not None
+    assert r.after.cpu_s == pytest.approx(r.after.entries / loop.warm.median
+                                          + r.after.files * costs.open_s)
+    assert costs.process_mb_per_s != plain.replay_costs().process_mb_per_s

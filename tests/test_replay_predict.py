@@ -15,6 +15,7 @@ from models.replay.predict import (
     layout_time,
     loop_costs,
     merge_prediction,
+    reader_loop_costs,
 )
 from probes.basketmap import BasketMap, Region, synthetic_map
 
@@ -122,3 +123,64 @@ def test_root_keeps_its_own_terms() -> None:
     u = layout_time([m], warm, costs)
     assert u.cpu_s == pytest.approx(0.05 + 0.1 + 8.0 / 100.0)
     assert costs.scaled(2.0).root == root.scaled(2.0)
+
+
+def test_a_memory_size_step_pays_its_keys_cpu_an_entry_step_does_not() -> None:
+    m = one_file("/x.root")  # 4 branches x 8 baskets: 32 keys in the pre-pass
+    costs = CpuCosts(open_s=0.0, call_s=0.1, key_s=1e-3)
+    warm = replace(DEV, warm=True)
+    mem = layout_time([m], warm, costs, reader=Reader(step="100 MB"))
+    ent = layout_time([m], warm, costs, reader=Reader(step=8000))
+    assert (mem.keys, ent.keys) == (32, 0)
+    assert mem.calls == ent.calls == 1
+    assert mem.cpu_s - ent.cpu_s == pytest.approx(32 * 1e-3)
+    # scaled files scale the keys; the fitted terms (key_s 0) leave them uncounted
+    assert layout_time([m], warm, costs, reader=Reader(step="100 MB"), scale=3).keys == 96
+    assert layout_time([m], warm, replace(costs, key_s=0.0),
+                       reader=Reader(step="100 MB")).cpu_s == pytest.approx(ent.cpu_s)
+
+
+def test_loop_costs_leave_the_pre_pass_keys_out_of_the_call() -> None:
+    c = loop_costs(0.2, 2.0, 1, 0, 100.0, keys=100, key_s=1e-4)
+    assert c is not None and c.key_s == 1e-4
+    assert c.call_s == pytest.approx(0.2 - 0.02 - 100 * 1e-4)
+
+
+def test_the_programs_reader_replayed_costs_what_its_warm_loop_measured() -> None:
+    m = one_file("/x.root", branches=20, baskets=2, size=50_000)
+    warm = replace(DEV, warm=True)
+    reader = Reader(step="100 MB")
+    counted = layout_time([m], warm, CpuCosts(open_s=0.0), reader=reader, scale=5)
+    # the loop measured 4,000 events/s warm (opening not timed): 2 s for the 5 files
+    lc = reader_loop_costs(counted, 4000.0, 100.0, basket_s=1e-4, key_s=2e-4)
+    assert lc is not None
+    costs = CpuCosts(open_s=0.0, call_s=lc.call_s, basket_s=lc.basket_s,
+                     decompress_mb_per_s=lc.decompress_mb_per_s, extra_baskets=True,
+                     key_s=lc.key_s)
+    again = layout_time([m], warm, costs, reader=reader, scale=5)
+    assert again.cpu_s == pytest.approx(counted.entries / 4000.0)
+    # an entry step over the same calls saves the keys' CPU only
+    ent = layout_time([m], warm, costs, reader=Reader(step=2000), scale=5)
+    assert ent.calls == again.calls
+    assert again.cpu_s - ent.cpu_s == pytest.approx(counted.keys * 2e-4)
+    # a ROOT replay, or a loop faster than its decompression, gives nothing
+    assert reader_loop_costs(layout_time([m], warm, CpuCosts(open_s=0.0),
+                                         reader=Reader("root")), 4000.0, 100.0) is None
+    assert reader_loop_costs(counted, 1e9, 100.0) is None
+
+
+def test_the_pre_pass_keys_assumed_cost_spans_the_interval() -> None:
+    from models.replay.predict import UPROOT_KEY_S_RANGE, reader_change
+
+    m = one_file("/x.root", branches=20, baskets=2, size=50_000)
+    warm = replace(DEV, warm=True)
+    before, after = Reader(step="100 MB"), Reader(step=2000)
+    costs = CpuCosts(open_s=0.01, call_s=0.05, key_s=50e-6)
+    r = reader_change([m], 5, warm, costs, before, after)
+    assert r.low < r.speedup < r.high
+    lo, hi = UPROOT_KEY_S_RANGE
+    for k, end in ((lo, r.low), (hi, r.high)):
+        at = reader_change([m], 5, warm, replace(costs, key_s=k), before, after)
+        assert at.speedup == pytest.approx(end)
+    flat = reader_change([m], 5, warm, replace(costs, key_s=0.0), before, after)
+    assert flat.low == flat.speedup == flat.high == pytest.approx(1.0)

@@ -12,15 +12,19 @@ from models.replay import LocalDevice
 from models.replay.baseline import ReaderBaseline
 from models.replay.predict import (
     STEP_BYTES,
+    UPROOT_KEY_S,
     UPROOT_OVERLAP,
     UPROOT_OVERLAP_RANGE,
     CpuCosts,
+    LayoutTime,
     LoopCosts,
     MergePrediction,
     Reader,
     costs_from,
+    layout_time,
     merge_prediction,
     reader_change,
+    reader_loop_costs,
     site_device,
 )
 from models.scenarios import (
@@ -197,10 +201,76 @@ class Context:
 
     def _loop_costs(self) -> LoopCosts | None:
         """The per-call cost of uproot's plain event loop from the calibration's warm loop
-        (:func:`models.calibration.loop_call_costs`)."""
-        if self.calibration is None:
+        (:func:`models.calibration.loop_call_costs`); where that loop ran the program's own
+        uproot reader (``--reader``), from it (:meth:`_reader_loop_costs`)."""
+        cal = self.calibration
+        if cal is None:
             return None
-        return loop_call_costs(self.calibration, self.tree)
+        loop = cal.event_loop
+        if loop is not None and loop.reader is not None:
+            if "reader loop costs" not in self._replay_memo:  # one replay per context
+                self._replay_memo["reader loop costs"] = self._reader_loop_costs()
+            return self._replay_memo["reader loop costs"]  # type: ignore[return-value]
+        return loop_call_costs(cal, self.tree)
+
+    def _reader_loop_costs(self) -> LoopCosts | None:
+        """:func:`~models.replay.predict.reader_loop_costs`: the calibration's warm loop ran
+        the program's uproot reader, so its time per event, less the decompression at the
+        measured rate, the baskets beyond one per branch and call and the pre-pass's keys,
+        sets the per-call cost (the calls, baskets and keys counted by that reader's replay on
+        today's files).  The rates and the small-files condition are
+        :func:`~models.calibration.loop_call_costs`' (the loop read as an entry-step loop
+        would), the condition checked again with the reader's own calls (where it fails:
+        :meth:`_reader_mb_costs`).  ``None`` (the fitted terms) for another reader, a ROOT
+        reader, no maps or no warm loop."""
+        from dataclasses import replace
+
+        from models.calibration import LOOP_CALL_MAX_BASKETS
+
+        cal, spec, prog = self.calibration, self.reader, self.program_reader
+        loop = cal.event_loop if cal is not None else None
+        if cal is None or loop is None or spec is None or prog is None or \
+                loop.reader != spec.text or prog.engine != "uproot" or loop.warm is None or \
+                not loop.warm.median or not self.basket_maps or self.tree is None:
+            return None
+        chosen = list(spec.branches) if spec.branches else (list(self.branches) or None)
+        try:
+            lt = layout_time(self.basket_maps, self.replay_device(), CpuCosts(open_s=0.0),
+                             branches=chosen, reader=prog)
+        except (KeyError, ValueError):
+            return None
+        if not lt.branch_calls or not lt.compressed_mb:
+            return None
+        rates = loop_call_costs(replace(cal, event_loop=replace(loop, reader=None)), self.tree)
+        if rates is None or lt.baskets / lt.branch_calls > LOOP_CALL_MAX_BASKETS:
+            return self._reader_mb_costs(lt, float(loop.warm.median))
+        return reader_loop_costs(lt, float(loop.warm.median), rates.decompress_mb_per_s,
+                                 rates.basket_s, rates.process_mb_per_s or None)
+
+    def _reader_mb_costs(self, lt: LayoutTime, warm: float) -> LoopCosts | None:
+        """Where the program's reader's calls hold several baskets per branch (larger files):
+        its warm loop's time per event (``warm``; ``lt``: its replay on today's files) less
+        the fitted per-call cost, the pre-pass's keys and the baskets beyond one per branch
+        and call (the per-basket test) is work per MB: the measured decompression, the rest
+        processing.  ``None`` where nothing is left or the decompression rate is unmeasured."""
+        cal, tree = self.calibration, self.tree
+        if cal is None or tree is None:
+            return None
+        alg = tree.compression.algorithm
+        found = [d.compressed_mb_per_s for d in cal.decompression if d.source == "dataset"
+                 and d.compressed_mb_per_s and (d.algorithm == alg or alg in (None, "none"))]
+        dec = float(found[0]) if found else 0.0
+        if not found and alg not in (None, "none"):
+            return None
+        b = (cal.basket_cost.basket_s if cal.basket_cost is not None else None) or 0.0
+        call = self.param("call_s")
+        left = lt.entries / warm - lt.calls * call - lt.keys * UPROOT_KEY_S - \
+            max(lt.baskets - lt.branch_calls, 0.0) * b
+        per_mb = left / lt.compressed_mb - (1.0 / dec if dec else 0.0)
+        if left <= 0 or per_mb <= 0:
+            return None
+        return LoopCosts(call_s=call, basket_s=b, decompress_mb_per_s=dec,
+                         process_mb_per_s=1.0 / per_mb)
 
     def _replay(self, run: Callable[[LocalDevice, CpuCosts, tuple[float, float], float, int],
                                     MergePrediction]) -> MergePrediction | None:

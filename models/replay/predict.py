@@ -66,6 +66,14 @@ MAX_GROUPS = 2
 #: replayed I/O (cold minus warm at most 0.3 of the replayed I/O).
 UPROOT_OVERLAP = 1.0
 UPROOT_OVERLAP_RANGE = (0.5, 1.0)
+#: uproot's CPU per basket key in a memory-size step's pre-pass (``"100 MB"``: every selected
+#: basket's key read, one call each).  An assumption from one check (uproot 5.7.7, this
+#: project's machine, warm, process CPU time): ``iterate`` over every branch at "100 MB" less
+#: the same at an entry step with as many calls, over the keys, on five ROOT-written datasets
+#: (100-1,200 branches, 2,073-12,000 keys): 45-62 µs (``benchmarks/RESULTS.md``).  The range
+#: the intervals span: half to one and a half times it (single runs gave 32-128 µs).
+UPROOT_KEY_S = 50e-6
+UPROOT_KEY_S_RANGE = (25e-6, 75e-6)
 
 
 @dataclass(frozen=True)
@@ -109,6 +117,8 @@ class CpuCosts:
     #: the terms a ROOT ``GetEntry`` loop pays where they differ from uproot's (``None``:
     #: these)
     root: CpuCosts | None = None
+    #: CPU per key of a memory-size step's pre-pass (``UPROOT_KEY_S``; 0: not apart, as fitted)
+    key_s: float = 0.0
 
     def for_engine(self, engine: str) -> CpuCosts:
         return self.root if engine == "root" and self.root is not None else self
@@ -124,7 +134,7 @@ class CpuCosts:
     def scaled(self, f: float) -> CpuCosts:
         """The per-file costs (open, call, basket) times ``f``."""
         return replace(self, open_s=self.open_s * f, call_s=self.call_s * f,
-                       basket_s=self.basket_s * f,
+                       basket_s=self.basket_s * f, key_s=self.key_s * f,
                        root=self.root.scaled(f) if self.root is not None else None)
 
 
@@ -155,7 +165,7 @@ class LayoutTime:
     def hidden_s(self) -> float:
         """The I/O time that hides behind the read calls' CPU (see the module's notes)."""
         stream_io = max(self.io_s - self.sync_s, 0.0)
-        stream_cpu = max(self.cpu_s - self.cpu_open_s, 0.0)
+        stream_cpu = max(self.cpu_s - self.cpu_open_s - self.cpu_keys_s, 0.0)
         return self.overlap * min(stream_io, stream_cpu)
 
     @property
@@ -185,6 +195,10 @@ class LayoutTime:
     #: the share of the streamed I/O hidden behind the CPU (``CpuCosts.overlap``)
     overlap: float = 0.0
     engine: str = "uproot"
+    #: basket keys read by a memory-size step's pre-pass (uproot; 0 with an entry step)
+    keys: float = 0.0
+    #: that pre-pass's CPU time (part of ``cpu_s``; before any data read: it hides no I/O)
+    cpu_keys_s: float = 0.0
 
     def with_costs(self, costs: CpuCosts) -> LayoutTime:
         """The same replay with other CPU costs."""
@@ -193,15 +207,16 @@ class LayoutTime:
         if costs.extra_baskets:
             baskets = max(self.baskets - self.branch_calls, 0.0)
         opens = self.files * costs.open_s
-        cpu = (opens + self.calls * costs.call_s
+        cpu = (opens + self.calls * costs.call_s + self.keys * costs.key_s
                + baskets * costs.basket_s + self.compressed_mb * costs.per_mb_s())
         overlap = costs.overlap if self.engine == "uproot" and self.sync is not None else 0.0
-        return replace(self, cpu_s=cpu, cpu_open_s=opens, overlap=overlap)
+        return replace(self, cpu_s=cpu, cpu_open_s=opens, overlap=overlap,
+                       cpu_keys_s=self.keys * costs.key_s)
 
     def as_dict(self) -> dict[str, float]:
         return {"files": self.files, "entries": self.entries,
                 "compressed_mb": self.compressed_mb, "calls": self.calls,
-                "baskets": self.baskets, "io_s": self.io_s, "cpu_s": self.cpu_s,
+                "baskets": self.baskets, "keys": self.keys, "io_s": self.io_s, "cpu_s": self.cpu_s,
                 "total_s": self.total_s, "events_per_s": self.events_per_s,
                 "device_requests": self.io.device_requests * self.scale,
                 "seeks": self.io.seeks * self.scale, "seek_s": self.seek_s,
@@ -280,6 +295,7 @@ def layout_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
         entries += m.entries
         mb += sum(b.compressed_bytes for b in chosen) / 1e6
     reqs = renumber(streams)
+    keys = sum(1 for r in reqs if r.kind == "key")
     sizes = {m.path: m.file_bytes for m in maps}
     io = device.replay(python_buffered(reqs, 4096, sizes), sizes, reopen=True)
     # the synchronous reads (metadata, keys) replayed alone: what cannot hide behind the CPU
@@ -288,7 +304,7 @@ def layout_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
     lt = LayoutTime(files=len(maps) * scale, entries=entries * scale, compressed_mb=mb * scale,
                     calls=calls * scale, baskets=baskets * scale, io=io, scale=scale,
                     cpu_s=0.0, _access_s=device.access_s, sync=sync,
-                    branch_calls=branch_calls * scale)
+                    branch_calls=branch_calls * scale, keys=keys * scale)
     return lt.with_costs(costs)
 
 
@@ -431,10 +447,11 @@ def _compare(before_maps: Sequence[BasketMap], after_maps: Sequence[BasketMap],
     lows, highs = [s], [s]
     sd_bw, sd_acc = device_sd
     overlaps = costs.overlap_range or (costs.overlap,)
-    if sd_bw > 0 or sd_acc > 0 or cpu_sd > 0 or len(overlaps) > 1:
-        for fb, fa, fc, phi in itertools.product((-1, 1), (-1, 1), (-1, 1), overlaps):
+    keys = UPROOT_KEY_S_RANGE if costs.key_s else (0.0,)  # the pre-pass's assumed cost
+    if sd_bw > 0 or sd_acc > 0 or cpu_sd > 0 or len(overlaps) > 1 or costs.key_s:
+        for fb, fa, fc, phi, k in itertools.product((-1, 1), (-1, 1), (-1, 1), overlaps, keys):
             bw, acc = math.exp(fb * z * sd_bw), math.exp(fa * z * sd_acc)
-            cpu = replace(costs.scaled(math.exp(fc * z * cpu_sd)), overlap=phi)
+            cpu = replace(costs.scaled(math.exp(fc * z * cpu_sd)), overlap=phi, key_s=k)
             b = retimed(b0, device, bw, acc).with_costs(cpu)
             a = retimed(a0, later, bw, acc).with_costs(cpu)
             r = b.total_s / a.total_s
@@ -522,7 +539,8 @@ def costs_from(params: Params, row: Mapping[str, float], warm_open_s: float | No
     return CpuCosts(open_s=float(open_s), call_s=loop.call_s, basket_s=loop.basket_s,
                     decompress_mb_per_s=loop.decompress_mb_per_s if dec else 0.0,
                     process_mb_per_s=loop.process_mb_per_s, overlap=overlap,
-                    overlap_range=overlap_range, extra_baskets=True, root=fitted)
+                    overlap_range=overlap_range, extra_baskets=True, root=fitted,
+                    key_s=loop.key_s)
 
 
 @dataclass(frozen=True)
@@ -533,11 +551,13 @@ class LoopCosts:
     basket_s: float
     decompress_mb_per_s: float
     process_mb_per_s: float = 0.0
+    key_s: float = UPROOT_KEY_S  # per key of a memory-size step's pre-pass, not in call_s
 
 
 def loop_costs(file_s: float, file_mb: float, calls: float, extra_baskets: float,
                decompress_mb_per_s: float, basket_s: float | None = None,
-               process_mb_per_s: float | None = None) -> LoopCosts | None:
+               process_mb_per_s: float | None = None, keys: float = 0.0,
+               key_s: float = UPROOT_KEY_S) -> LoopCosts | None:
     """The per-call cost of uproot's event loop from its warm time per file ``file_s`` (the
     calibration's warm event loop: opening not timed, ``calls`` read calls per file of
     ``file_mb`` compressed MB, ``extra_baskets`` baskets per file beyond one per branch and
@@ -545,15 +565,35 @@ def loop_costs(file_s: float, file_mb: float, calls: float, extra_baskets: float
     (and processing them, where measured apart from the fixed costs), and the baskets beyond
     the first of each branch at ``basket_s`` (the per-basket test; 0 where unmeasured),
     per call.  So the per-branch work of each call (finding the baskets, building the arrays)
-    is a per-call cost, not a per-MB rate.  ``None`` where nothing is left (the loop was
-    faster than its decompression alone: a noisy measurement)."""
+    is a per-call cost, not a per-MB rate.  ``keys``: basket keys per file the loop's
+    memory-size step read in its pre-pass (0: an entry step), at ``key_s`` each, left out of
+    the per-call cost (a replay charges them where its reader reads them).  ``None`` where
+    nothing is left (the loop was faster than its decompression alone: a noisy
+    measurement)."""
     if file_s <= 0 or calls <= 0 or decompress_mb_per_s < 0:
         return None
     per_mb = (1.0 / decompress_mb_per_s if decompress_mb_per_s > 0 else 0.0) + \
         (1.0 / process_mb_per_s if process_mb_per_s else 0.0)
     b = basket_s or 0.0
-    left = file_s - file_mb * per_mb - max(extra_baskets, 0.0) * b
+    left = file_s - file_mb * per_mb - max(extra_baskets, 0.0) * b - max(keys, 0.0) * key_s
     if left <= 0:
         return None
     return LoopCosts(call_s=left / calls, basket_s=b, decompress_mb_per_s=decompress_mb_per_s,
-                     process_mb_per_s=process_mb_per_s or 0.0)
+                     process_mb_per_s=process_mb_per_s or 0.0, key_s=key_s)
+
+
+def reader_loop_costs(lt: LayoutTime, warm_events_per_s: float, decompress_mb_per_s: float,
+                      basket_s: float | None = None, process_mb_per_s: float | None = None,
+                      key_s: float = UPROOT_KEY_S) -> LoopCosts | None:
+    """:func:`loop_costs` from a warm event loop that ran the program's own uproot reader
+    (``warm_events_per_s``: its warm time per event, opening not timed), with that reader's
+    read calls, baskets and pre-pass keys as its replay ``lt`` on today's files counts them
+    (per file): replays of that reader on today's files then cost what it measured (opening
+    aside); a layout or reader change keeps the per-call, -basket, -key and -MB costs.
+    ``None`` for a ROOT replay, or as :func:`loop_costs`."""
+    if lt.engine != "uproot" or warm_events_per_s <= 0 or lt.files <= 0 or lt.calls <= 0:
+        return None
+    n = lt.files
+    return loop_costs(lt.entries / warm_events_per_s / n, lt.compressed_mb / n, lt.calls / n,
+                      (lt.baskets - lt.branch_calls) / n, decompress_mb_per_s, basket_s,
+                      process_mb_per_s, keys=lt.keys / n, key_s=key_s)
