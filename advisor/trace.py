@@ -203,6 +203,7 @@ def threads(capture: Any) -> Any:
     mine = [(r.start_s, r.duration_s) for r in capture.reads if r.pid == main]
     mine += list(capture.main_waits)
     theirs = [(r.start_s, r.duration_s) for r in capture.reads if r.pid != main]
+    theirs += list(getattr(capture, "other_waits", ()))  # their asynchronous requests
     share = 1.0
     if capture.recorder == "python":  # their time in reads less the CPU inside them
         spent = sum(d for _, d in theirs)
@@ -243,7 +244,13 @@ def analyse(capture: Any, *, cold: bool = False, uses: Sequence[str] = ()) -> Tr
     from models.attribution import attribute, device_from_trace
     from probes.trace.decompress import decompression_s_per_byte
 
-    from .recommend.reader import TraceFacts, maps_in_read_order, reader_rules
+    from .recommend.reader import (
+        TraceFacts,
+        device_facts,
+        maps_in_read_order,
+        on_core_in,
+        reader_rules,
+    )
 
     notes: list[str] = []
     order = list(dict.fromkeys(r.file for r in capture.reads))
@@ -319,7 +326,9 @@ def analyse(capture: Any, *, cold: bool = False, uses: Sequence[str] = ()) -> Tr
                        reader=reader_of(capture), uses=tuple(uses), cpu_s=capture.cpu_s,
                        decompression_s=decompression, cores=_cores(),
                        rdataframe=_mentions(capture.command, "RDataFrame"),
-                       open_s=capture.open_s, link=link)
+                       open_s=capture.open_s, link=link,
+                       prepass_on_core=on_core_in(capture, pre),
+                       **device_facts(order[0] if order and not remote else None))
     findings = tuple(reader_rules(facts))
     kinds = att.by_kind()
     trace = Trace(

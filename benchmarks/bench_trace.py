@@ -5,7 +5,8 @@ file served by XRootD over the emulated link.
     python benchmarks/bench_trace.py --counts             # recorder against strace, untimed
     python benchmarks/bench_trace.py [--workdir DIR] [--lock /tmp/hep-bench.lock]
         [--programs default step arrays getentry rdf] [--layouts interleaved small remote]
-        [--repeat N] [--no-heldout] [--no-check] [--validate [only]] [--rtt-ms 20]
+        [--repeat N] [--no-heldout] [--heldout 200,20000,16000] [--no-check]
+        [--validate [only]] [--rtt-ms 20]
         [--mbit 100]
 
 With ``--lock``, the lock is held only while one case is timed (its untraced and traced runs),
@@ -21,7 +22,8 @@ Writes (once, kept in ``--workdir``) four datasets with ROOT:
   (smaller, so that the default's key pre-pass over a 20 ms link stays within a minute),
   served by ``testbench.remote`` (XRootD behind the latency proxy and a shaped link);
 - ``heldout``: a file no test has seen (200 branches of floats and doubles, 20,000 entries,
-  16 kB baskets, ZLIB-1, ``SetAutoFlush(0)``) for the pre-pass check.
+  16 kB baskets, ZLIB-1, ``SetAutoFlush(0)``; ``--heldout B,E,BYTES`` writes another) for the
+  pre-pass check.
 
 For each program x layout: the program run cold ``--repeat`` times without tracing, and as
 many times (alternately) under ``hep-advisor trace --json --cold`` with the default recorder
@@ -163,12 +165,21 @@ print("sum", total.GetValue())
 }
 
 
-def write_data(work: Path) -> dict[str, list[Path]]:
+#: The held-out file: branches (floats and doubles), entries, basket bytes.
+HELDOUT = (200, 20000, 16000)
+
+
+def heldout_name(spec: tuple[int, int, int]) -> str:
+    return "heldout.root" if spec == HELDOUT else "heldout_{}br_{}ev_{}B.root".format(*spec)
+
+
+def write_data(work: Path, heldout: tuple[int, int, int] = HELDOUT) -> dict[str, list[Path]]:
     small = [work / "small" / f"s{i:02d}.root" for i in range(20)]
+    held = work / heldout_name(heldout)
     layouts = {"interleaved": [work / "interleaved.root"], "small": small,
-               "remote": [work / "remote.root"], "heldout": [work / "heldout.root"]}
+               "remote": [work / "remote.root"], "heldout": [held]}
     specs: list[list[Any]] = [[str(work / "interleaved.root"), 400, 20000, 32000, 0, 0],
-             [str(work / "heldout.root"), 200, 20000, 16000, 0, 1],
+             [str(held), *heldout, 0, 1],
              [str(work / "remote.root"), 100, 20000, 32000, 0, 0],
              *[[str(p), 200, 300, 32000, 1, 0] for p in small]]
     todo = [sp for sp in specs if not Path(sp[0]).exists()]
@@ -421,6 +432,9 @@ def main() -> int:
     ap.add_argument("--validate", nargs="?", const="yes", choices=("yes", "only"),
                     help="run each applicable finding's changed program beside the original "
                     "('only': just that, after one traced run)")
+    ap.add_argument("--heldout", default=",".join(map(str, HELDOUT)),
+                    help="the held-out file: BRANCHES,ENTRIES,BASKET_BYTES (default %(default)s;"
+                    " another spec writes another file)")
     ap.add_argument("--rtt-ms", type=float, default=20.0)
     ap.add_argument("--mbit", type=float, default=100.0)
     opts = ap.parse_args()
@@ -430,7 +444,12 @@ def main() -> int:
     work = opts.workdir.resolve()
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    layouts = write_data(work)
+    try:
+        nb, ne, nbytes = (int(x) for x in opts.heldout.split(","))
+    except ValueError:
+        print(f"--heldout {opts.heldout}: expected BRANCHES,ENTRIES,BASKET_BYTES", file=sys.stderr)
+        return 2
+    layouts = write_data(work, (nb, ne, nbytes))
     for name, src in PROGRAMS.items():
         (work / f"{name}.py").write_text(src)
     print(f"data ready in {time.perf_counter() - t0:.0f} s under {work}", flush=True)
@@ -484,8 +503,12 @@ def heldout(place: Place, work: Path, paths: list[str], repeat: int, lock: Lock)
     with lock:
         t, _ = traced(place, script, paths)
     found = [f for f in t["findings"] if f["code"] == "U001"]
+    (work / "heldout_trace.json").write_text(json.dumps(t, indent=1))
     print(f"\nheld-out file ({Path(paths[0]).name}): default uproot.iterate, traced "
-          f"{t['wall_s']:.2f} s, key reads {t['requests_by_kind']['key']}")
+          f"{t['wall_s']:.2f} s, key reads {t['requests_by_kind']['key']} (the trace: "
+          f"{work / 'heldout_trace.json'})")
+    print("  split (s): " + ", ".join(f"{k} {v:+.2f}" for k, v in t["time_split"].items()
+                                      if v is not None))
     if not found:
         print("U001 did not fire (a miss)")
         return

@@ -55,6 +55,19 @@ class BlockDevice:
 
 
 @dataclass(frozen=True)
+class ThrottleInfo:
+    """Read limits a cgroup block throttle sets for the probing process on a data path's device
+    (cgroup v1 ``blkio.throttle.read_*_device``, v2 ``io.max``); ``slice_s``: the throttle's
+    time slice, whose whole budget a job gets at once after idle (``slice_source`` says whether
+    it was measured or is the kernel's default, assumed)."""
+
+    read_mb_per_s: float | None
+    read_iops: float | None
+    slice_s: float
+    slice_source: str
+
+
+@dataclass(frozen=True)
 class StorageInfo:
     """Where one data path lives.
 
@@ -76,6 +89,8 @@ class StorageInfo:
     stack: tuple[BlockDevice, ...] = ()
     #: the top device's largest I/O, KiB (``queue/max_sectors_kb``; ``None``: unknown)
     max_sectors_kb: int | None = None
+    #: a cgroup block throttle on this device for the probing process (``None``: none found)
+    throttle: ThrottleInfo | None = None
 
 
 @dataclass(frozen=True)

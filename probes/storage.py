@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from .files import is_remote
 from .results import BlockDevice, DeviceKind, FsClass, StorageInfo
+from .throttle import block_dev_numbers, probe_throttle
 
 NETWORK_FS: dict[str, FsClass] = {
     "nfs": "nfs", "nfs4": "nfs", "cifs": "nfs", "smb3": "nfs", "9p": "nfs", "ceph": "nfs",
@@ -216,4 +217,6 @@ def probe_storage(
         physical_devices=leaves,
         stack=stack,
         max_sectors_kb=top.max_sectors_kb if top else None,
+        throttle=probe_throttle([mount.major_minor, *block_dev_numbers(
+            [d.name for d in stack], sys_root)]),
     )

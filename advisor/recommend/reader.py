@@ -8,12 +8,13 @@ own cold reads, and predicts the changed program's wall time as
     T_after = T - saved - io + io x io_replayed(after) / io_replayed(before)
 
 where ``T`` is the measured wall time less the tracer's estimated cost, ``io`` the measured
-time in read calls and ``saved`` measured time the change removes besides reads (U001: the
-pre-pass's own work between its reads, less the tracer's estimated cost there): the measured
-I/O scaled by the replay's ratio.  The interval spans every corner of the device's quartiles,
-``saved`` from none to all of that time, ``T`` with and without the tracer's cost, and the
-other form, ``T - saved - (io_replayed(before) - io_replayed(after))``, never below
-``T - saved - io``.
+time in read calls less the CPU inside them and ``saved`` measured time the change removes
+besides reads (U001: the pre-pass's main thread on a core, sampled, less the tracer's
+estimated cost there): the measured I/O scaled by the replay's ratio.  The interval spans the
+corners of the device's quartiles (where the access time is derived from the block counters,
+each bandwidth with the access time derived at it), ``saved``'s range, ``T`` with and without
+the tracer's cost, and the other form, ``T - saved - (io_replayed(before) -
+io_replayed(after))``, never below ``T - saved - io``.
 A rule whose prediction is below :data:`~advisor.advice.MIN_SPEEDUP` says nothing.
 
 ====  ====================================================================================
@@ -45,8 +46,9 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
-from models.attribution import Attribution, TracedDevice, TracedLink
+from models.attribution import Attribution, PhaseSpan, TracedDevice, TracedLink
 from models.replay import (
     Link,
     LocalDevice,
@@ -58,6 +60,7 @@ from models.replay import (
 )
 from models.replay.requests import Request
 from probes.basketmap import BasketMap
+from probes.trace.sampler import on_core_between
 
 from ..advice import MIN_SPEEDUP, Evidence
 
@@ -97,6 +100,9 @@ class TraceFacts:
     read_ahead_kb: int = 128
     overhead: float = 0.0  # the tracer's estimated cost / the untraced wall time
     prepass_tracer_s: float = 0.0  # the tracer's estimated cost within the key pre-pass
+    # measured: the main thread's seconds on a core within the key pre-pass, and the sampling
+    # error bound (probes.trace.sampler.on_core_between: schedstat, sampled); None: not sampled
+    prepass_on_core: tuple[float, float] | None = None
     reader: str = "uproot"  # "uproot" or "root": whose reads these are
     uses: tuple[str, ...] = ()  # the branches the user says the program uses (--uses)
     cpu_s: float = 0.0  # measured user + system time
@@ -105,14 +111,54 @@ class TraceFacts:
     rdataframe: bool = False  # the program's text builds an RDataFrame
     open_s: float | None = None  # measured seconds opening and closing the files per range
     link: TracedLink | None = None  # remote files: the link seen in the trace
+    #: probed: the data's device is a cgroup block throttle for this process, whose fresh
+    #: slice (seconds, the kernel's default: assumed) a job starting after idle gets at once
+    #: (``LocalDevice.throttle_slice_s``); 0: no throttle found
+    throttle_slice_s: float = 0.0
+    #: the page cache reads ahead in large folios (kernel release and file system, probed)
+    large_folios: bool = False
 
 
-def _devices(d: TracedDevice, read_ahead_kb: int) -> list[LocalDevice]:
-    base = LocalDevice(d.mb_per_s, d.access_s, read_ahead_kb)
+def device_facts(path: str | None) -> dict[str, Any]:
+    """The :class:`TraceFacts` fields probed from the storage under ``path`` (the first file
+    read): the block throttle's slice where the calling process's cgroup throttles reads on
+    its device, and whether the page cache reads ahead in large folios."""
+    if path is None or "://" in path:
+        return {}
+    import platform
+
+    from models.replay.folios import large_folios
+    from probes.storage import probe_storage
+
+    info = probe_storage(path)
+    return {"throttle_slice_s": info.throttle.slice_s if info.throttle else 0.0,
+            "large_folios": large_folios(platform.release(), info.fs_type)}
+
+
+def _local(facts: TraceFacts, mb_per_s: float, access_s: float) -> LocalDevice:
+    """A device for U0xx's replays with the probed throttle slice and page-cache folios."""
+    return LocalDevice(mb_per_s, access_s, facts.read_ahead_kb, large_folios=facts.large_folios,
+                       throttle_slice_s=facts.throttle_slice_s)
+
+
+def _devices(d: TracedDevice, read_ahead_kb: int,
+             template: LocalDevice | None = None) -> list[LocalDevice]:
+    """The device seen in the trace, then its corners.  Where the access time was derived
+    from the block counters (``device_reads``), it is (time in the reads - bytes / bandwidth)
+    / reads: a function of the bandwidth, so each end of the bandwidth's range goes with the
+    access time derived at it; the crossed pairs would replay the traced reads far from the
+    time they were measured to take (a slower device with the longer access: more than the
+    whole measured I/O)."""
+    base = (LocalDevice(d.mb_per_s, d.access_s, read_ahead_kb) if template is None
+            else replace(template, mb_per_s=d.mb_per_s, access_s=d.access_s))
     out = [base]
-    for bw, acc in itertools.product(d.mb_per_s_range, d.access_s_range):
+    pairs = (zip(d.mb_per_s_range, d.access_s_range, strict=True) if d.device_reads is not None
+             else itertools.product(d.mb_per_s_range, d.access_s_range))
+    for bw, acc in pairs:
         if bw > 0:
             out.append(replace(base, mb_per_s=bw, access_s=acc))
+    if base.throttle_slice_s > 0:  # the slice is the kernel's default, assumed: also none
+        out.append(replace(base, throttle_slice_s=0.0))
     return out
 
 
@@ -128,7 +174,7 @@ def per_replayed_access(facts: TraceFacts, reopen: bool) -> TracedDevice | None:
     traced = [Request(c.read.file, c.read.offset, c.read.size)
               for c in sorted(facts.attribution.reads, key=lambda c: c.read.start_s)]
     sizes = {m.path: m.file_bytes for m in facts.maps}
-    seeks = LocalDevice(d.mb_per_s, d.access_s, facts.read_ahead_kb).replay(
+    seeks = _local(facts, d.mb_per_s, d.access_s).replay(
         traced, sizes, reopen=reopen).seeks
     if seeks <= 0:
         return d
@@ -143,9 +189,9 @@ def _predict(facts: TraceFacts, before: list[Request], after: list[Request],
              ) -> tuple[float, float, float, float, float]:
     """(speed-up, low, high, replayed io before, after) at the traced device; the untraced
     wall time is the traced one less the tracer's estimated cost; ``cpu_saved_s``: measured
-    time the change removes besides I/O, within ``cpu_saved_range``.  The interval: every
-    corner of the device's quartiles, the saved time's range, the tracer's cost (as
-    estimated, or none), and both forms."""
+    time the change removes besides I/O, within ``cpu_saved_range``.  The interval: the
+    corners of the device's quartiles (:func:`_devices`), the saved time's range, the
+    tracer's cost (as estimated, or none), and both forms."""
     ro_b, ro_a = reopen if isinstance(reopen, tuple) else (reopen, reopen)
     sizes = {m.path: m.file_bytes for m in facts.maps}
     replays: list[tuple[float, float]] = []
@@ -158,7 +204,8 @@ def _predict(facts: TraceFacts, before: list[Request], after: list[Request],
     else:
         device = per_replayed_access(facts, ro_b)
         assert device is not None
-        for dev in _devices(device, facts.read_ahead_kb):
+        for dev in _devices(device, facts.read_ahead_kb,
+                            _local(facts, device.mb_per_s, device.access_s)):
             replays.append((dev.replay(before, sizes, reopen=ro_b).time_s,
                             dev.replay(after, sizes, reopen=ro_a).time_s))
     io = facts.attribution.io_s
@@ -240,6 +287,39 @@ def _access_note(d: TracedDevice) -> str:
     return f"median of {d.small_reads} cold reads under 64 KiB; quartiles {span}"
 
 
+def on_core_in(capture: Any, phase: PhaseSpan | None) -> tuple[float, float] | None:
+    """The traced program's main thread's seconds on a core within ``phase`` and the
+    sampling's edge bound (:func:`probes.trace.sampler.on_core_between`); None where there is
+    no such phase or the sampler did not see both its ends."""
+    if phase is None or capture.pid is None or not capture.samples:
+        return None
+    got = on_core_between(capture.samples, capture.pid, phase.start_s, phase.end_s)
+    return None if got is None else (got[0], got[2])
+
+
+def _prepass_saved(facts: TraceFacts, measured: float, key_io: float
+                   ) -> tuple[float, tuple[float, float], str]:
+    """What U001 removes besides the device's time, its range and a note.  The I/O term of
+    :func:`_predict` is the time in reads *less the CPU inside them*, so the pre-pass's own
+    work is all its main thread's time on a core: uproot's per-key work between the reads
+    and the CPU inside the key reads themselves (opening, seeking, copying each range: about
+    0.1 ms a key).  Measured by the sampler (schedstat, every 10 ms) between the first and
+    the last key read, less the tracer's estimated cost there; range: +- the sampling's
+    edge bound.  Not sampled: the time between the key reads (none to all of it)."""
+    between = max(measured - key_io, 0.0)
+    tracer = facts.prepass_tracer_s
+    if facts.prepass_on_core is None:
+        return (max(between - tracer, 0.0), (0.0, between),
+                "saved too: the per-request work of the pre-pass between its reads, less the "
+                f"tracer's estimated {tracer:.2f} s in it")
+    on, edge = facts.prepass_on_core
+    saved = max(on - tracer, 0.0)
+    return (saved, (max(saved - edge, 0.0), on + edge),
+            f"saved too: the main thread's time on a core from the first to the last key read "
+            f"(sampled schedstat, +-{edge:.2f} s; inside the key reads and between them), less "
+            f"the tracer's estimated {tracer:.2f} s in it")
+
+
 def step_rule(facts: TraceFacts) -> ReaderFinding | None:
     """U001: a memory-size ``step_size`` makes uproot read every basket's key first."""
     att = facts.attribution
@@ -269,9 +349,9 @@ def step_rule(facts: TraceFacts) -> ReaderFinding | None:
     pre = att.phase("pre-pass")
     measured = pre.end_s - pre.start_s if pre is not None else att.kind_time_s("key")
     key_io = att.kind_time_s("key")
-    cpu_pre = max(measured - key_io - facts.prepass_tracer_s, 0.0)
+    cpu_pre, saved_range, saved_note = _prepass_saved(facts, measured, key_io)
     s, lo, hi, b, a = _predict(facts, before, after, reopen=True, cpu_saved_s=cpu_pre,
-                               cpu_saved_range=(0.0, max(measured - key_io, 0.0)))
+                               cpu_saved_range=saved_range)
     if s < MIN_SPEEDUP:
         return None
     return ReaderFinding(
@@ -288,14 +368,36 @@ def step_rule(facts: TraceFacts) -> ReaderFinding | None:
             Evidence("pre-pass time (first to last key read)", round(measured, 3), "s",
                      "measured"),
             Evidence("of which in the key reads", round(key_io, 3), "s", "measured"),
-            Evidence("pre-pass time besides the reads, untraced", round(cpu_pre, 3), "s",
-                     "derived", "saved too: the per-request work of the pre-pass, less the "
-                     f"tracer's estimated {facts.prepass_tracer_s:.2f} s in it"),
+            Evidence("pre-pass time on a core, untraced" if facts.prepass_on_core else
+                     "pre-pass time besides the reads, untraced", round(cpu_pre, 3), "s",
+                     "derived", saved_note),
             Evidence("pre-pass I/O replayed (before - after)", round(b - a, 3), "s", "derived"),
             Evidence("wall time", round(facts.wall_s, 3), "s", "measured"),
             Evidence("entries per step of the same memory size", step, "entries", "derived",
                      "uproot's own rule on the basket map, cut at a cluster boundary"),
-            *_medium_evidence(facts)))
+            *_medium_evidence(facts), *_narrowing(facts, lo, hi)))
+
+
+#: An interval wider than this (high / low) names the measurement that would narrow it.
+WIDE = 3.0
+
+
+def _narrowing(facts: TraceFacts, lo: float, hi: float) -> tuple[Evidence, ...]:
+    """Where the interval is wide, what spans it and what would narrow it."""
+    if hi <= WIDE * lo:
+        return ()
+    d, lk = facts.device, facts.link
+    spans = (f"the device's bandwidth {d.mb_per_s_range[0]:.1f}-{d.mb_per_s_range[1]:.1f} MB/s"
+             if d is not None else
+             f"the link's {lk.mb_per_s_range[0]:.1f}-{lk.mb_per_s_range[1]:.1f} MB/s" if lk
+             else "the medium's range")
+    why = ("; its low end is the rate of the trace's own large reads, served in pieces "
+           "between the pages the pre-pass cached, and the changed program reads without the "
+           "pre-pass" if d is not None and d.streamed and d.large_reads else "")
+    return (Evidence("what would narrow the interval", "time the changed program once, cold",
+                     "", "derived",
+                     f"{lo:.2f}-{hi:.2f}x spans {spans}{why}: one cold run of it "
+                     "(hep-advisor trace --cold -- <the changed program>) measures its time"),)
 
 
 def treecache_rule(facts: TraceFacts) -> ReaderFinding | None:

@@ -35,6 +35,12 @@ The device's form (``limit``, decided by the read tests' request sweep:
   binding limit leaves unused carries over for at most ``carry_s`` (a token bucket's burst;
   0: each I/O takes the larger of its two times).
 
+``throttle_slice_s``: the device is a cgroup block throttle (``probes.throttle``, which states
+the kernel's rule) and the replayed job starts after idle: the throttle's fresh slice lets one
+slice's budget (rate x slice bytes, IOPS x slice requests) through at once, at the speed of the
+hardware below (taken as free here: not measured), so the job's device time is the throttled
+time less one slice (never below zero).  0 (the default): no throttle recorded, no credit.
+
 :class:`Link` is a network link for remote data: a round trip per call (a batch of requests
 issued together, one vector read, is one call; without vector reads every request is one) and
 the bandwidth for the bytes.
@@ -177,6 +183,9 @@ class LocalDevice:
     max_io_kb: int = 0
     #: "max" only: seconds of unused budget a limiter carries over (its burst)
     carry_s: float = 0.0
+    #: a block throttle's slice whose budget a job starting after idle gets at once (see the
+    #: module doc; 0: no throttle recorded)
+    throttle_slice_s: float = 0.0
 
     @classmethod
     def from_rates(
@@ -198,6 +207,9 @@ class LocalDevice:
     def io_time(self, ios: Iterable[tuple[int, bool]]) -> float:
         """Seconds the device takes for the I/Os ``ios`` ((bytes, whether it seeks), in
         order), by its form (see the module doc)."""
+        return max(self._io_time(ios) - self.throttle_slice_s, 0.0)
+
+    def _io_time(self, ios: Iterable[tuple[int, bool]]) -> float:
         rate = self.mb_per_s * 1e6
         if self.limit != "max":
             return sum((self.access_s if seek else 0.0) + n / rate for n, seek in ios)

@@ -510,7 +510,8 @@ def site_device(params: Params, raw: RawRead | None, site: SiteProfile) -> Local
     disk = next((s for s in site.storage if s.read_ahead_kb), None)
     dev = device_from(params, raw, disk.read_ahead_kb if disk else None,
                       disk.max_sectors_kb if disk else None)
-    return replace(dev, large_folios=large_folios(site.os, disk.fs_type if disk else None))
+    return replace(dev, large_folios=large_folios(site.os, disk.fs_type if disk else None),
+                   throttle_slice_s=getattr(getattr(disk, "throttle", None), "slice_s", 0.0))
 
 
 def costs_from(params: Params, row: Mapping[str, float], warm_open_s: float | None = None,

@@ -133,6 +133,7 @@ def run_recorded(argv: Sequence[str], *, cold: bool = False,
     mapped = 0
     waits: list[tuple[float, float]] = []
     main_waits: list[tuple[float, float]] = []
+    other_waits: list[tuple[float, float]] = []  # other threads' (asynchronous requests)
     root_reads = 0
     opens: dict[str, int] = {}
     errors: list[str] = []
@@ -158,6 +159,8 @@ def run_recorded(argv: Sequence[str], *, cold: bool = False,
                 waits.append((start - t0, dur))
                 if thread == record.get("pid"):
                     main_waits.append((start - t0, dur))
+                else:
+                    other_waits.append((start - t0, dur))
             elif kind == "error":
                 errors.append(path)
     reads.sort(key=lambda r: r.start_s)
@@ -177,6 +180,7 @@ def run_recorded(argv: Sequence[str], *, cold: bool = False,
         runqueue_s=float(record["runqueue_s"]) if "runqueue_s" in record else None,
         call_times=tuple(r.start_s for r in reads), recorder="python",
         waits=tuple(waits), mapped_requests=mapped, main_waits=tuple(main_waits),
+        other_waits=tuple(other_waits),
         root_counters=root_totals if root_seen else None, recorder_errors=tuple(errors),
         open_s=sum(float(p.get("open_s", 0.0)) for p in procs),
         read_cpu_s=sum(float(p.get("read_cpu_s", 0.0)) for p in procs),

@@ -79,6 +79,7 @@ class Capture:
     samples: tuple[Sample, ...] = ()  # its threads, sampled (probes.trace.sampler)
     main_read_cpu_s: float = 0.0  # python: CPU inside the main thread's own local reads
     main_waits: tuple[tuple[float, float], ...] = ()  # python: the main thread's waits
+    other_waits: tuple[tuple[float, float], ...] = ()  # python: other threads' waits
     root_reads: int = 0  # python: reads noted by ROOT itself (gPerfStats), among ``reads``
 
     def tracer_cost_between(self, lo: float, hi: float) -> float:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 #: Seconds between two samples.
@@ -54,6 +55,31 @@ def schedstat(pid: int, depth: int = 3) -> dict[int, tuple[int, int]]:
         except (OSError, ValueError):
             continue
     return out
+
+
+def on_core_between(samples: Sequence[Sample], tid: int, lo: float, hi: float
+                    ) -> tuple[float, float, float] | None:
+    """``(seconds on a core, seconds waiting for one, edge)`` of thread ``tid`` between ``lo``
+    and ``hi`` (seconds from the program's start): its schedstat counters read at the two
+    times, each interpolated between the samples either side; ``edge``: the length of those
+    two sample gaps, a bound on what the interpolation can misplace.  None where the thread
+    was not sampled on both sides of the span."""
+    seen = [s for s in samples if tid in s.threads]
+
+    def at(t: float) -> tuple[float, float, float] | None:
+        after = next((i for i, s in enumerate(seen) if s.t >= t), None)
+        if after is None or (after == 0 and seen[0].t > t):
+            return None
+        a, b = seen[max(after - 1, 0)], seen[after]
+        f = (t - a.t) / (b.t - a.t) if b.t > a.t else 1.0
+        ra, rb = a.threads[tid], b.threads[tid]
+        return ((ra[0] + f * (rb[0] - ra[0])) / 1e9, (ra[1] + f * (rb[1] - ra[1])) / 1e9,
+                b.t - a.t)
+
+    start, end = at(lo), at(hi)
+    if start is None or end is None:
+        return None
+    return end[0] - start[0], end[1] - start[1], start[2] + end[2]
 
 
 def state(pid: int) -> str:

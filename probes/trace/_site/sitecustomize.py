@@ -167,6 +167,38 @@ def _timed_callback(callback, done):
     return inner
 
 
+def _waited_callback(callback):
+    """``callback`` noting the time from now to its call as a wait of the calling thread (a
+    request answered asynchronously: its round trips waited for by whoever needs the answer,
+    e.g. fsspec's own thread with the program's main thread blocked on it)."""
+    tid, e0, c0 = _tid(), _epoch(), _clock()
+
+    def done():
+        _WAITS.append((tid, e0, _clock() - c0))
+
+    return _timed_callback(callback, done)
+
+
+def _patch_xrootd_fs(mod):
+    """pyxrootd's ``FileSystem`` requests (stat, query, ...): round trips, waited for."""
+    cls = mod.FileSystem
+    for name in ("stat", "query", "ping", "locate", "dirlist", "protocol", "statvfs"):
+        inner = getattr(cls, name, None)
+        if inner is None:
+            continue
+
+        def wrapped(self, *args, _inner=inner, callback=None, **kwargs):
+            if callback is not None:
+                return _inner(self, *args, callback=_waited_callback(callback), **kwargs)
+            e0, c0 = _epoch(), _clock()
+            try:
+                return _inner(self, *args, **kwargs)
+            finally:
+                _WAITS.append((_tid(), e0, _clock() - c0))
+
+        setattr(cls, name, wrapped)
+
+
 def _patch_xrootd(mod):
     cls = mod.File
     open_, read, vread, stat = cls.open, cls.read, cls.vector_read, cls.stat
@@ -175,7 +207,7 @@ def _patch_xrootd(mod):
         self._hep_url = url
         _OPENS[url] = _OPENS.get(url, 0) + 1
         if callback is not None:
-            return open_(self, url, flags, mode, timeout, callback)
+            return open_(self, url, flags, mode, timeout, _waited_callback(callback))
         e0, c0 = _epoch(), _clock()  # the round trips of an open: waited for, as a read
         try:
             return open_(self, url, flags, mode, timeout)
@@ -184,7 +216,7 @@ def _patch_xrootd(mod):
 
     def wrapped_stat(self, force=False, timeout=0, callback=None):
         if callback is not None:
-            return stat(self, force, timeout, callback)
+            return stat(self, force, timeout, _waited_callback(callback))
         e0, c0 = _epoch(), _clock()
         try:
             return stat(self, force, timeout)
@@ -353,6 +385,7 @@ _HOOKS = {
     "uproot.source.file": _patch_uproot_file,
     "uproot.source.chunk": _patch_chunk,
     "XRootD.client.file": _patch_xrootd,
+    "XRootD.client.filesystem": _patch_xrootd_fs,
 }
 
 
