@@ -3,6 +3,7 @@ slice (a job starting after idle gets one slice's budget at once)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,13 @@ def test_fresh_slice_shortens_a_short_job_only_where_throttled(limit: str) -> No
     assert fresh == pytest.approx(plain - 0.1, abs=1e-9)
     tiny = [Request("f", 0, 4096)]  # less than a slice's budget: no wait at all
     assert slice_dev.replay(tiny).time_s == 0.0
+
+
+def test_the_probe_view_shows_a_cgroup_read_limit() -> None:
+    from advisor.render.probe_view import storage_line
+    from probes.results import StorageInfo, ThrottleInfo
+
+    s = StorageInfo("/data", "/data", "ext4", "local", "loop1", True, 128, "none")
+    assert "cgroup" not in storage_line(s)
+    t = ThrottleInfo(70.0, 120.0, 0.1, "assumed: kernel default")
+    assert "cgroup read limit 70 MB/s, 120 IOPS" in storage_line(replace(s, throttle=t))

@@ -43,6 +43,11 @@ def storage_line(s: StorageInfo) -> str:
     raid = [d.raid_level for d in s.stack if d.raid_level]
     if raid:
         parts.append(", ".join(raid))
+    t = getattr(s, "throttle", None)
+    if t is not None:
+        limits = [f"{t.read_mb_per_s:g} MB/s" if t.read_mb_per_s else "",
+                  f"{t.read_iops:g} IOPS" if t.read_iops else ""]
+        parts.append("cgroup read limit " + ", ".join(x for x in limits if x))
     return " · ".join(parts)
 
 
