@@ -269,6 +269,15 @@ def cluster_boundaries(tree: Any, entries: int) -> tuple[np.ndarray, str]:
     return np.asarray(bounds, dtype=np.int64), source
 
 
+def _streamer_objlen(file: Any, seek_info: int) -> int | None:
+    """The StreamerInfo key's ``fObjlen`` (bytes 6-10 of the key header), or None if unreadable."""
+    try:
+        raw = file.chunk(seek_info, seek_info + 10).raw_data.tobytes()
+        return int.from_bytes(raw[6:10], "big")
+    except Exception:  # unreadable: the replay then models a single streamer read
+        return None
+
+
 def _regions(f: Any, tree_key: Any) -> tuple[Region, ...]:
     """The metadata an opening reader fetches: header, keys list, streamer info, TTree."""
     out: list[Region] = []
@@ -288,6 +297,9 @@ def _regions(f: Any, tree_key: Any) -> tuple[Region, ...]:
         fixed = KEY_FIXED_BIG if seek_info > BIG_KEY_SEEK else KEY_FIXED_SMALL
         strings = sum(_string_bytes(s) for s in ("TList", "StreamerInfo", "Doubly linked list"))
         out.append(Region("streamers_keylen", seek_info, fixed + strings))
+        objlen = _streamer_objlen(file, seek_info)
+        if objlen is not None:  # fObjlen of the StreamerInfo key (== payload when uncompressed)
+            out.append(Region("streamers_objlen", seek_info, objlen))
     if tree_key is not None:
         out.append(Region("tree", int(tree_key.fSeekKey), int(tree_key.fNbytes)))
         out.append(Region("tree_keylen", int(tree_key.fSeekKey), int(tree_key.fKeylen)))

@@ -258,13 +258,31 @@ def uproot_files(
 # ROOT
 
 
+def root_streamers_uncompressed(m: BasketMap) -> bool:
+    """Whether the file stores its StreamerInfo record uncompressed (key ``fObjlen`` equal to
+    ``fNbytes - fKeylen``; uproot writes it so, ROOT compresses it).  False when unknown."""
+    info, objlen = m.region("streamers"), m.region("streamers_objlen")
+    keylen = m.region("streamers_keylen")
+    if info is None or objlen is None or keylen is None:
+        return False
+    return objlen.size == info.size - keylen.size
+
+
 def root_open(m: BasketMap, *, begin_chunk: int = ROOT_BEGIN_CHUNK) -> list[Request]:
-    """The metadata reads of ``TFile::Open`` + ``Get(tree)``: header, keys, streamers, TTree."""
+    """The metadata reads of ``TFile::Open`` + ``Get(tree)``: header, keys, streamers, TTree.
+
+    ``TFile::GetStreamerInfoListImpl`` reads the StreamerInfo record (``fSeekInfo``,
+    ``fNbytesInfo``) into a buffer and hands it to ``TKey::ReadObjWithBuffer``; when the record
+    is stored uncompressed that function reads the key again from the file (``TKey::ReadFile``),
+    so such a file's streamer record is read twice (seen in strace of ROOT 6.40).
+    """
     out = [Request(m.path, 0, min(begin_chunk, m.file_bytes), "meta")]
     for name in ("keys", "streamers", "tree"):
         r = m.region(name)
         if r is not None:
             out.append(Request(m.path, r.offset, r.size, "meta"))
+            if name == "streamers" and root_streamers_uncompressed(m):
+                out.append(Request(m.path, r.offset, r.size, "meta"))
     return out
 
 
