@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 
 from models.replay import LocalDevice
+from models.replay.overlap import CallShapes, call_shapes
 from models.replay.predict import (
     CpuCosts,
     Reader,
@@ -51,6 +52,48 @@ def test_overlap_hides_the_streamed_io_behind_the_calls_cpu() -> None:
     assert 0 < plain.sync_s < plain.io_s
     assert full.total_s == pytest.approx(0.05 + plain.sync_s + max(stream_io, stream_cpu))
     assert half.total_s == pytest.approx(plain.total_s - 0.5 * min(stream_io, stream_cpu))
+
+
+def gapped_file(path: str, baskets: int = 32, size: int = 250_000, gap: int = 100_000
+                ) -> BasketMap:
+    """One branch whose baskets lie ``gap`` bytes apart (more than uproot merges: 32 KiB)."""
+    header = 65536
+    rows = [("b0", header + i * (size + gap), size, i * 1000, (i + 1) * 1000)
+            for i in range(baskets)]
+    end = header + baskets * (size + gap)
+    regions = (Region("header", 0, 403), Region("keys", end, 500),
+               Region("tree", end + 500, 20_000), Region("tree_keylen", end + 500, 40))
+    return synthetic_map(rows, entries=baskets * 1000, path=path, file_bytes=end + 20_500,
+                         regions=regions)
+
+
+def test_a_call_of_one_request_hides_nothing() -> None:
+    # contiguous baskets: one call, one coalesced request; its baskets arrive all at once
+    m = one_file("/x.root")
+    lt = layout_time([m], DEV, CpuCosts(open_s=0.05, call_s=0.2, decompress_mb_per_s=100.0))
+    assert lt.shapes == CallShapes(((1.0, (1.0,)),))
+    assert lt.hidden_s == 0.0 and lt.total_s == pytest.approx(lt.io_s + lt.cpu_s)
+    # calls one after another: no call's reads hide behind the call before
+    one = one_file("/y.root", branches=1)  # each call's baskets contiguous
+    two = layout_time([one], DEV, CpuCosts(open_s=0.05, call_s=0.2), step=4000)
+    assert two.calls == 2 and two.hidden_s == 0.0
+
+
+def test_the_requests_after_the_first_hide_behind_its_cpu() -> None:
+    # two requests of 1/4 and 3/4 of the call, read side by side: the small one is read at
+    # 2 x 1/4 of the call's I/O (0.5 s), decompressed by 0.75 s; the large one at 1 s, then
+    # 0.75 s of CPU: 1.75 s against 2 s
+    assert CallShapes(((1.0, (0.25, 0.75)),)).hidden_s(1.0, 1.0) == pytest.approx(0.25)
+    assert CallShapes(((1.0, (1.0,)),)).hidden_s(1.0, 1.0) == 0.0
+    m = gapped_file("/g.root")  # the first request is cut after one basket (uproot's 32 KiB)
+    assert call_shapes([m], None, ["100 MB"]).shapes == ((1.0, (0.031, 0.969)),)
+    costs = CpuCosts(open_s=0.05, call_s=0.2, decompress_mb_per_s=100.0)
+    lt = layout_time([m], DEV, costs, step=100_000)
+    stream_io, stream_cpu = lt.io_s - lt.sync_s, lt.cpu_s - 0.05
+    assert 0.0 < lt.hidden_s < min(stream_io, stream_cpu)
+    # the overlap share hides the rest, up to all of it
+    full = layout_time([m], DEV, replace(costs, overlap=1.0), step=100_000)
+    assert full.hidden_s == pytest.approx(min(stream_io, stream_cpu))
 
 
 def test_overlap_needs_something_to_hide() -> None:

@@ -189,7 +189,7 @@ def replay_assumption(rep: CodecReplay) -> str:
             + ", each basket's bytes scaled by the measured size change) through a model of "
             "the device, plus the CPU costs with the new codec's decompression rate; its range "
             "spans the device's, the per-file costs' and both decompression rates' "
-            "uncertainties, uproot's overlap (0.5-1) and rewritten files up to "
+            "uncertainties, uproot's overlap (up to all hidden) and rewritten files up to "
             f"{100 * LARGER_BASKETS_SHRINK:.0f}% smaller than the sample's factor says "
             "(larger baskets compress better: an assumption)")
 

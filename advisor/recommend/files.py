@@ -303,18 +303,19 @@ REPLAY_ASSUMPTIONS = (
     "of the sampled files) through a model of the device (the calibration's bandwidth and "
     "access time, the site's read-ahead), plus the CPU costs (the per-call cost from the "
     "warm event loop and the measured decompression rate, else the fitted terms); uproot's "
-    "reads of basket data assumed hidden behind the read calls' CPU (overlap 1, range "
-    "0.5-1: uproot fills its byte ranges in a background thread); its range spans the "
-    "device's, the per-file costs' and the overlap's uncertainties",
+    "reads of basket data hide behind its CPU only within a read call, as far as the call's "
+    "coalesced requests allow (a request's baskets are decompressed once it is read); its "
+    "range spans the device's and the per-file costs' uncertainties and up to all of the "
+    "reads hidden (an assumption)",
 )
 
 
 REPLAY_CHECKS = (
     "the readers' costs on the merged layout (and the options that remove scattered reads) "
     "replay their reads of today's and of the merged layout (basket maps of the sampled "
-    "files) through a model of the device plus the CPU costs, uproot's data reads assumed "
-    "hidden behind its CPU (overlap 1, range 0.5-1); ranges span the device's, the per-file "
-    "costs' and the overlap's uncertainties",
+    "files) through a model of the device plus the CPU costs, uproot's data reads hidden "
+    "behind its CPU within each read call as its requests allow; ranges span the device's "
+    "and the per-file costs' uncertainties and up to all of the reads hidden",
 )
 
 
@@ -350,8 +351,8 @@ def replay_evidence(r: MergePrediction, model: PredictionPoint) -> list[Evidence
         Evidence("CPU now / merged", f"{b.cpu_s:.2f} / {a.cpu_s:.2f}", "s", "derived",
                  "opening (warm), read calls, baskets, decompression, processing"),
         Evidence("I/O hidden behind CPU now / merged", f"{b.hidden_s:.2f} / {a.hidden_s:.2f}",
-                 "s", "assumed", "uproot's data reads overlap its read calls' CPU "
-                 "(overlap 1, range 0.5-1)"),
+                 "s", "derived", "within each read call, as far as its coalesced "
+                 "requests allow (the range: up to all of the reads hidden)"),
         Evidence("rate model's speed-up", round(model.speedup or 0.0, 2), "x", "derived",
                  "the merge scenario of the fitted rates (request sizes unchanged)"),
     ]
@@ -402,7 +403,8 @@ def rewrite_rule(ctx: Context, merge_applies: bool) -> Recommendation | None:
         extra = (f"the speed-up replays {how} on today's files and on the one file hadd -O -fk "
                  "writes (basket maps of the sampled files, baskets refilled as hadd -O does) "
                  "through a model of the device, plus the CPU costs; its range spans the "
-                 "device's and the per-file costs' uncertainties and uproot's overlap (0.5-1)",
+                 "device's and the per-file costs' uncertainties and uproot's overlap (up to "
+                 "all of the reads hidden)",
                  *((c,) if (c := layout_caveat(ctx)) else ()))
     ev = [
         Evidence("baskets", tree.baskets.count, "", "probed"),

@@ -13,20 +13,20 @@ open cost (the open's metadata reads are in the request stream; ``open_s`` here 
 open).  The CPU terms are the fitted model's, or (:func:`loop_costs`) the per-call cost taken
 from the calibration's warm event loop itself, with the decompression test's rate per MB.
 
-*Overlap.*  uproot fills the byte ranges of a read call in a background thread and
-decompresses each basket as its range arrives, and the kernel's read-ahead reads on while the
-reader computes, so the I/O of the basket data hides behind the CPU work of the read calls.
-What cannot hide: the open (its metadata reads, then its parsing, in turn) and the
-synchronous reads (the ``meta`` and ``key`` requests: uproot reads the keys of a memory-size
-step branch by branch before any data).  With an overlap ``phi`` (``CpuCosts.overlap``):
+*Overlap.*  What cannot hide: the open (its metadata reads, then its parsing, in turn) and
+the synchronous reads (the ``meta`` and ``key`` requests: uproot reads the keys of a
+memory-size step branch by branch before any data).  The basket data's I/O hides behind the
+CPU work only within a read call, as far as the call's coalesced requests allow
+(:mod:`.overlap`: a call of one request hides nothing; no call's reads hide behind the call
+before): that schedule's hidden time is ``H``.  ``phi`` (``CpuCosts.overlap``) is the share of
+the rest, up to ``m = min(io_stream, cpu_calls)``, that hides as well:
 
-    T = io_sync + cpu_open + io_stream + cpu_calls - phi min(io_stream, cpu_calls)
+    T = io_sync + cpu_open + io_stream + cpu_calls - (H + phi (m - H))
 
-``phi`` 1 is ``max(io_stream, cpu_calls)``.  ROOT's ``GetEntry`` reads each basket when the
-loop needs it, in the same thread: no overlap.  :func:`merge_prediction` gives that time
-before and after a merge (``hadd``: :func:`~.layouts.fast_merge`; ``hadd -O``:
-:func:`~.layouts.optimized_merge`) and the speed-up, with a range over the device's and the
-per-file costs' uncertainties.
+ROOT's ``GetEntry`` reads each basket when the loop needs it, in the same thread: no overlap.
+:func:`merge_prediction` gives that time before and after a merge (``hadd``:
+:func:`~.layouts.fast_merge`; ``hadd -O``: :func:`~.layouts.optimized_merge`) and the
+speed-up, with a range over the device's and the per-file costs' uncertainties.
 
 Maps of a sample stand for all the files: the baseline's time is the sample's times the files
 over the sampled files; merged files are built from the sampled maps in turn
@@ -46,7 +46,8 @@ from probes.basketmap import BasketMap
 from .device import LocalDevice, Transfer
 from .folios import large_folios
 from .layouts import fast_merge, groups, optimized_merge
-from .readers import root_getentry, uproot_iterate, uproot_step_entries
+from .overlap import CallShapes, call_shapes
+from .readers import _memory_size, root_getentry, uproot_iterate, uproot_step_entries
 from .requests import python_buffered, renumber
 
 if TYPE_CHECKING:
@@ -59,13 +60,12 @@ if TYPE_CHECKING:
 STEP_BYTES = 50e6
 #: Merged files replayed per merge prediction (the others are alike: scaled).
 MAX_GROUPS = 2
-#: uproot's overlap of the streamed I/O with the read calls' CPU work (see the module's
-#: notes), and the range the intervals span.  An assumption, from uproot's design and one
-#: check (``benchmarks/RESULTS.md``): three merged datasets (10-14 MB files) read cold on the
-#: emulated 70 MB/s, 120 IOPS disk took 0.00-0.12 s longer than warm, against 0.36-0.64 s of
-#: replayed I/O (cold minus warm at most 0.3 of the replayed I/O).
-UPROOT_OVERLAP = 1.0
-UPROOT_OVERLAP_RANGE = (0.5, 1.0)
+#: The share of uproot's streamed I/O beyond what :mod:`.overlap` derives from the read calls'
+#: requests that hides too (see the module's notes): 0, the derivation, and the range the
+#: intervals span, up to all of it (an assumption: on the emulated disk a split dataset hid
+#: about 0.55 s of 0.89 s where the derivation hides none; ``benchmarks/RESULTS.md``).
+UPROOT_OVERLAP = 0.0
+UPROOT_OVERLAP_RANGE = (0.0, 1.0)
 #: uproot's CPU per basket key in a memory-size step's pre-pass (``"100 MB"``: every selected
 #: basket's key read, one call each).  An assumption from one check (uproot 5.7.7, this
 #: project's machine, warm, process CPU time): ``iterate`` over every branch at "100 MB" less
@@ -166,7 +166,8 @@ class LayoutTime:
         """The I/O time that hides behind the read calls' CPU (see the module's notes)."""
         stream_io = max(self.io_s - self.sync_s, 0.0)
         stream_cpu = max(self.cpu_s - self.cpu_open_s - self.cpu_keys_s, 0.0)
-        return self.overlap * min(stream_io, stream_cpu)
+        derived = self.shapes.hidden_s(stream_io, stream_cpu) if self.shapes is not None else 0.0
+        return derived + self.overlap * max(min(stream_io, stream_cpu) - derived, 0.0)
 
     @property
     def total_s(self) -> float:
@@ -199,6 +200,8 @@ class LayoutTime:
     keys: float = 0.0
     #: that pre-pass's CPU time (part of ``cpu_s``; before any data read: it hides no I/O)
     cpu_keys_s: float = 0.0
+    #: the read calls' requests (:mod:`.overlap`; ``None``: any streamed I/O may hide)
+    shapes: CallShapes | None = None
 
     def with_costs(self, costs: CpuCosts) -> LayoutTime:
         """The same replay with other CPU costs."""
@@ -230,7 +233,7 @@ def step_for(m: BasketMap, branches: Sequence[str] | None, step: int | str | flo
     entry); an int is entries; a string is uproot's memory size."""
     chosen = m.select(branches)
     if isinstance(step, str):
-        return step, uproot_step_entries(m, chosen, 0, m.entries, _bytes(step))
+        return step, uproot_step_entries(m, chosen, 0, m.entries, _memory_size(step))
     if isinstance(step, float):
         per_entry = sum(b.uncompressed_bytes for b in chosen) / max(m.entries, 1)
         n = max(1, int(step / max(per_entry, 1.0)))
@@ -259,12 +262,6 @@ def cluster_step(maps: Sequence[BasketMap], branches: Sequence[str] | None = Non
     return cluster * max(1, round(wanted / cluster))
 
 
-def _bytes(text: str) -> int:
-    from .readers import _memory_size
-
-    return _memory_size(text)
-
-
 def layout_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts, *,
                 branches: Sequence[str] | None = None, step: int | str | float = STEP_BYTES,
                 scale: float = 1.0, reader: Reader | None = None) -> LayoutTime:
@@ -282,10 +279,12 @@ def layout_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
     calls = baskets = entries = branch_calls = 0.0
     mb = 0.0
     built = False
+    sizes_of: list[int | str] = []
     for m in maps:
         needs = m.uproot_streamers is not False and not built
         built = built or needs
         size, per_call = step_for(m, branches, step)
+        sizes_of.append(size)
         streams.append(uproot_iterate(m, branches, step_size=size, streamers=needs))
         chosen = m.select(branches)
         n_calls = max(1, math.ceil(m.entries / per_call)) if m.entries else 0
@@ -304,7 +303,8 @@ def layout_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
     lt = LayoutTime(files=len(maps) * scale, entries=entries * scale, compressed_mb=mb * scale,
                     calls=calls * scale, baskets=baskets * scale, io=io, scale=scale,
                     cpu_s=0.0, _access_s=device.access_s, sync=sync,
-                    branch_calls=branch_calls * scale, keys=keys * scale)
+                    branch_calls=branch_calls * scale, keys=keys * scale,
+                    shapes=call_shapes(maps, branches, sizes_of))
     return lt.with_costs(costs)
 
 
