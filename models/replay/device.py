@@ -54,7 +54,7 @@ from typing import Literal
 
 import numpy as np
 
-from .folios import FolioCache
+from .folios import FolioCache, init_ra_pages, next_ra_pages
 from .requests import Request
 
 PAGE = 4096
@@ -137,25 +137,6 @@ class _FileState:
         if pages > len(self.cached):
             extra = max(pages, 2 * len(self.cached)) - len(self.cached)
             self.cached = np.concatenate([self.cached, np.zeros(extra, dtype=bool)])
-
-
-def init_ra_pages(req_pages: int, max_pages: int) -> int:
-    """Linux ``get_init_ra_size``."""
-    size = 1 << max(int(req_pages) - 1, 0).bit_length()
-    if size <= max_pages // 32:
-        return size * 4
-    if size <= max_pages // 4:
-        return size * 2
-    return max_pages
-
-
-def next_ra_pages(cur: int, max_pages: int) -> int:
-    """Linux ``get_next_ra_size``."""
-    if cur < max_pages // 16:
-        return 4 * cur
-    if cur <= max_pages // 2:
-        return 2 * cur
-    return max_pages
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from probes.basketmap import BasketMap
 
-from .readers import _memory_size, coalesce, uproot_step_entries
+from .readers import _memory_size, coalesce, step_ranges, uproot_step_entries
 
 
 @dataclass(frozen=True)
@@ -77,19 +77,7 @@ def call_shapes(maps: Sequence[BasketMap], branches: Iterable[str] | None,
             step = uproot_step_entries(m, chosen, 0, m.entries, _memory_size(step_size))
         else:
             step = max(int(step_size), 1)
-        previous: set[tuple[int, int]] = set()
-        for start in range(0, m.entries, step):
-            stop = min(start + step, m.entries)
-            ranges: list[tuple[int, int]] = []
-            current: set[tuple[int, int]] = set()
-            for b in chosen:
-                for i in b.baskets_for(start, stop):
-                    key = (b.index, int(i))
-                    current.add(key)
-                    if key not in previous:
-                        seek = int(b.seek[i])
-                        ranges.append((seek, seek + int(b.nbytes[i])))
-            previous = current
+        for ranges in step_ranges(chosen, 0, m.entries, step):
             sizes = sorted(float(sum(hi - lo for lo, hi in req)) for req in coalesce(ranges))
             call = sum(sizes)
             if call <= 0:

@@ -25,7 +25,7 @@ Each function follows one reader's code path, checked against traces of real run
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -180,6 +180,19 @@ def uproot_iterate(
     else:
         step = max(int(step_size), 1)
     batch = 0
+    for ranges in step_ranges(chosen, start, stop, step):
+        for request in coalesce(ranges, coalesce_config):
+            for lo, hi in request:
+                out.append(Request(m.path, lo, hi - lo, "data", batch))
+            batch += 1
+    return out
+
+
+def step_ranges(chosen: Sequence[BranchBaskets], start: int, stop: int,
+                step: int) -> Iterator[list[tuple[int, int]]]:
+    """The byte ranges each step of ``iterate`` asks for (before coalescing): the baskets of
+    ``chosen`` overlapping the step's entries, less those the step before already read (uproot
+    keeps a basket that spans the step boundary)."""
     previous: set[tuple[int, int]] = set()
     for sub_start in range(start, stop, step):
         sub_stop = min(sub_start + step, stop)
@@ -193,11 +206,7 @@ def uproot_iterate(
                     seek = int(b.seek[i])
                     ranges.append((seek, seek + int(b.nbytes[i])))
         previous = current
-        for request in coalesce(ranges, coalesce_config):
-            for lo, hi in request:
-                out.append(Request(m.path, lo, hi - lo, "data", batch))
-            batch += 1
-    return out
+        yield ranges
 
 
 def uproot_arrays(
