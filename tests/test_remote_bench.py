@@ -310,7 +310,11 @@ def test_closes_on_exception() -> None:
 
 
 _CHILD = """
+import signal
 import sys
+# a shell's background job starts with SIGINT ignored, and Python then keeps it ignored: make
+# Ctrl-C reach the child however the tests were started
+signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.path.insert(0, {repo!r})
 from testbench.remote import RemoteBench
 with RemoteBench(rtt_ms=1, rate_mbit=None, http=False) as b:
