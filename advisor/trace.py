@@ -137,21 +137,6 @@ def _maps(paths: Sequence[str], notes: list[str]) -> dict[str, Any]:
     return out
 
 
-def _read_ahead_kb(path: str) -> int:
-    import os
-    from pathlib import Path
-
-    try:
-        dev = os.stat(path).st_dev
-        base = Path(f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}")
-        for q in (base / "queue", base.resolve().parent / "queue"):
-            if (q / "read_ahead_kb").exists():
-                return int((q / "read_ahead_kb").read_text())
-    except (OSError, ValueError):
-        pass
-    return 128
-
-
 def _cores() -> int:
     import os
 
@@ -320,15 +305,16 @@ def analyse(capture: Any, *, cold: bool = False, uses: Sequence[str] = ()) -> Tr
         notes.append("no read in the trace reached the device (warm page cache?): reader "
                      "changes are not predicted; trace with --cold")
     pre = att.phase("pre-pass")
+    storage = device_facts(order[0] if order and not remote else None)
     facts = TraceFacts(att, maps_in_read_order(list(maps.values()), order), capture.wall_s,
-                       device, _read_ahead_kb(order[0]) if order else 128, capture.overhead,
+                       device, storage.pop("read_ahead_kb"), capture.overhead,
                        capture.tracer_cost_between(pre.start_s, pre.end_s) if pre else 0.0,
                        reader=reader_of(capture), uses=tuple(uses), cpu_s=capture.cpu_s,
                        decompression_s=decompression, cores=_cores(),
                        rdataframe=_mentions(capture.command, "RDataFrame"),
                        open_s=capture.open_s, link=link,
                        prepass_on_core=on_core_in(capture, pre),
-                       **device_facts(order[0] if order and not remote else None))
+                       **storage)
     findings = tuple(reader_rules(facts))
     kinds = att.by_kind()
     trace = Trace(

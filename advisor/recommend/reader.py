@@ -121,17 +121,19 @@ class TraceFacts:
 
 def device_facts(path: str | None) -> dict[str, Any]:
     """The :class:`TraceFacts` fields probed from the storage under ``path`` (the first file
-    read): the block throttle's slice where the calling process's cgroup throttles reads on
-    its device, and whether the page cache reads ahead in large folios."""
+    read), in one storage probe: its device's read-ahead (128 KiB, the kernel's default, where
+    unknown), the block throttle's slice where the calling process's cgroup throttles reads on
+    that device, and whether the page cache reads ahead in large folios."""
     if path is None or "://" in path:
-        return {}
+        return {"read_ahead_kb": 128}
     import platform
 
     from models.replay.folios import large_folios
     from probes.storage import probe_storage
 
     info = probe_storage(path)
-    return {"throttle_slice_s": info.throttle.slice_s if info.throttle else 0.0,
+    return {"read_ahead_kb": info.read_ahead_kb or 128,
+            "throttle_slice_s": info.throttle.slice_s if info.throttle else 0.0,
             "large_folios": large_folios(platform.release(), info.fs_type)}
 
 
