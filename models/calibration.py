@@ -388,6 +388,20 @@ def fit_inputs(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
 LOOP_CALL_MAX_BASKETS = 1.5
 
 
+def dataset_decompression_mb_per_s(cal: Calibration, alg: str | None) -> float | None:
+    """The decompression test's rate (compressed MB/s) on the dataset's own baskets of
+    algorithm ``alg``; 0.0 for uncompressed data; ``None`` where the data are compressed and
+    the rate was not measured.  Where the probe did not name the algorithm, the one rate the
+    test measured on the dataset's baskets."""
+    own = [d for d in cal.decompression if d.source == "dataset" and d.compressed_mb_per_s]
+    found = next((d for d in own if d.algorithm == alg), None)
+    if found is None and alg in (None, "none") and len(own) == 1:
+        found = own[0]  # the probe did not name the algorithm; the test decompressed it
+    if found is not None and found.compressed_mb_per_s:
+        return float(found.compressed_mb_per_s)
+    return 0.0 if alg in (None, "none") else None
+
+
 def loop_call_costs(cal: Calibration, tree: TreeProfile | None) -> LoopCosts | None:
     """The per-call cost of uproot's plain event loop from the calibration's warm loop
     (:func:`models.replay.predict.loop_costs`: the loop's time per file less its MB at the
@@ -419,16 +433,8 @@ def loop_call_costs(cal: Calibration, tree: TreeProfile | None) -> LoopCosts | N
     baskets = (tree.baskets.count or 0) / tree.files * read / max(with_data, 1)
     if not read or baskets / (read * calls) > LOOP_CALL_MAX_BASKETS:
         return None
-    own = [d for d in cal.decompression if d.source == "dataset" and d.compressed_mb_per_s]
-    alg = tree.compression.algorithm
-    found = next((d for d in own if d.algorithm == alg), None)
-    if found is None and alg in (None, "none") and len(own) == 1:
-        found = own[0]  # the probe did not name the algorithm; the test decompressed it
-    if found is not None and found.compressed_mb_per_s:
-        dec = float(found.compressed_mb_per_s)
-    elif alg in (None, "none"):
-        dec = 0.0
-    else:
+    dec = dataset_decompression_mb_per_s(cal, tree.compression.algorithm)
+    if dec is None:
         return None
     up = cal.unpacking
     proc = up.compressed_mb_per_s if up is not None and (

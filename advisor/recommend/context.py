@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from models.calibration import loop_call_costs
+from models.calibration import dataset_decompression_mb_per_s, loop_call_costs
 from models.replay import LocalDevice
 from models.replay.baseline import ReaderBaseline
 from models.replay.predict import (
@@ -256,11 +256,8 @@ class Context:
         cal, tree = self.calibration, self.tree
         if cal is None or tree is None:
             return None
-        alg = tree.compression.algorithm
-        found = [d.compressed_mb_per_s for d in cal.decompression if d.source == "dataset"
-                 and d.compressed_mb_per_s and (d.algorithm == alg or alg in (None, "none"))]
-        dec = float(found[0]) if found else 0.0
-        if not found and alg not in (None, "none"):
+        dec = dataset_decompression_mb_per_s(cal, tree.compression.algorithm)
+        if dec is None:
             return None
         b = (cal.basket_cost.basket_s if cal.basket_cost is not None else None) or 0.0
         call = self.param("call_s")
