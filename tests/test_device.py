@@ -174,3 +174,46 @@ def test_the_emulated_disk_keeps_the_read_ahead_it_was_given() -> None:
     with emulated_disks(read_mb_per_s=None, read_iops=None, read_ahead_kb=128,
                         size_mb=32) as bench:
         assert bench.disks[0].read_ahead_kb == 128
+
+
+def _paced(device: LocalDevice, sizes: list[int], gaps: list[float]) -> float:
+    """One file read request after request (each at its own far offset: no read-ahead joins
+    them), with ``gaps`` of CPU after each."""
+    reqs = [Request("f", i * 64 * MiB, n) for i, n in enumerate(sizes)]
+    io = device.replay(reqs, {"f": 64 * MiB * len(sizes)})
+    assert len(io.marks) == len(reqs) + 1
+    return device.paced_time(io, gaps)
+
+
+def test_a_paced_disk_adds_io_and_cpu() -> None:
+    disk = LocalDevice(100.0, 0.008, 0)
+    t = _paced(disk, [MiB] * 4, [0.05] * 4)
+    assert t == pytest.approx(4 * (0.008 + MiB / 100e6) + 0.2)
+
+
+def test_a_throttle_lets_reads_spaced_by_cpu_through_and_charges_back_to_back_ones() -> None:
+    """The kernel's block-throttle rule: a fresh slice's budget at once; reads whose rate
+    stays under the limit never wait; a stream beyond it takes its bytes at the rate, less
+    the first slice."""
+    thr = LocalDevice(70.0, 1 / 120, 0, limit="max", throttle_slice_s=0.1,
+                      throttle_mb_per_s=70.0, throttle_iops=120.0)
+    # up to one slice's bytes (7 MB) at once: no wait; beyond it, the rest of the slice too
+    assert _paced(thr, [6_900_000], [0.0]) == pytest.approx(0.0, abs=1e-9)
+    assert _paced(thr, [7_700_000], [0.0]) == pytest.approx(0.1 + 0.7e6 / 70e6, rel=1e-3)
+    # 1 MB every 50 ms (20 MB/s, under 70): only the CPU
+    assert _paced(thr, [1_000_000] * 20, [0.05] * 20) == pytest.approx(1.0, abs=1e-6)
+    # 70 MB back to back: its time at the rate less up to the first slice (the kernel rounds
+    # the elapsed time to whole slices)
+    t = _paced(thr, [1_000_000] * 70, [0.0] * 70)
+    assert 70.25e6 / 70e6 - 0.1 <= t <= 70.25e6 / 70e6 + 1e-3
+    # 240 small reads back to back: IOPS-bound, about two seconds less the first slice
+    t = _paced(thr, [4096] * 240, [0.0] * 240)
+    assert 1.8 <= t <= 2.0
+    # without the throttle's rule (another limiter, no carry): each read its larger time
+    bucket = LocalDevice(70.0, 1 / 120, 0, limit="max")
+    assert _paced(bucket, [4096] * 10, [0.0] * 10) == pytest.approx(10 / 120)
+    # repeat: the sample stands for two like it
+    io = thr.replay([Request("f", 0, 4096), Request("f", MiB, 4096)], {"f": 64 * MiB})
+    assert thr.paced_time(io, [0.5, 0.5], repeat=2.5) == pytest.approx(2.5)
+    with pytest.raises(ValueError, match="gaps"):
+        thr.paced_time(io, [0.5])

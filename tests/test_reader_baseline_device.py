@@ -14,8 +14,8 @@ import pytest
 from models.physics import Params
 from models.replay.baseline import reader_baseline
 from models.replay.device import LocalDevice
-from models.replay.predict import device_from
 from models.replay.requests import Request
+from models.replay.sitedevice import device_from
 from probes import probe_storage
 from probes.basketmap import Region, synthetic_map
 from probes.readtests.readers import parse_reader
@@ -104,7 +104,7 @@ def test_the_reader_baseline_uses_the_probed_largest_io() -> None:
 
 
 def test_the_site_device_takes_large_folios_from_the_kernel_and_file_system() -> None:
-    from models.replay.predict import site_device
+    from models.replay.sitedevice import site_device
 
     def site(release: str, fs: str) -> Any:
         return SimpleNamespace(os=release, storage=[SimpleNamespace(

@@ -25,8 +25,8 @@ from models.replay.predict import (
     merge_prediction,
     reader_change,
     reader_loop_costs,
-    site_device,
 )
+from models.replay.sitedevice import site_device
 from models.scenarios import (
     Baseline,
     ModelSummary,
@@ -185,7 +185,7 @@ class Context:
 
     def replay_device(self) -> LocalDevice:
         """The device of the replay: the calibration's raw read and request sweep, the site's
-        read-ahead and largest I/O (see ``models.replay.predict.site_device``)."""
+        read-ahead and largest I/O (see ``models.replay.sitedevice.site_device``)."""
         raw = self.calibration.raw_read if self.calibration is not None else None
         return site_device(self.baseline.params, raw, self.site)
 

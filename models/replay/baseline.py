@@ -11,8 +11,9 @@ calibration's event loop ran that reader, its warm samples' time per event (meas
 reader's own CPU cost on these files, whatever it spends it on) plus the warm open per file,
 the replayed I/O less what a warm replay still charges; else the fitted model's CPU terms of
 one worker (:func:`~.predict.layout_time`).  On a disk the two add (each read waits); on a
-rate limiter (the device form ``"max"``, e.g. a block throttle) reads spaced out by CPU work
-pass within its budget, and the time is the larger of the two.  The result is one worker,
+rate limiter (the device form ``"max"``, e.g. a block throttle) the reads are replayed where
+the CPU work leaves them (:meth:`~.device.LocalDevice.paced_time`): reads spaced out by CPU
+work pass within its budget and only the rest waits.  The result is one worker,
 cold, whole files (opening included), and it carries the calibration's own cold measurement
 of that reader for comparison.
 """
@@ -26,7 +27,9 @@ from typing import TYPE_CHECKING
 from probes.basketmap import BasketMap
 from probes.readtests.readers import ReaderSpec
 
-from .predict import Reader, costs_from, layout_time, site_device
+from .device import LocalDevice
+from .predict import LayoutTime, Reader, costs_from, layout_time
+from .sitedevice import site_device
 
 if TYPE_CHECKING:
     from probes.readtests.results import Calibration
@@ -60,8 +63,8 @@ class ReaderBaseline:
     read_ahead_kb: int
     #: the device's form (``LocalDevice.limit``): ``"additive"`` (a disk: each read waits for
     #: the device, the time is I/O + CPU) or ``"max"`` (a rate limiter such as a block
-    #: throttle: reads spaced out by the CPU work pass within its budget, the time is the
-    #: larger of the limiter's time for the reads and the CPU time)
+    #: throttle: the reads replayed where the CPU work leaves them, paced; they wait only
+    #: where the limiter's budget is spent)
     device_limit: str = "additive"
     measured_events_per_s: float | None = None
     measured_cache: str | None = None
@@ -90,6 +93,20 @@ def replay_reader(spec: ReaderSpec) -> Reader:
     if spec.kind == "root.ttreecache":
         return Reader("root", cache_bytes=spec.cache_bytes)
     return Reader("root", cache_bytes=None)  # rdataframe
+
+
+def _paced(lt: LayoutTime, device: LocalDevice, cpu_s: float, setup_s: float,
+           open_s: float | None) -> float:
+    """A rate limiter: the replayed reads issued where the reader's CPU work leaves them
+    (:attr:`~.predict.LayoutTime.paced_s`), after ``setup_s`` paid once.  ``open_s``: the open
+    per file where ``cpu_s`` is measured (the rest of it is the loop's, spread over the data);
+    ``None``: ``cpu_s`` is the fitted terms' (opens, key pre-pass, the rest)."""
+    if lt.pace is None or lt.files <= 0:
+        return max(lt.io_s, cpu_s) + setup_s
+    timed = replace(lt, cpu_s=cpu_s, device=device)
+    if open_s is not None:
+        timed = replace(timed, cpu_open_s=open_s * lt.files, cpu_keys_s=0.0)
+    return timed.paced_s + setup_s
 
 
 def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
@@ -146,7 +163,10 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
         notes.append(f"includes {setup:.2f} s paid once per run (RDataFrame's just-in-time "
                      f"compilation, measured): the rate grows with the events read")
     limit = str(getattr(device, "limit", "additive"))
-    total = max(io_s, cpu_s) if limit == "max" else io_s + cpu_s
+    total = io_s + cpu_s
+    if limit == "max":
+        total = _paced(lt, device, cpu_s - setup, setup,
+                       costs.open_s if source == "measured" else None)
     rate = lt.entries / total if total > 0 else float("inf")
     derived = None
     cold_open = opened.cold if opened is not None else None

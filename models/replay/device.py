@@ -41,6 +41,12 @@ slice's budget (rate x slice bytes, IOPS x slice requests) through at once, at t
 hardware below (taken as free here: not measured), so the job's device time is the throttled
 time less one slice (never below zero).  0 (the default): no throttle recorded, no credit.
 
+:meth:`LocalDevice.paced_time`: the replayed requests issued by one reader that works between
+them (its CPU, placed by :mod:`.pacing`): on a rate limiter a read that comes after enough work
+finds the budget refilled and does not wait.  With a throttle recorded it follows the kernel's
+rule step by step, with the limits the cgroup sets (``throttle_mb_per_s``, ``throttle_iops``,
+probed).  :class:`~.predict.LayoutTime` takes its time on a rate limiter from it.
+
 :class:`Link` is a network link for remote data: a round trip per call (a batch of requests
 issued together, one vector read, is one call; without vector reads every request is one) and
 the bandwidth for the bytes.
@@ -48,7 +54,8 @@ the bandwidth for the bytes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -75,6 +82,10 @@ class Transfer:
     #: the device I/Os, in order, as (bytes, whether it seeks): what ``LocalDevice.io_time``
     #: retimes on another device of the same form
     ios: tuple[tuple[int, bool], ...] = field(default=(), repr=False, compare=False)
+    #: where each request's device I/Os start in ``ios`` (one more entry than requests: the
+    #: I/Os of request ``i`` are ``ios[marks[i]:marks[i + 1]]``): what
+    #: ``LocalDevice.paced_time`` needs to put the reader's CPU work between them
+    marks: tuple[int, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def mb_per_s(self) -> float:
@@ -167,6 +178,11 @@ class LocalDevice:
     #: a block throttle's slice whose budget a job starting after idle gets at once (see the
     #: module doc; 0: no throttle recorded)
     throttle_slice_s: float = 0.0
+    #: the throttle's own read limits as its cgroup sets them (``probes.throttle``; 0: not
+    #: set, the measured ``mb_per_s`` and ``1 / access_s`` stand in): ``paced_time`` follows
+    #: the kernel's rule with them
+    throttle_mb_per_s: float = 0.0
+    throttle_iops: float = 0.0
 
     @classmethod
     def from_rates(
@@ -203,6 +219,100 @@ class LocalDevice:
             now = max(now, t_bytes, t_slots)
         return max(now, 0.0)
 
+    def paced_time(self, io: Transfer, gaps: Sequence[float], start_s: float = 0.0,
+                   repeat: float = 1.0) -> float:
+        """Seconds for one reader that issues the replayed requests of ``io`` in turn, waiting
+        for each request's device I/Os, then working ``gaps[i]`` seconds of CPU before the
+        next (``start_s``: CPU before the first).  The CPU is included.  ``repeat``: the
+        stream stands for this many like it, read one after another (a sample of files
+        standing for all: whole repetitions, then the first part of one more).
+
+        On a disk (``"additive"``) the I/O and the CPU add, as :meth:`io_time` has them.  On
+        a rate limiter the reads are issued where the CPU leaves them and wait only where the
+        limiter's budget is spent: a block throttle (``throttle_slice_s`` > 0) by the
+        kernel's rule (``block/blk-throttle.c``, in our words): the group's I/O is counted
+        over a slice that starts afresh at the first I/O after a slice's idle and is extended
+        while I/O keeps coming; an I/O may go when the bytes (and the requests) dispatched in
+        the slice, its own included, stay within the rate times the slice's elapsed time
+        rounded up to whole slices; else it waits for the shortfall at the rate plus the
+        rest of the rounded slice (a request waits at least one request's time); slices
+        older than the last one are trimmed from the count once two have passed.  The
+        hardware below the throttle is taken as free (not measured).  Any other limiter:
+        the token bucket of :meth:`io_time` (``carry_s``), with each request issued at its
+        own time."""
+        marks = io.marks
+        if len(marks) != len(gaps) + 1:
+            raise ValueError(f"{len(gaps)} gaps for {max(len(marks) - 1, 0)} requests")
+        ios = io.ios
+        t = float(start_s)
+        whole = max(int(repeat), 0)
+        order = [i for _ in range(whole) for i in range(len(gaps))]
+        order += range(round((repeat - whole) * len(gaps)))
+        if self.limit != "max":
+            rate = self.mb_per_s * 1e6
+            return t + sum(gaps[i] + sum((self.access_s if seek else 0.0) + n / rate
+                                         for n, seek in ios[marks[i]:marks[i + 1]])
+                           for i in order)
+        split = self.max_io_kb * 1024
+        if self.throttle_slice_s > 0:
+            return self._throttled(ios, marks, gaps, order, t)
+        rate = self.mb_per_s * 1e6
+        t_bytes = t_slots = t - self.carry_s
+        for i in order:
+            gap = gaps[i]
+            for n, _ in ios[marks[i]:marks[i + 1]]:
+                slots = -(-n // split) if split > 0 else 1
+                t_bytes = max(t_bytes, t - self.carry_s) + n / rate
+                t_slots = max(t_slots, t - self.carry_s) + slots * self.access_s
+                t = max(t, t_bytes, t_slots)
+            t += gap
+        return t
+
+    def _throttled(self, ios: Sequence[tuple[int, bool]], marks: Sequence[int],
+                   gaps: Sequence[float], order: Sequence[int], t: float) -> float:
+        """:meth:`paced_time` through a block throttle (see there)."""
+        sl = self.throttle_slice_s
+        bps = (self.throttle_mb_per_s or self.mb_per_s) * 1e6
+        iops = self.throttle_iops or (1.0 / self.access_s if self.access_s > 0 else 0.0)
+        split = self.max_io_kb * 1024
+        start = end = -math.inf
+        bdisp = idisp = 0.0
+        eps = 1e-9
+        for i in order:
+            gap = gaps[i]
+            for n, _ in ios[marks[i]:marks[i + 1]]:
+                slots = -(-n // split) if split > 0 else 1
+                if t > end:  # the slice was used up while idle: a fresh one
+                    start, end, bdisp, idisp = t, t + sl, 0.0, 0.0
+                else:
+                    end = max(end, t + sl)
+                while True:
+                    el = t - start
+                    rnd = sl * max(math.ceil(el / sl - eps), 1)
+                    wait = 0.0
+                    if bdisp + n > bps * rnd:
+                        wait = (bdisp + n - bps * rnd) / bps + (rnd - el)
+                    if iops > 0:
+                        rnd_i = sl * math.ceil((el + eps) / sl)
+                        if idisp + slots > iops * rnd_i:
+                            need = (idisp + slots - iops * rnd_i) / iops
+                            wait = max(wait, rnd_i - el + max(need - sl, 0.0), 1.0 / iops)
+                    if wait <= eps:
+                        break
+                    t += wait
+                    end = max(end, t + sl)
+                bdisp += n
+                idisp += slots
+                whole = sl * math.floor((t - start) / sl + eps)
+                if whole >= 2 * sl - eps:  # trim all but the last whole slice
+                    cut = whole - sl
+                    bdisp = max(bdisp - bps * cut, 0.0)
+                    idisp = max(idisp - iops * cut, 0.0)
+                    start += cut
+                    end = t + sl
+            t += gap
+        return t
+
     def replay(
         self,
         requests: Iterable[Request],
@@ -226,6 +336,7 @@ class LocalDevice:
         n = req_bytes = dev_n = dev_bytes = seeks = cached = 0
         last: tuple[str, int] | None = None  # (file, end page) of the last device I/O
         ios: list[tuple[int, bool]] = []
+        marks: list[int] = []
 
         def device_io(name: str, st: _FileState, lo: int, hi: int) -> None:
             """Read the missing pages of [lo, hi) from the device, as contiguous runs."""
@@ -268,6 +379,7 @@ class LocalDevice:
                 st.marks[mark] = mark + 1
 
         for r in requests:
+            marks.append(len(ios))
             n += 1
             req_bytes += r.size
             if r.size <= 0:
@@ -331,8 +443,10 @@ class LocalDevice:
                 if not st.cached[page]:  # beyond the end of the file
                     break
             st.prev_page = end - 1
+        marks.append(len(ios))
         time_s += self.io_time(ios)
-        return Transfer(time_s, n, req_bytes, dev_n, dev_bytes, seeks, cached, tuple(ios))
+        return Transfer(time_s, n, req_bytes, dev_n, dev_bytes, seeks, cached, tuple(ios),
+                        tuple(marks))
 
     def _replay_folios(self, requests: Iterable[Request], sizes: dict[str, int], reopen: bool,
                        log: list[tuple[str, int, int]] | None) -> Transfer:
@@ -342,6 +456,7 @@ class LocalDevice:
         time_s = 0.0
         last: tuple[str, int] | None = None
         ios: list[tuple[int, bool]] = []
+        marks: list[int] = []
 
         def device_io(name: str, page: int, pages: int) -> None:
             nonlocal dev_n, dev_bytes, seeks, last
@@ -359,6 +474,7 @@ class LocalDevice:
                            max(self.max_io_kb * 1024 // PAGE, 0), self.max_folio_order,
                            device_io)
         for r in requests:
+            marks.append(len(ios))
             n += 1
             req_bytes += r.size
             if r.size <= 0:
@@ -372,8 +488,10 @@ class LocalDevice:
                 if self.ram_mb_per_s and hit:
                     time_s += hit * PAGE / (self.ram_mb_per_s * 1e6)
             cache.replay([r], sizes, reopen)
+        marks.append(len(ios))
         time_s += self.io_time(ios)
-        return Transfer(time_s, n, req_bytes, dev_n, dev_bytes, seeks, cached, tuple(ios))
+        return Transfer(time_s, n, req_bytes, dev_n, dev_bytes, seeks, cached, tuple(ios),
+                        tuple(marks))
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ over the sampled files; merged files are built from the sampled maps in turn
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Mapping, Sequence
@@ -44,16 +45,13 @@ from typing import TYPE_CHECKING
 from probes.basketmap import BasketMap
 
 from .device import LocalDevice, Transfer
-from .folios import large_folios
 from .layouts import fast_merge, groups, optimized_merge
 from .overlap import CallShapes, call_shapes
+from .pacing import Pace
 from .readers import _memory_size, root_getentry, uproot_iterate, uproot_step_entries
 from .requests import python_buffered, renumber
 
 if TYPE_CHECKING:
-    from probes.readtests.results import RawRead
-    from probes.results import SiteProfile
-
     from ..physics import Params
 
 #: The calibration's event loop: one read call per this many bytes of arrays (uncompressed).
@@ -171,7 +169,20 @@ class LayoutTime:
 
     @property
     def total_s(self) -> float:
+        if self.device is not None and self.device.limit == "max" and self.pace is not None \
+                and not self.device.warm and self.files > 0:
+            return self.paced_s
         return self.io_s + self.cpu_s - self.hidden_s
+
+    @functools.cached_property
+    def paced_s(self) -> float:
+        """On a rate limiter: the replayed reads issued where the CPU work leaves them
+        (:meth:`~.device.LocalDevice.paced_time`, the work placed by :mod:`.pacing`)."""
+        assert self.device is not None and self.pace is not None
+        keys = self.cpu_keys_s / self.keys if self.keys else 0.0
+        stream = max(self.cpu_s - self.cpu_open_s - self.cpu_keys_s, 0.0) / self.scale
+        gaps = self.pace.gaps(self.cpu_open_s / self.files, keys, stream)
+        return self.device.paced_time(self.io, gaps.tolist(), repeat=self.scale)
 
     @property
     def events_per_s(self) -> float:
@@ -202,6 +213,10 @@ class LayoutTime:
     cpu_keys_s: float = 0.0
     #: the read calls' requests (:mod:`.overlap`; ``None``: any streamed I/O may hide)
     shapes: CallShapes | None = None
+    #: the replayed requests, for a paced replay (:mod:`.pacing`), and the device they were
+    #: replayed through: on a rate limiter the time is the paced replay's
+    pace: Pace | None = None
+    device: LocalDevice | None = None
 
     def with_costs(self, costs: CpuCosts) -> LayoutTime:
         """The same replay with other CPU costs."""
@@ -296,7 +311,8 @@ def layout_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
     reqs = renumber(streams)
     keys = sum(1 for r in reqs if r.kind == "key")
     sizes = {m.path: m.file_bytes for m in maps}
-    io = device.replay(python_buffered(reqs, 4096, sizes), sizes, reopen=True)
+    buffered = list(python_buffered(reqs, 4096, sizes))
+    io = device.replay(buffered, sizes, reopen=True)
     # the synchronous reads (metadata, keys) replayed alone: what cannot hide behind the CPU
     sync = device.replay(python_buffered([r for r in reqs if r.kind != "data"], 4096, sizes),
                          sizes, reopen=True)
@@ -304,7 +320,8 @@ def layout_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
                     calls=calls * scale, baskets=baskets * scale, io=io, scale=scale,
                     cpu_s=0.0, _access_s=device.access_s, sync=sync,
                     branch_calls=branch_calls * scale, keys=keys * scale,
-                    shapes=call_shapes(maps, branches, sizes_of))
+                    shapes=call_shapes(maps, branches, sizes_of), pace=Pace.of(buffered),
+                    device=device)
     return lt.with_costs(costs)
 
 
@@ -323,7 +340,7 @@ def _root_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
     return LayoutTime(files=n * scale, entries=entries * scale, compressed_mb=mb * scale,
                       calls=0.0, baskets=baskets * scale, io=io, scale=scale, cpu_s=cpu,
                       _access_s=device.access_s, cpu_open_s=scale * n * costs.open_s,
-                      engine="root")
+                      engine="root", pace=Pace.of(reqs), device=device)
 
 
 @dataclass(frozen=True)
@@ -470,48 +487,17 @@ def retimed(lt: LayoutTime, device: LocalDevice, bw_factor: float, access_factor
     flow_s = io.device_bytes / (device.mb_per_s * 1e6) if device.mb_per_s > 0 else 0.0
     rest = io.time_s - seek_s - flow_s  # the page-cache copies, where charged
     t = seek_s * access_factor + flow_s / bw_factor + rest
+    other = replace(device, mb_per_s=device.mb_per_s * bw_factor,
+                    access_s=device.access_s * access_factor,
+                    throttle_mb_per_s=device.throttle_mb_per_s * bw_factor,
+                    throttle_iops=device.throttle_iops / access_factor)
     if io.ios:  # the device I/Os themselves, retimed by the device's form
-        other = replace(device, mb_per_s=device.mb_per_s * bw_factor,
-                        access_s=device.access_s * access_factor)
         t = io.time_s - device.io_time(io.ios) + other.io_time(io.ios)
     sync = lt.sync
     if sync is not None:  # the synchronous reads' replay, retimed alike
         sync = retimed(replace(lt, io=sync, sync=None), device, bw_factor, access_factor).io
     return replace(lt, io=replace(io, time_s=t), _access_s=device.access_s * access_factor,
-                   sync=sync)
-
-
-def device_from(params: Params, raw: RawRead | None = None,
-                read_ahead_kb: int | None = None, max_io_kb: int | None = None) -> LocalDevice:
-    """The local device of a calibration: the cold raw read's bandwidth and the request
-    sweep's access time where the read tests measured them, else the fitted model's
-    ``storage_mb_per_s`` and ``access_ms``; the read-ahead the site probe found (the kernel's
-    default of 128 KiB where unknown) and the device's largest I/O (the queue's
-    ``max_sectors_kb``, probed; 0, unknown, where not: each read-ahead window is then one
-    I/O, and a read larger than the read-ahead reads ahead no further)."""
-    bw = params.storage_mb_per_s
-    access_ms = params.access_ms
-    if raw is not None:
-        bw = raw.cold_mb_per_s or raw.bandwidth_mb_per_s or bw
-        if raw.access_time_ms is not None and raw.access_time_ms > 0:
-            access_ms = raw.access_time_ms
-    limit = raw.device_limit if raw is not None and raw.device_limit else \
-        "max" if params.storage_overlap >= 0.5 else "additive"
-    return LocalDevice(float(bw), float(access_ms) / 1e3,
-                       int(read_ahead_kb) if read_ahead_kb else 128,
-                       limit="max" if limit == "max" else "additive",
-                       max_io_kb=int(max_io_kb) if max_io_kb and max_io_kb > 0 else 0)
-
-
-def site_device(params: Params, raw: RawRead | None, site: SiteProfile) -> LocalDevice:
-    """:func:`device_from` with the site's read-ahead and largest I/O: those of the first
-    data path whose read-ahead the probe found, and its page cache (large folios where the
-    kernel release and that path's file system give them: :func:`.folios.large_folios`)."""
-    disk = next((s for s in site.storage if s.read_ahead_kb), None)
-    dev = device_from(params, raw, disk.read_ahead_kb if disk else None,
-                      disk.max_sectors_kb if disk else None)
-    return replace(dev, large_folios=large_folios(site.os, disk.fs_type if disk else None),
-                   throttle_slice_s=getattr(getattr(disk, "throttle", None), "slice_s", 0.0))
+                   sync=sync, device=other if lt.device is not None else None)
 
 
 def costs_from(params: Params, row: Mapping[str, float], warm_open_s: float | None = None,
