@@ -24,6 +24,9 @@ the rest, up to ``m = min(io_stream, cpu_calls)``, that hides as well:
     T = io_sync + cpu_open + io_stream + cpu_calls - (H + phi (m - H))
 
 ROOT's ``GetEntry`` reads each basket when the loop needs it, in the same thread: no overlap.
+On a rate limiter (the device form ``"max"``) the time is instead the paced replay
+(:attr:`LayoutTime.paced_s`): each read waits only where the limiter's budget, refilled during
+the CPU work before it, is spent.
 :func:`merge_prediction` gives that time before and after a merge (``hadd``:
 :func:`~.layouts.fast_merge`; ``hadd -O``: :func:`~.layouts.optimized_merge`) and the
 speed-up, with a range over the device's and the per-file costs' uncertainties.
