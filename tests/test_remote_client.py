@@ -277,5 +277,40 @@ def test_clients_measured_through_the_link(tmp_path: Path, bmap: BasketMap) -> N
                 assert c.read_bytes >= 0.9 * cpu.basket_bytes
                 assert c.read_s is not None and c.read_s >= 0.018
                 assert c.first_s is not None and c.baskets == 36
-            assert cpu.clients[0].request_decoded == (engine == "root")
+            # ROOT: the same entries read locally are taken off each segment
+            assert not cpu.clients[0].request_decoded
     assert not list(tmp_path.iterdir())  # nothing written beside
+
+
+def test_clients_left_out_for_lack_of_budget_are_listed(bmap: BasketMap) -> None:
+    """A client test that does not fit the time left is not run and says so, uproot's
+    alternative source (XRootDSource) before its default; ROOT's counts its process' start.
+    Nothing is read through the link here (the URL is never opened)."""
+    from probes.readtests.remote_client import measure_clients
+
+    url, local = "root://127.0.0.1:1//nowhere.root", bmap.path
+    skipped: list[tuple[str, str]] = []
+    # about 3 passes of 1 s a client: 2 s fit neither (both 6 s, then the default's 3 s)
+    assert measure_clients(url, "Events", local, "uproot", 2.0, one_pass_s=1.0,
+                           skipped=skipped) == ()
+    assert [s[0] for s in skipped] == ["remote reader's client: uproot XRootDSource",
+                                       "remote reader's client: uproot"]
+    assert "2.0 s of the budget left, about 6.0 s needed" in skipped[0][1]
+    assert "about 3.0 s needed" in skipped[1][1]
+    skipped.clear()
+    assert measure_clients(url, "Events", local, "root", 4.0, one_pass_s=1.0, start_s=2.0,
+                           skipped=skipped) == ()
+    assert [s[0] for s in skipped] == ["remote reader's client: root"]
+
+
+def test_the_reader_tests_reserve_grows_with_the_link_and_with_root() -> None:
+    """The time kept for the reader's tests while the link's optional steps run: more on a
+    slower link, more for ROOT (its process start), none where nothing fits."""
+    from probes.readtests.remote import _cpu_need
+
+    pairs = [("root://h//a.root", 4_000_000), ("root://h//b.root", 5_000_000)]
+    fast = _cpu_need(pairs, "uproot", 0.001, 125.0, 10.0)
+    slow = _cpu_need(pairs, "uproot", 0.020, 12.5, 10.0)
+    assert 0 < fast < slow
+    assert _cpu_need(pairs, "root", 0.020, 12.5, 10.0) > slow
+    assert _cpu_need(pairs, "uproot", 0.080, 0.001, 10.0) == 0.0  # no file fits: no test

@@ -9,12 +9,16 @@ In order, each scaled to the time it has (:func:`measure_link`):
 - bandwidth, one stream: about ``TRANSFER_S`` seconds of data at a first estimate, timed from
   the first data to the last (XRootD: reads pipelined on the one connection; HTTP: one
   streamed range GET), so that the round trip and the server's start do not count;
-- the request-size sweep: reads of 4 KiB to 4 MiB one at a time, fitted to
-  seconds = latency + bytes / bandwidth (a cross-check of the two figures above);
+- vector reads: ``VECTOR_CHUNKS`` ranges in one call (XRootD ``kXR_readv``; HTTP multi-range
+  GET) against one call per range;
 - parallel streams: 1, 2, 4 reads at once, each on its own file handle and connection (as
   separate processes would read): bytes / (time - one round trip);
-- vector reads: ``VECTOR_CHUNKS`` ranges in one call (XRootD ``kXR_readv``; HTTP multi-range
-  GET) against one call per range.
+- the request-size sweep: reads of 4 KiB to 4 MiB one at a time, fitted to
+  seconds = latency + bytes / bandwidth (a cross-check of the two figures above).
+
+In a calibration the reader's CPU and client tests follow on the same budget: the time they
+need at least is kept for them, and the sweep, then the streams (4, then 2) are left out where
+they do not fit beside it, each listed as skipped.
 
 Nothing is written anywhere; the data is only read.  Figures are remote (see
 :mod:`.remote_results`): no cold or warm claim is made about the server's storage.
@@ -64,8 +68,14 @@ PIPELINE = 4
 TEST_NAME = "remote"
 #: the reader's CPU on one file fetched whole (``Skipped.test`` where it could not run)
 CPU_TEST = "remote reader CPU"
-#: the link's share of a remote calibration's budget (the reader's CPU test has the rest)
-LINK_SHARE = 0.7
+#: the share of what is left of the budget a step plans on (the rest: the hard stop's slack)
+SAFETY = 0.95
+#: planning figures for the reader's tests (what they need at least; shown nowhere): round
+#: trips of an open through the reader's client, a local pass over the fetched file, and the
+#: start of a process that loads ROOT (ROOT 6.40 on the test bench: 1.5-2.5 s)
+OPEN_ROUND_TRIPS = 10
+LOCAL_PASS_S = 0.2
+ROOT_START_S = 2.0
 #: files whose sizes are looked at when picking the one for the CPU test
 CPU_CANDIDATES = 16
 
@@ -113,10 +123,18 @@ def _offsets(size: int, request: int, n: int) -> list[int]:
 
 def measure_link(url: str, budget_s: float = 30.0, *, cancel: threading.Event | None = None,
                  progress: Callable[[float, str], None] | None = None,
-                 streams: Sequence[int] = STREAMS) -> RemoteCalibration:
+                 streams: Sequence[int] = STREAMS,
+                 reserve: Callable[[float, float | None], float] | None = None,
+                 skipped: list[tuple[str, str]] | None = None) -> RemoteCalibration:
     """The link to ``url`` within about ``budget_s`` seconds (see the module's doc).  Raises
-    :class:`~probes.remote.RemoteError` (one line) when the file cannot be opened or read."""
+    :class:`~probes.remote.RemoteError` (one line) when the file cannot be opened or read.
+
+    ``reserve(rtt_s, MB/s)``: seconds of ``budget_s`` that later tests need, known once the
+    round trip and bandwidth are measured; the least informative steps (the request-size
+    sweep, a cross-check, first; then the parallel streams, largest first) are left out when
+    they do not fit beside it, each with a line in ``skipped`` (step, why)."""
     clock = _Clock(budget_s, cancel, progress)
+    dropped = skipped if skipped is not None else []
     probe = probe_remote(url, opens=5)
     size = probe.size_bytes
     if size <= 0:
@@ -130,15 +148,32 @@ def measure_link(url: str, budget_s: float = 30.0, *, cancel: threading.Event | 
         lat = [_timed(lambda: client.read(0, 1)) for _ in range(5 if rtt_med < 0.05 else 3)]
         clock.check()
         clock.report(0.2, "bandwidth, one stream")
-        bw_samples = _bandwidth(client, size, rtt_med, clock)
+        bw_samples = _bandwidth(client, size, rtt_med, clock, reserve)
         bw = statistics.median(bw_samples) if bw_samples else None
-        clock.report(0.45, "request sizes")
-        sweep = _sweep(client, size, clock)
-        fit_lat, fit_bw = _fit(sweep)
-        clock.report(0.7, "parallel streams")
-        par = _streams(url, size, bw, rtt_med, streams, clock)
-        clock.report(0.85, "vector reads")
+        keep = reserve(rtt_med, bw) if reserve is not None else 0.0
+        clock.report(0.45, "vector reads")
         vec = _vector(client, size, rtt_med, bw, clock)
+        # what is left beside the reserve goes to the streams first, then the sweep
+        free = clock.left() - keep
+        want = [k for k in streams if _streams_cost(k, size, bw, rtt_med) <= free - sum(
+            _streams_cost(j, size, bw, rtt_med) for j in streams if j < k)]
+        if bw and len(want) < len(streams):
+            left_out = [str(k) for k in streams if k not in want]
+            dropped.append((f"{TEST_NAME}: parallel streams ({', '.join(left_out)})",
+                            f"{max(free, 0):.1f} s of the budget left beside the reader's tests "
+                            "(give a larger --budget)"))
+        clock.report(0.6, "parallel streams")
+        par = _streams(url, size, bw, rtt_med, want, clock)
+        if clock.left() - keep >= _sweep_cost(size, bw, rtt_med):
+            clock.report(0.85, "request sizes")
+            sweep = _sweep(client, size, clock)
+        else:
+            sweep = []
+            dropped.append((f"{TEST_NAME}: request-size sweep",
+                            f"{max(clock.left() - keep, 0):.1f} s of the budget left beside "
+                            "the reader's tests; a cross-check of the round trip and bandwidth, "
+                            "left out first (give a larger --budget)"))
+        fit_lat, fit_bw = _fit(sweep)
     finally:
         client.close()
     clock.report(1.0, "done")
@@ -174,8 +209,8 @@ def _rtt(client: XRootDClient | HTTPClient, clock: _Clock) -> list[float]:
     return out
 
 
-def _bandwidth(client: XRootDClient | HTTPClient, size: int, rtt: float,
-               clock: _Clock) -> list[float]:
+def _bandwidth(client: XRootDClient | HTTPClient, size: int, rtt: float, clock: _Clock,
+               reserve: Callable[[float, float | None], float] | None = None) -> list[float]:
     """MB/s of one stream moving about ``TRANSFER_S`` seconds of data (at a first 1 MB
     estimate), timed from the first data to the last, so that neither the round trip nor the
     server's start counts: XRootD with reads of up to ``CHUNK`` on the one connection, at least
@@ -192,9 +227,10 @@ def _bandwidth(client: XRootDClient | HTTPClient, size: int, rtt: float,
     depth = int(min(64, max(PIPELINE, est * rtt / chunk + 2)))
     out = []
     reps = 3
+    keep = reserve(rtt, est / 1e6) if reserve is not None else 0.0
     for i in range(reps):
         clock.check()
-        if i and clock.left() < (n / est + rtt) * (reps - i) + 2:
+        if i and clock.left() - keep < (n / est + rtt) * (reps - i) + 2:
             break
         offset = (size - n) * i // max(reps - 1, 1)
         moved, seconds = client.stream(offset, n, chunk, depth)
@@ -220,6 +256,21 @@ def _sweep(client: XRootDClient | HTTPClient, size: int,
         if clock.left() < 4 * med * 3:
             break
     return out
+
+
+def _sweep_cost(size: int, bw: float | None, rtt: float) -> float:
+    """Seconds the sweep takes at about this link (3 reads of each size)."""
+    rate = (bw or 1.0) * 1e6
+    return sum(3 * (rtt + r / rate) for r in SWEEP_SIZES if r <= size)
+
+
+def _streams_cost(k: int, size: int, bw: float | None, rtt: float) -> float:
+    """Seconds ``k`` streams take at about this link: the opens (a few round trips each, the
+    handles opened one after the other) and two transfers."""
+    if not bw:
+        return 0.0
+    per = min(size // max(k, 1), max(1 << 16, bw * 1e6 * 0.5 / k), MAX_TRANSFER)
+    return k * 6 * rtt + 2 * (per * k / (bw * 1e6) + rtt)
 
 
 def _fit(sweep: Sequence[RemoteRequestPoint]) -> tuple[float | None, float | None]:
@@ -325,13 +376,21 @@ def calibrate_remote(dataset: DatasetProfile, files: Sequence[str], budget_s: fl
 
     values: dict[str, Any] = {}
     partial = False
+    dropped: list[tuple[str, str]] = []
     try:
         if not scheme_of(target):
             raise RemoteError(f"not a root:// or http(s):// URL: {target}")
-        rc = measure_link(target, budget_s * LINK_SHARE, cancel=cancel, progress=on)
+        pairs = [(u, _size(u)) for u in files[:CPU_CANDIDATES]]
+
+        def reserve(rtt_s: float, mb_s: float | None) -> float:
+            return _cpu_need(pairs, engine, rtt_s, mb_s, session.remaining())
+
+        rc = measure_link(target, session.remaining() * SAFETY, cancel=cancel, progress=on,
+                          reserve=reserve, skipped=dropped)
         session.bytes_read += rc.bytes_moved
         values["remote"] = rc
-        cpu, why = _reader_cpu(dataset, files, rc, engine, session.remaining() * 0.9, cancel)
+        cpu, why = _reader_cpu(dataset, pairs, rc, engine, session.remaining() * SAFETY,
+                               cancel, dropped)
         if cpu is not None:
             session.bytes_read += cpu.file_bytes
             values["remote"] = dataclasses.replace(rc, cpu=cpu)
@@ -341,14 +400,37 @@ def calibrate_remote(dataset: DatasetProfile, files: Sequence[str], budget_s: fl
         partial = True
     except RemoteError as exc:
         skipped.append(Skipped(TEST_NAME, f"{target}: {exc}"))
+    skipped += [Skipped(test, why) for test, why in dropped]
     return _calibration(session, engine, partial, dataset, values, skipped, list(files))
 
 
-def _reader_cpu(dataset: DatasetProfile, files: Sequence[str], rc: RemoteCalibration,
-                engine: str, left_s: float, cancel: threading.Event | None
+def _cpu_need(pairs: Sequence[tuple[str, int]], engine: str, rtt_s: float,
+              mb_s: float | None, left_s: float) -> float:
+    """Seconds the reader's CPU test and its client tests need at least (a plan, shown
+    nowhere): the file the test would pick fetched at ``mb_s`` with a few round trips, a
+    local pass, and per client its first pass and one paired pass over the link (each about
+    the fetch and an open's round trips; ROOT's client: its process start first)."""
+    from .remote_cpu import pick_file
+
+    if not mb_s:
+        return 0.0
+    pick = pick_file(pairs, mb_s * 1e6 * left_s / 2)
+    if pick is None:
+        return 0.0
+    fetch = pick[1] / (mb_s * 1e6) + 4 * rtt_s
+    one = fetch + OPEN_ROUND_TRIPS * rtt_s
+    if engine == "root":
+        return fetch + 2 * ROOT_START_S + LOCAL_PASS_S + 2 * one
+    clients = 2 if scheme_of(pick[0]) == "root" else 1
+    return fetch + LOCAL_PASS_S + clients * (2 * one + LOCAL_PASS_S)
+
+
+def _reader_cpu(dataset: DatasetProfile, pairs: Sequence[tuple[str, int]],
+                rc: RemoteCalibration, engine: str, left_s: float,
+                cancel: threading.Event | None, dropped: list[tuple[str, str]]
                 ) -> tuple[RemoteReaderCpu | None, str]:
-    """The reader's CPU on one file fetched whole (:mod:`.remote_cpu`), or why not: half the
-    time left for the fetch at the measured bandwidth, half for the passes."""
+    """The reader's CPU on one file fetched whole (:mod:`.remote_cpu`), or why not: a file
+    whose fetch takes at most half the time left at the measured bandwidth."""
     from .remote_cpu import measure_reader_cpu, pick_file
 
     trees = [t for t in dataset.trees if t.format == "ttree"]
@@ -356,7 +438,6 @@ def _reader_cpu(dataset: DatasetProfile, files: Sequence[str], rc: RemoteCalibra
         return None, "no TTree in the probe: the reader's CPU was not measured"
     if not rc.bandwidth_mb_per_s:
         return None, "the link's bandwidth was not measured: the reader's CPU was not either"
-    pairs = [(u, _size(u)) for u in files[:CPU_CANDIDATES]]
     max_bytes = rc.bandwidth_mb_per_s * 1e6 * left_s / 2
     pick = pick_file(pairs, max_bytes)
     if pick is None:
@@ -365,8 +446,8 @@ def _reader_cpu(dataset: DatasetProfile, files: Sequence[str], rc: RemoteCalibra
                       "(give a larger --budget)")
     try:
         return measure_reader_cpu(pick[0], pick[1], max(trees, key=lambda t: t.compressed_bytes
-                                                        ).name, engine, left_s / 2,
-                                  cancel=cancel), ""
+                                                        ).name, engine, left_s,
+                                  cancel=cancel, skipped=dropped), ""
     except RemoteError as exc:
         return None, str(exc)
 

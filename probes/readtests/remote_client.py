@@ -37,6 +37,12 @@ from .runner import Cancelled
 REQUESTS = 16
 #: whole-file read passes (with their opens), at most
 READS = 5
+#: ROOT's read segments without a cache, at most (more than four: their quartiles stand, one
+#: disturbed segment does not decide the term; 3 let one low sample zero it on a loaded machine)
+SEGMENTS = 8
+#: passes over the link a client's test needs at least (its first, one paired pass and the
+#: paired local pass), in units of one remote pass
+MIN_PASSES = 3
 
 Range = tuple[int, int]  # (offset, size)
 
@@ -56,20 +62,46 @@ def basket_ranges(path: str, tree_name: str) -> list[Range]:
 
 
 def measure_clients(url: str, tree_name: str, local: str, engine: str, budget_s: float, *,
-                    cancel: threading.Event | None = None) -> tuple[RemoteClientCost, ...]:
+                    cancel: threading.Event | None = None, one_pass_s: float = 0.0,
+                    start_s: float = 0.0, skipped: list[tuple[str, str]] | None = None
+                    ) -> tuple[RemoteClientCost, ...]:
     """The reader's client(s) on ``url`` (one entry per client; ``engine`` ``uproot``: its
     default source, and ``XRootDSource`` over ``root://``; ``root``: ROOT's); ``local``: a
-    local copy of the file (its baskets; ROOT's one-time set-up)."""
+    local copy of the file (its baskets; ROOT's one-time set-up).
+
+    Within ``budget_s``: a client needs at least its first pass and one paired pass (about
+    ``MIN_PASSES`` x ``one_pass_s``, a pass over the link; ROOT's: ``start_s`` more, its
+    process' start); one that does not fit is left out with a line in ``skipped``, uproot's
+    ``XRootDSource`` (the alternative source) before its default."""
     ranges = basket_ranges(local, tree_name)
+    need = MIN_PASSES * one_pass_s
     if engine == "root":
+        if budget_s < need + start_s:
+            _skip(skipped, "root", budget_s, need + start_s)
+            return ()
         return (_root_cost(url, tree_name, local, budget_s, len(ranges)),)
     clients: list[tuple[str, Any]] = [("uproot", None)]
     if scheme_of(url) == "root":
         import uproot
 
         clients.append(("uproot XRootDSource", uproot.source.xrootd.XRootDSource))
-    return tuple(_uproot_cost(name, url, tree_name, local, ranges, handler,
-                              budget_s / len(clients), cancel) for name, handler in clients)
+    while clients and budget_s < need * len(clients):
+        _skip(skipped, clients.pop()[0], budget_s, need * (len(clients) + 1))
+    t_end = time.perf_counter() + budget_s
+    out = []
+    for i, (name, handler) in enumerate(clients):
+        share = (t_end - time.perf_counter()) / (len(clients) - i)
+        out.append(_uproot_cost(name, url, tree_name, local, ranges, handler, share, cancel))
+    return tuple(out)
+
+
+def _skip(skipped: list[tuple[str, str]] | None, client: str, left_s: float,
+          need_s: float) -> None:
+    if skipped is not None:
+        skipped.append((f"remote reader's client: {client}",
+                        f"{max(left_s, 0):.1f} s of the budget left, about {need_s:.1f} s "
+                        "needed: its costs over the link beyond the ping are not in the "
+                        "prediction (give a larger --budget)"))
 
 
 def _uproot_cost(name: str, url: str, tree_name: str, path: str, ranges: Sequence[Range],
@@ -88,7 +120,7 @@ def _uproot_cost(name: str, url: str, tree_name: str, path: str, ranges: Sequenc
             first_s = time.perf_counter() - t0
             requests: list[float] = []
             src = f.file.source
-            n_req = _fit(REQUESTS, warm_s, budget_s / 3)
+            n_req = _fit(REQUESTS, warm_s, (t_end - time.perf_counter()) / 4)
             for off, size in ranges[:n_req]:
                 _check(cancel)
                 a = time.perf_counter()
@@ -110,8 +142,8 @@ def _uproot_cost(name: str, url: str, tree_name: str, path: str, ranges: Sequenc
             local.append((lo, lr))
             opens.append(o)
             reads.append(r)
-            if k and time.perf_counter() + (time.perf_counter() - t0) > t_end:
-                break
+            if time.perf_counter() + (time.perf_counter() - t0) > t_end:
+                break  # the next pair would not fit
     except (Cancelled, KeyboardInterrupt):
         raise
     except Exception as exc:  # the client failed: one line, the calibration goes on
@@ -151,12 +183,13 @@ def _uproot_pass(uproot: Any, where: str, tree_name: str, opts: dict[str, Any]
     return t1 - t0 + t4 - t3, t2 - t1, counts
 
 
-#: ROOT's side, in a child process: argv = JSON {url, tree, local, budget, calls, reads};
-#: prints JSON.  As a ROOT job over the link runs: ROOT's one-time set-up paid on the local copy
-#: and the connection made (an open of a file that is not there), all untimed; then timed: the
-#: first open and read of the file in the process, reads without a cache (4 branches at a time,
-#: the next 4 once a file's are read; ``calls`` read calls a segment: ROOT's synchronous basket
-#: reads), then open + read passes.
+#: ROOT's side, in a child process: argv = JSON {url, tree, local, deadline (``time.time()``),
+#: calls, reads}; prints JSON.  As a ROOT job over the link runs: ROOT's one-time set-up paid on
+#: the local copy and the connection made (an open of a file that is not there), all untimed;
+#: then timed: the first open and read of the file in the process, reads without a cache (4
+#: branches at a time, the next 4 once a file's are read; ``calls`` read calls a segment: ROOT's
+#: synchronous basket reads; each segment less the same entries of the local copy read right
+#: after it), then open + read passes.
 ROOT_CHILD = r"""
 import json, sys, time
 import ROOT
@@ -175,8 +208,11 @@ long long hep_advisor_client_calls(TTree *t, TFile *f, long long i, long long ca
    for (; i < n && f->GetReadCalls() - c0 < calls; ++i) t->GetEntry(i);
    return i;
 }
+void hep_advisor_client_range(TTree *t, long long i0, long long i1) {
+   for (long long i = i0; i < i1; ++i) t->GetEntry(i);
+}
 ''')
-t_end = time.perf_counter() + a["budget"]
+t_end = time.perf_counter() + (a["deadline"] - time.time())
 f = ROOT.TFile.Open(a["local"])
 f.Get(a["tree"]).GetEntry(0)
 f.Close()
@@ -209,26 +245,37 @@ first = o + r
 f = ROOT.TFile.Open(a["url"])
 t = f.Get(a["tree"])
 t.SetCacheSize(0)
+# the same entries of the same branches of the local copy, right after each segment: the loop's
+# own cost (decompression, GetEntry over the branches switched off) is taken off the segment
+lf = ROOT.TFile.Open(a["local"])
+lt = lf.Get(a["tree"])
+lt.SetCacheSize(0)
 names = [b.GetName() for b in t.GetListOfBranches()]
 req, calls, nbytes, i, g = [], 0, 0, 0, 0
-while len(req) < 3 and (g == 0 or i < t.GetEntries() or 4 * g < len(names)):
+while len(req) < a["segments"] and (g == 0 or i < t.GetEntries() or 4 * g < len(names)):
     if g == 0 or i >= t.GetEntries():  # the next 4 branches, from the first entry
-        t.SetBranchStatus("*", 0)
-        for n in names[4 * g:4 * g + 4]:
-            t.SetBranchStatus(n, 1)
+        for tree in (t, lt):
+            tree.SetBranchStatus("*", 0)
+            for n in names[4 * g:4 * g + 4]:
+                tree.SetBranchStatus(n, 1)
         g, i = g + 1, 0
     c0, b0 = f.GetReadCalls(), f.GetBytesRead()
+    i0 = i
     s = time.perf_counter()
     i = ROOT.hep_advisor_client_calls(t, f, i, a["calls"])
     dt = time.perf_counter() - s
+    s = time.perf_counter()
+    ROOT.hep_advisor_client_range(lt, i0, i)
+    dt_local = time.perf_counter() - s
     k = f.GetReadCalls() - c0
     if k:
-        req.append(dt / k)
+        req.append((dt - dt_local) / k)
         calls += k
         nbytes += f.GetBytesRead() - b0
     if time.perf_counter() + dt > t_end - first:
         break
 f.Close()
+lf.Close()
 opens, reads, local = [], [], []
 for k in range(a["reads"]):
     if k and time.perf_counter() + first > t_end:
@@ -249,8 +296,9 @@ print(json.dumps({"requests": req, "request_bytes": nbytes // max(calls, 1), "fi
 
 def _root_cost(url: str, tree_name: str, local: str, budget_s: float,
                baskets: int) -> RemoteClientCost:
-    arg = json.dumps({"url": url, "tree": tree_name, "local": local, "budget": budget_s,
-                      "calls": REQUESTS // 2, "reads": READS})
+    arg = json.dumps({"url": url, "tree": tree_name, "local": local,
+                      "deadline": time.time() + budget_s,  # the process' start included
+                      "calls": REQUESTS // 2, "segments": SEGMENTS, "reads": READS})
     limit = max(60.0, 4 * budget_s)
     try:
         r = subprocess.run([sys.executable, "-c", ROOT_CHILD, arg], capture_output=True,
@@ -272,8 +320,9 @@ def _root_cost(url: str, tree_name: str, local: str, budget_s: float,
         read_s=statistics.median(d["reads"]), read_requests=int(d["counts"][2]),
         read_bytes=int(d["counts"][3]), read_samples=tuple(d["reads"]), baskets=baskets,
         note=f"ROOT {d['version']} in a child process; TFile's counts of read calls and bytes; "
-             "requests: the GetEntry loop without a cache on 4 branches (decompression "
-             "included)", request_decoded=True, first_s=float(d["first"]),
+             "requests: the GetEntry loop without a cache on 4 branches, less the same "
+             "entries read from the local copy right after (decompression and the loop "
+             "taken off)", request_decoded=False, first_s=float(d["first"]),
         open_samples=tuple(float(o) for o in d["opens"]),
         local_open_samples=tuple(float(o) for o, _ in d["local"]),
         local_read_samples=tuple(float(r) for _, r in d["local"]))

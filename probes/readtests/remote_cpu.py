@@ -35,6 +35,9 @@ from .runner import Cancelled, spread
 
 #: timed passes at most (after the untimed one)
 PASSES = 5
+#: the share of the time left after the fetch the CPU passes take at most, when the reader's
+#: client is measured after them (the client's tests have fixed costs: a first pass, a process)
+PASS_SHARE = 0.25
 
 
 def pick_file(sizes: Sequence[tuple[str, int]], max_bytes: float) -> tuple[str, int] | None:
@@ -58,21 +61,27 @@ def _baskets(tree: Any) -> tuple[int, int]:
 
 def measure_reader_cpu(url: str, size: int, tree_name: str, engine: str, budget_s: float, *,
                        cancel: threading.Event | None = None,
-                       clients: bool = True) -> RemoteReaderCpu:
+                       clients: bool = True,
+                       skipped: list[tuple[str, str]] | None = None) -> RemoteReaderCpu:
     """The reader's CPU on ``url`` (``size`` bytes, tree ``tree_name``) within about
-    ``budget_s`` after the fetch; with ``clients``, half of it for the reader's own client
-    through the link on the same file (:mod:`.remote_client`).  Raises :class:`RemoteError`
-    (one line) when the CPU cannot be measured (the client's failure is a note)."""
+    ``budget_s``, the fetch included; with ``clients``, what is left after the passes (they
+    take at most ``PASS_SHARE`` of it) for the reader's own client through the link on the
+    same file (:mod:`.remote_client`; a client left out for lack of time is a line in
+    ``skipped``).  Raises :class:`RemoteError` (one line) when the CPU cannot be measured (the
+    client's failure is a note)."""
     import uproot
 
     from .remote_client import measure_clients
 
-    passes_s = budget_s / 2 if clients else budget_s
-
+    t_end = time.perf_counter() + budget_s
     try:
+        t0 = time.perf_counter()
         blob = read_head(url, size)
+        fetch_s = time.perf_counter() - t0
     except OSError as exc:
         raise RemoteError(f"fetching {url} for the CPU test: {exc}") from None
+    left = t_end - time.perf_counter()
+    passes_s = left * PASS_SHARE if clients else left
     if cancel is not None and cancel.is_set():
         raise Cancelled()
     try:
@@ -87,7 +96,7 @@ def measure_reader_cpu(url: str, size: int, tree_name: str, engine: str, budget_
             out.write(blob)
         collector: dict[str, float | None] = {}
         if engine == "root":
-            opens, loops = _root_passes(path, tree_name, passes_s, cancel)
+            opens, loops = _root_passes(path, tree_name, passes_s, cancel, collector)
             note = ("ROOT GetEntry loop, default TTreeCache, on a temporary copy in the page "
                     "cache (one-time set-up paid first)")
         else:
@@ -97,8 +106,11 @@ def measure_reader_cpu(url: str, size: int, tree_name: str, engine: str, budget_
         measured: tuple[RemoteClientCost, ...] = ()
         if clients:
             try:
-                measured = measure_clients(url, tree_name, path, engine, budget_s / 2,
-                                           cancel=cancel)
+                local_s = statistics.median(loops) if loops else 0.0
+                measured = measure_clients(
+                    url, tree_name, path, engine, t_end - time.perf_counter(), cancel=cancel,
+                    one_pass_s=fetch_s + local_s, start_s=collector.get("setup_s") or 0.0,
+                    skipped=skipped)
             except (RemoteError, OSError, ValueError, KeyError) as exc:
                 note += f"; the reader's client through the link was not measured: {exc}"
     finally:
@@ -163,9 +175,14 @@ def _uproot_passes(path: str, tree_name: str, budget_s: float,
 
 
 def _root_passes(path: str, tree_name: str, budget_s: float,
-                 cancel: threading.Event | None) -> tuple[list[float], list[float]]:
+                 cancel: threading.Event | None,
+                 collector: dict[str, float | None] | None = None
+                 ) -> tuple[list[float], list[float]]:
+    """Timed passes (open, read) of ROOT's helper; with ``collector``, ``setup_s``: the
+    untimed first pass with ROOT's one-time set-up (what a process that loads ROOT pays)."""
     from .rootengine import import_root
 
+    t_setup = time.perf_counter()
     try:
         root = import_root()
     except Exception as exc:
@@ -186,6 +203,8 @@ def _root_passes(path: str, tree_name: str, budget_s: float,
         if k:  # the first pass pays ROOT's one-time set-up: untimed
             loops.append(float(res[9]))
             opens.append(max(0.0, dt - float(res[9])))
+        elif collector is not None:
+            collector["setup_s"] = time.perf_counter() - t_setup
         if time.perf_counter() + dt > t_end and loops:
             break
     return opens, loops
