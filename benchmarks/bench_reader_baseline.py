@@ -1,12 +1,15 @@
 """``--reader``: the predicted baseline against the program's own measured cold rate.
 
-    python benchmarks/bench_reader_baseline.py [--workdir DIR] [--layouts interleaved small]
+    python benchmarks/bench_reader_baseline.py [--workdir DIR]
+        [--layouts interleaved small heldout]
         [--programs default step arrays getentry rdataframe] [--repeat 3] [--budget 30]
         [--lock /tmp/hep-bench.lock]
 
 The datasets are ``bench_trace.py``'s (written once with ROOT, kept in ``--workdir``):
 ``interleaved`` (one file, 400 float branches, 20,000 entries, ZLIB-1, ``SetAutoFlush(0)``)
-and ``small`` (20 files x 300 entries x 200 float branches).  They are copied onto an emulated
+and ``small`` (20 files x 300 entries x 200 float branches); ``--layouts heldout`` adds
+``bench_trace.py``'s held-out file (200 float and double branches, 20,000 entries, 16 kB
+baskets).  They are copied onto an emulated
 disk (``testbench``: 70 MB/s, 120 IOPS, 128 kB read-ahead).  For each layout x program, under
 the lock (``flock``, taken per case, so that no other timed run overlaps):
 
