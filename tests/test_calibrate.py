@@ -42,12 +42,13 @@ def test_every_figure_is_measured_within_the_budget(small_dataset: DatasetProfil
     monkeypatch.setattr(tempfile, "tempdir", str(private))
     monkeypatch.setenv("TMPDIR", str(private))
     events: list[ProgressEvent] = []
-    # a budget every test fits in on a loaded machine (a test that does not fit skips itself)
-    cal = calibrate(small_dataset, budget_s=15.0, workers=(1, 2), progress=events.append)
+    # a budget every test fits in on a loaded machine (a test that does not fit skips itself;
+    # at 15 s a slow, loaded CI run once left out the basket-cost and parallel-loop tests)
+    cal = calibrate(small_dataset, budget_s=20.0, workers=(1, 2), progress=events.append)
     # the TTree -> RNTuple conversion needs a budget of 30 s, and says so
     assert not cal.partial and [s.test for s in cal.skipped] == ["conversion"]
     assert "budget" in cal.skipped[0].reason
-    assert cal.elapsed_s <= 15.0 + tolerance(15.0)  # the budget is a promise
+    assert cal.elapsed_s <= 20.0 + tolerance(20.0)  # the budget is a promise
     # on tiny files the per-call cost may be lost in the noise: then it is None, never 0
     assert cal.call_cost is not None and cal.call_cost.call_s != 0
     assert cal.parallel_loop and cal.parallel_loop[0].workers == 1
