@@ -13,7 +13,9 @@ baskets).  They are copied onto an emulated
 disk (``testbench``: 70 MB/s, 120 IOPS, 128 kB read-ahead).  For each layout x program, under
 the lock (``flock``, taken per case, so that no other timed run overlaps):
 
-- the program, cold (page cache dropped, throttle reset), ``--repeat`` times: it times itself
+- the program, cold (page cache dropped, throttle reset), ``--repeat`` times before the report
+  and ``--repeat`` times after it (the shared machine drifts by tens of percent within
+  minutes: the runs bracket the calibration, and their median is taken): it times itself
   from before the first open to after the last read (imports excluded, and for the ROOT
   programs ROOT's one-time set-up on first use of its classes, about 0.9 s here; files opened
   inside): events/s = entries / those seconds (median of the runs);
@@ -214,16 +216,18 @@ def main() -> int:
               f", max_sectors_kb {_queue(bench.device, 'max_sectors_kb')}", flush=True)
         print(f"{'layout':<12}{'program':<11}{'measured ev/s':>14}{'predicted':>11}"
               f"{'pred/meas':>10}{'  within 20%':<13}{'cal. loop':>10}{'rate model':>11}"
-              f"  runs (s)", flush=True)
+              f"  runs (s): before | after the report", flush=True)
         for layout in opts.layouts:
             paths = copied[layout]
             for prog in opts.programs:
                 _, _, reader, branches = PROGRAMS[prog]
                 script = work / f"rb_{prog}.py"
-                with locked(opts.lock) as waited:
-                    runs = [run_program(bench, script, paths) for _ in range(opts.repeat)]
+                with locked(opts.lock) as waited:  # the program's runs around the report's
+                    before = [run_program(bench, script, paths) for _ in range(opts.repeat)]
                     rb = predicted(bench, paths, reader, branches, opts.budget,
                                    work / f"report_{layout}_{prog}.json")
+                    after = [run_program(bench, script, paths) for _ in range(opts.repeat)]
+                runs = before + after
                 ra_now = _queue(bench.device, "read_ahead_kb")
                 n = runs[0][0]
                 secs = [r[1] for r in runs]
@@ -237,7 +241,8 @@ def main() -> int:
                 ok = "yes" if abs(ratio - 1) <= 0.2 else "NO (miss)"
                 print(f"{layout:<12}{prog:<11}{meas:>14,.0f}{pred:>11,.0f}{ratio:>10.2f}"
                       f"  {ok:<11}{cal or float('nan'):>10,.0f}{model or float('nan'):>11,.0f}"
-                      f"  {', '.join(f'{s:.2f}' for s in secs)}"
+                      f"  {', '.join(f'{r[1]:.2f}' for r in before)} | "
+                      f"{', '.join(f'{r[1]:.2f}' for r in after)}"
                       f"{f'  (waited {waited:.0f} s for the lock)' if waited > 5 else ''}",
                       flush=True)
                 derived = rb.get("measured_baseline_events_per_s")

@@ -62,6 +62,7 @@ from probes.readtests.registry import READ_TESTS
 from probes.readtests.results import Calibration, EventLoop, Measurement
 from probes.results import DatasetProfile, SiteProfile, TreeProfile
 
+from .deviceform import device_form
 from .physics import FEATURES, config_matrix
 from .throughput import Prior, ThroughputModel
 
@@ -504,8 +505,9 @@ def model_from_calibration(cal: Calibration, dataset: DatasetProfile, site: Site
         run = np.concatenate([run, np.full(len(extra_y), noise)])
     if len(y) == 0:
         raise ValueError("the calibration has no measured point to fit the model to")
-    # the device's form the request sweep decided (``RawRead.device_limit``), held fixed
-    limit = cal.raw_read.device_limit if cal.raw_read is not None else None
+    # the device's form, held fixed: a binding cgroup throttle the site probe recorded, else
+    # the request sweep's choice (:func:`.deviceform.device_form`)
+    limit = device_form(cal.raw_read, site)
     model = ThroughputModel(cores=inputs.cores, threads_per_core=inputs.threads_per_core,
                             priors=inputs.priors, noise=noise,
                             fixed=None if limit is None else

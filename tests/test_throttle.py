@@ -77,3 +77,37 @@ def test_the_probe_view_shows_a_cgroup_read_limit() -> None:
     assert "cgroup" not in storage_line(s)
     t = ThrottleInfo(70.0, 120.0, 0.1, "assumed: kernel default")
     assert "cgroup read limit 70 MB/s, 120 IOPS" in storage_line(replace(s, throttle=t))
+
+
+def _site_with(throttle: object) -> object:
+    from probes.results import CpuInfo, MemoryInfo, SiteProfile, StorageInfo
+
+    disk = StorageInfo("/data", "/data", "ext4", "local", "loop1", True, 128, "none")
+    return SiteProfile("host", "Linux", CpuInfo(2, 2), MemoryInfo(8_000_000_000, 4_000_000_000),
+                       (replace(disk, throttle=throttle),))
+
+
+@pytest.mark.parametrize(("cold", "iops", "sweep", "form"), [
+    (66.0, 118.0, "additive", "max"),  # reads at its limits: the record decides
+    (66.0, 118.0, None, "max"),
+    (30.0, 40.0, "additive", "additive"),  # hardware below it is slower: the sweep decides
+    (30.0, 40.0, None, None),
+    (None, None, "additive", "max"),  # nothing measured: the record is all there is
+])
+def test_a_binding_recorded_throttle_makes_the_device_a_rate_limiter(
+        cold: float | None, iops: float | None, sweep: str | None, form: str | None) -> None:
+    from models.deviceform import device_form
+    from models.physics import Params
+    from models.replay.sitedevice import site_device
+    from probes.readtests.results import RawRead
+    from probes.results import ThrottleInfo
+
+    site = _site_with(ThrottleInfo(70.0, 120.0, 0.1, "assumed: kernel default"))
+    raw = RawRead(cold_mb_per_s=cold, warm_mb_per_s=None, iops_4k=iops, access_time_ms=8.0,
+                  bandwidth_mb_per_s=cold, cold=None, warm=None, device_limit=sweep)
+    assert device_form(raw, site) == form
+    assert device_form(raw, _site_with(None)) == sweep  # no throttle: the sweep's choice
+    dev = site_device(Params(70.0, 8.0, 1, 1, 1, 1, 1), raw, site)
+    assert dev.limit == (form or "additive")
+    if form == "max" and sweep != "max" and iops:  # one request slot, not access + transfer
+        assert dev.access_s == pytest.approx(1 / iops)
