@@ -369,11 +369,22 @@ def _reader(reader: Any) -> ReaderSpec | None:
     return parse_reader(str(reader))
 
 
+def opening(rb: ReaderBaseline) -> str:
+    """Whether the calibration's loop with ``rb``'s reader timed the files' opening."""
+    from probes.readtests.readers import parse_reader
+
+    try:
+        timed = parse_reader(rb.reader).opens_in_loop
+    except ValueError:
+        timed = False
+    return "opening timed, as in a program" if timed else "opening not timed"
+
+
 def reader_note(rb: ReaderBaseline) -> str:
     """The reader baseline in one line (the advice's notes: every view shows them)."""
     measured = "" if rb.measured_events_per_s is None else (
         f"; the calibration's loop with that reader measured "
-        f"{rb.measured_events_per_s:,.0f} events/s ({rb.measured_cache}, opening not timed)"
+        f"{rb.measured_events_per_s:,.0f} events/s ({rb.measured_cache}, {opening(rb)})"
         + ("" if rb.measured_baseline_events_per_s is None else
            f", {rb.measured_baseline_events_per_s:,.0f} with the cold open per file"))
     return (f"baseline as your program reads ({rb.description}): predicted "

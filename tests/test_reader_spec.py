@@ -280,3 +280,29 @@ def test_rate_limited_device_hides_spaced_out_reads(tmp_path: Path) -> None:
     assert a.events_per_s == pytest.approx(a.entries / (a.io_s + a.cpu_s))
     t = m.entries / m.events_per_s
     assert max(m.io_s, m.cpu_s) * (1 - 1e-9) <= t <= (m.io_s + m.cpu_s) * (1 + 1e-9)
+
+
+@pytest.mark.parametrize(("text", "opens_added"), [
+    ("uproot.arrays", True), ("uproot.iterate:step_size=500", True), ("root.getentry", True),
+    ("root.getentry:loop=python", False), ("root.ttreecache:loop=python", False),
+    ("rdataframe", False)])
+def test_the_open_per_file_is_added_only_where_the_loop_did_not_time_it(
+        tmp_path: Path, text: str, opens_added: bool) -> None:
+    """RDataFrame's and PyROOT's loops time the files' opening as the program pays it (ROOT
+    opens in about a millisecond, uproot in tens): uproot's measured open is added to the
+    other readers' loops alone."""
+    f = write_flat(tmp_path / "f.root", entries=2000, branches=10, chunks=4)
+    maps = [read_basket_map(str(f))]
+    site: Any = SimpleNamespace(storage=[], os=None)
+    spec = parse_reader(text)
+    assert spec.opens_in_loop is not opens_added
+    rate = SimpleNamespace(median=10_000.0, conditions=SimpleNamespace(cache="warm"))
+    loop = SimpleNamespace(reader=spec.text, warm=rate, cold=None, setup_s=None,
+                           events_per_s=10_000.0)
+    cal: Any = SimpleNamespace(raw_read=None, engine="uproot", event_loop=loop,
+                               open_overhead_s=SimpleNamespace(warm=0.0005, cold=0.06))
+    rb = reader_baseline(spec, maps, 4, cal, site, _baseline(70, 8.0))
+    assert rb.cpu_source == "measured" and rb.files == 4
+    assert rb.cpu_s == pytest.approx(rb.entries / 10_000 + (4 * 0.0005 if opens_added else 0.0))
+    assert any("uproot's, measured" in n for n in rb.notes) is (opens_added and
+                                                                 spec.engine == "root")

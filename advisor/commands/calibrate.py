@@ -179,6 +179,7 @@ def reader_baseline_view(rb: ReaderBaseline, label: str | None = None) -> Render
     from rich.table import Table
     from rich.text import Text
 
+    from ..core import opening
     from ..render import fmt
 
     t = Table.grid(padding=(0, 2))
@@ -195,7 +196,7 @@ def reader_baseline_view(rb: ReaderBaseline, label: str | None = None) -> Render
     if rb.measured_events_per_s is not None:
         t.add_row(f"measured ({rb.measured_cache or 'unknown cache'})",
                   f"{fmt.num(rb.measured_events_per_s, 0)} events/s by the calibration's event "
-                  f"loop with this reader (opening not timed); predicted / measured "
+                  f"loop with this reader ({opening(rb)}); predicted / measured "
                   f"{rb.ratio:.2f}" if rb.ratio is not None else "")
     else:
         t.add_row("measured", Text("not measured with this reader (a cached or other "

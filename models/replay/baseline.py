@@ -46,7 +46,8 @@ class ReaderBaseline:
     """The analysis as it runs now with the program's reader, one worker, cold, files
     opened and read whole (predicted: replayed I/O + fitted CPU terms).  ``measured_*``:
     the calibration's event loop with the same reader (its cold samples where eviction was
-    confirmed, else warm; opening not timed), and ``ratio`` = predicted / measured."""
+    confirmed, else warm; opening timed for RDataFrame and PyROOT loops only, as
+    ``ReaderSpec.opens_in_loop`` says), and ``ratio`` = predicted / measured."""
 
     reader: str
     description: str
@@ -134,14 +135,16 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
     warm = loop.warm.median if mine and loop is not None and loop.warm is not None else None
     notes: list[str] = []
     io_s, cpu_s, source = lt.io_s, lt.cpu_s, "fitted"
+    # the open per file, where the loop did not time it (``ReaderSpec.opens_in_loop``)
+    open_s = 0.0 if spec.opens_in_loop else costs.open_s
     if warm:  # the CPU this reader costs, measured: its warm loop, plus opening the files
         hot = layout_time(maps, replace(device, warm=True), costs, branches=chosen,
                           scale=scale, reader=replay_reader(spec))
         io_s = max(lt.io_s - hot.io_s, 0.0)  # the warm loop paid the page-cache part
-        cpu_s = lt.entries / warm + lt.files * costs.open_s
+        cpu_s = lt.entries / warm + lt.files * open_s
         source = "measured"
         if spec.engine == "root" and calibration is not None and calibration.engine != "root" \
-                and costs.open_s > 0:
+                and open_s > 0:
             notes.append(f"the open per file ({costs.open_s * 1e3:.0f} ms, warm) is uproot's, "
                          f"measured: an assumption for a ROOT reader (its loop was timed "
                          f"without opening)")
@@ -166,10 +169,10 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
     total = io_s + cpu_s
     if limit == "max":
         total = _paced(lt, device, cpu_s - setup, setup,
-                       costs.open_s if source == "measured" else None)
+                       open_s if source == "measured" else None)
     rate = lt.entries / total if total > 0 else float("inf")
     derived = None
-    cold_open = opened.cold if opened is not None else None
+    cold_open = 0.0 if spec.opens_in_loop else opened.cold if opened is not None else None
     if measured and cache == "cold" and cold_open is not None:
         derived = lt.entries / (lt.entries / measured + lt.files * cold_open + setup)
         off = rate / derived

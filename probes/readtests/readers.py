@@ -76,6 +76,14 @@ class ReaderSpec:
         return "uproot" if self.kind.startswith("uproot.") else "root"
 
     @property
+    def opens_in_loop(self) -> bool:
+        """Whether the calibration's event loop with this reader times the files' opening as
+        the program pays it (an ``RDataFrame`` from its construction, a PyROOT loop from
+        ``TFile::Open``): its rate then holds the open per file, and nothing is added for it.
+        uproot's passes and the compiled ``GetEntry`` loop time the reads alone."""
+        return self.kind == "rdataframe" or (self.engine == "root" and self.loop == "python")
+
+    @property
     def step(self) -> int | str:
         """``uproot.iterate``'s ``step_size`` (uproot's default where not given)."""
         return UPROOT_DEFAULT_STEP if self.step_size is None else self.step_size
