@@ -466,13 +466,16 @@ def table(results: list[dict[str, Any]]) -> None:
     if also:
         print(f"measured with --also (not counted above): {len(also)}, inside "
               f"{sum(r['inside'] for r in also)}, within 20% {sum(r['within20'] for r in also)}")
-    print("\n| dataset | disk | branches | files | MB | baseline predicted | measured (events/s, "
-          "passes) |\n|---|---|---|---|---|---|---|")
+    print("\n| dataset | disk | branches | files | MB | baseline predicted: rate model | as the "
+          "program reads (--reader) | measured (events/s, passes) |\n"
+          "|---|---|---|---|---|---|---|---|")
     for res in results:
         b = res["baseline_predicted"]
+        r = (res.get("reader_baseline") or {}).get("events_per_s")
         m = res["before_events_per_s"]
         print(f"| {res['dataset']} | {res['disk']} | {res['branches']} | {res['files']} | "
               f"{res['mb']} | {'—' if b is None else f'{b:,.0f}'} | "
+              f"{'—' if r is None else f'{r:,.0f}'} | "
               f"{', '.join(f'{x:,.0f}' for x in m) or '—'} |")
 
 
