@@ -43,6 +43,37 @@ def severity_for(speedup: float) -> Severity:
     return "info"
 
 
+#: A critical or warning recommendation whose interval is wider than this (high / low) names
+#: the measurement that would narrow it (:func:`narrowing`).
+WIDE_INTERVAL = 3.0
+#: The recommendations ``hep-advisor try`` applies to a sample of the data (``advisor.trial``).
+TRY_CODES = ("M001", "R001", "C001")
+#: For the others, the one run of the user's analysis that measures the change.
+_MEASURE = {
+    "P001": "read the files once (the printed command), then time the analysis",
+    "T001": "time the analysis once with the printed read setting",
+    "A001": "time the analysis once with the printed read-ahead",
+    "W001": "time the analysis once with the recommended number of workers",
+}
+
+
+def narrowing(code: str, severity: str, low: float, high: float) -> Evidence | None:
+    """What would narrow a critical or warning recommendation's interval wider than
+    :data:`WIDE_INTERVAL`; ``None`` for a narrower one, or for ``info``."""
+    if severity == "info" or low <= 0 or high <= WIDE_INTERVAL * low:
+        return None
+    if code in TRY_CODES:
+        how = f"hep-advisor try {code}"
+        what = ("it applies the change to a sample of the data, times the same cold read "
+                "before and after, and refits the model with the two points")
+    else:
+        how = f"{_MEASURE.get(code, 'time the analysis once with the change applied')}, cold"
+        what = "beside a cold run without it, that run measures the speed-up itself"
+    return Evidence("what would narrow the interval", how, "", "derived",
+                    f"{low:.2f}-{high:.2f}x is wider than {WIDE_INTERVAL:g}x (the "
+                    f"calibration's spread and the assumptions listed): {what}")
+
+
 @dataclass(frozen=True)
 class Evidence:
     """One figure behind a recommendation: a measured or probed value, one derived from them,

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from .advice import TRY_CODES
 from .apply import SETTINGS, make_plan
 from .trial_result import Sample, Timing, TrialResult
 from .trial_run import (
@@ -41,8 +42,6 @@ if TYPE_CHECKING:
 
     from .advice import Advice, Recommendation
 
-#: Codes ``try`` can apply to a sample.
-TRY_CODES = ("M001", "R001", "C001")
 DEFAULT_BUDGET_S = 60.0
 #: Timed passes before and after: at least, and at most.
 MIN_PAIRS, MAX_PAIRS = 3, 30

@@ -418,6 +418,29 @@ def test_severity_follows_the_speedup_shown(stored: Advice) -> None:
     assert made(MIN_SPEEDUP - 4e-4) is not None and made(MIN_SPEEDUP - 6e-4) is None
 
 
+@pytest.mark.parametrize(("code", "speedup", "low", "high", "names"), [
+    ("P001", 22.0, 4.3, 94.0, "read the files once"),  # critical, 22x wide: named
+    ("M001", 2.5, 0.9, 3.0, "hep-advisor try M001"),  # a code try applies: try it
+    ("T001", 1.5, 0.9, 2.6, None),  # warning, under 3x wide: nothing to add
+    ("T001", 1.1, 0.3, 3.0, None),  # info: never
+])
+def test_a_wide_interval_names_the_measurement_that_would_narrow_it(
+        stored: Advice, code: str, speedup: float, low: float, high: float,
+        names: str | None) -> None:
+    from models.scenarios import PredictionPoint
+
+    point = PredictionPoint(1, 1.0, 0.9, 1.1, None, speedup, low, high)
+    r = context(stored).make(code=code, kind="x", title="x", audience="analyst", point=point,
+                             scenario=sc.workers(1), summary="x", evidence=(), actions=())
+    assert r is not None
+    wide = [e for e in r.evidence if e.name == "what would narrow the interval"]
+    if names is None:
+        assert not wide
+    else:
+        assert len(wide) == 1 and names in str(wide[0].value) and wide[0].source == "derived"
+        assert f"{low:.2f}-{high:.2f}x" in (wide[0].note or "")
+
+
 def test_recommendations_are_ranked_and_json_round_trips(stored: Advice) -> None:
     recs = recommend(context(stored, open_s=0.5, storage_mb_per_s=5.0, access_ms=10.0))
     # by predicted speed-up; those their own measurement contradicts last

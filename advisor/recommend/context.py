@@ -49,6 +49,7 @@ from ..advice import (
     Option,
     Recommendation,
     Verdict,
+    narrowing,
     severity_for,
 )
 from .inputs import Inputs, inputs_of
@@ -322,11 +323,13 @@ class Context:
         s = round(point.speedup, 3)  # the figure shown: the severity and the cut are its
         if s < MIN_SPEEDUP and not keep:
             return None
+        low, high = round(point.speedup_low or s, 3), round(point.speedup_high or s, 3)
+        wide = narrowing(code, severity_for(s), low, high)
         return Recommendation(
             code=code, kind=kind, title=title, severity=severity_for(s), audience=audience,
-            predicted_speedup=s, speedup_low=round(point.speedup_low or s, 3),
-            speedup_high=round(point.speedup_high or s, 3), workers=point.workers,
-            scenario=scenario.name, summary=summary, evidence=tuple(evidence),
+            predicted_speedup=s, speedup_low=low, speedup_high=high, workers=point.workers,
+            scenario=scenario.name, summary=summary,
+            evidence=(*evidence, *((wide,) if wide is not None else ())),
             actions=tuple(actions),
             assumptions=tuple(dict.fromkeys((*self.run(scenario).assumptions,
                                              *extra_assumptions))),

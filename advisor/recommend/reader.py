@@ -62,7 +62,7 @@ from models.replay.requests import Request
 from probes.basketmap import BasketMap
 from probes.trace.sampler import on_core_between
 
-from ..advice import MIN_SPEEDUP, Evidence
+from ..advice import MIN_SPEEDUP, WIDE_INTERVAL, Evidence
 
 #: A pre-pass is a key read for at least this share of the baskets read.
 KEY_SHARE = 0.5
@@ -381,7 +381,7 @@ def step_rule(facts: TraceFacts) -> ReaderFinding | None:
 
 
 #: An interval wider than this (high / low) names the measurement that would narrow it.
-WIDE = 3.0
+WIDE = WIDE_INTERVAL
 
 
 def _narrowing(facts: TraceFacts, lo: float, hi: float) -> tuple[Evidence, ...]:
