@@ -54,6 +54,9 @@ _MEASURE = {
     "T001": "time the analysis once with the printed read setting",
     "A001": "time the analysis once with the printed read-ahead",
     "W001": "time the analysis once with the recommended number of workers",
+    "X001": "copy the files (the printed command), then time the analysis on the copies",
+    "X002": "time the analysis twice through the cache (its first read, then again)",
+    "X003": "time the analysis once reading the recommended number of files at once",
 }
 
 
@@ -152,6 +155,15 @@ def contradicted(rec: Recommendation, measured: str) -> Recommendation:
     return replace(rec, severity="info", contradicted=measured,
                    title=f"Not recommended: {rec.title[:1].lower()}{rec.title[1:]}",
                    summary=f"Not a gain here: {measured}. The model alone said: {rec.summary}")
+
+
+def with_narrowing(rec: Recommendation) -> Recommendation:
+    """``rec`` with :func:`narrowing`'s evidence where its interval calls for it and it has
+    none (the rules built outside ``Context.make``: remote, cluster)."""
+    wide = narrowing(rec.code, rec.severity, rec.speedup_low, rec.speedup_high)
+    if wide is None or any(e.name == wide.name for e in rec.evidence):
+        return rec
+    return replace(rec, evidence=(*rec.evidence, wide))
 
 
 def rank_key(rec: Recommendation) -> tuple[bool, float, str]:

@@ -32,7 +32,7 @@ from probes.cluster import (
 from probes.readtests.runner import ProgressCallback
 from probes.results import DatasetProfile
 
-from .advice import Advice, Recommendation, rank_key
+from .advice import Advice, Recommendation, rank_key, with_narrowing
 
 #: Largest node count of the predictions grid is at least this (and twice the nodes measured).
 GRID_NODES = 4
@@ -190,7 +190,8 @@ def cluster_advice(profile: ClusterProfile, *, label: str = "dataset",
         saturates = model.saturation(w, SATURATION_LIMIT)
     advice = replace(base, model=summary, saturates_at_nodes=saturates, fitted=model,
                      notes=tuple(notes))
-    return replace(advice, recommendations=tuple(cluster_rules(advice, label)))
+    return replace(advice, recommendations=tuple(map(with_narrowing,
+                                                       cluster_rules(advice, label))))
 
 
 def failed_nodes(advice: ClusterAdvice) -> list[ClusterNode]:

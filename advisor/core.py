@@ -205,12 +205,12 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
                       reader=spec, reader_baseline=rb)
         recs = tuple(recommend(ctx))
     if calibration is not None and calibration.remote is not None:  # X001-X003, T001: the link
-        from .advice import rank_key
+        from .advice import rank_key, with_narrowing
         from .recommend.remote import link_notes, remote_rules
 
         rmaps = maps_once()
-        recs = tuple(sorted((*recs, *remote_rules(dataset, calibration, rmaps, branches,
-                                                  label=label)), key=rank_key))
+        remote = remote_rules(dataset, calibration, rmaps, branches, label=label)
+        recs = tuple(sorted((*recs, *map(with_narrowing, remote)), key=rank_key))
         notes = [n for n in notes if not n.startswith("no model")] + link_notes(
             calibration, dataset, rmaps, branches)
     if spec is not None and baseline is not None:  # the program's reader, replayed above

@@ -441,6 +441,22 @@ def test_a_wide_interval_names_the_measurement_that_would_narrow_it(
         assert f"{low:.2f}-{high:.2f}x" in (wide[0].note or "")
 
 
+def test_rules_outside_make_get_the_narrowing_once(stored: Advice) -> None:
+    """Remote and cluster rules build their recommendations themselves: ``with_narrowing``
+    adds the evidence where the interval is wide, once, and leaves a narrow one as it is."""
+    from advisor.advice import with_narrowing
+
+    assert stored.recommendations
+    wide = replace(stored.recommendations[0], code="X001", severity="critical",
+                   predicted_speedup=3.0, speedup_low=1.0, speedup_high=9.0, evidence=())
+    got = with_narrowing(wide)
+    added = [e for e in got.evidence if e.name == "what would narrow the interval"]
+    assert len(added) == 1 and "copy the files" in str(added[0].value)
+    assert with_narrowing(got) == got
+    narrow = replace(wide, speedup_low=2.5, speedup_high=3.5)
+    assert with_narrowing(narrow) is narrow
+
+
 def test_recommendations_are_ranked_and_json_round_trips(stored: Advice) -> None:
     recs = recommend(context(stored, open_s=0.5, storage_mb_per_s=5.0, access_ms=10.0))
     # by predicted speed-up; those their own measurement contradicts last
