@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..deviceform import device_form
+from ..deviceform import device_form, recorded_throttle
 from .device import LocalDevice
 from .folios import large_folios
 
@@ -56,7 +56,7 @@ def site_device(params: Params, raw: RawRead | None, site: SiteProfile) -> Local
     disk = next((s for s in site.storage if s.read_ahead_kb), None)
     dev = device_from(params, raw, disk.read_ahead_kb if disk else None,
                       disk.max_sectors_kb if disk else None, limit=device_form(raw, site))
-    throttle = getattr(disk, "throttle", None)
+    throttle = recorded_throttle(site)  # the one record the form was decided by
     return replace(dev, large_folios=large_folios(site.os, disk.fs_type if disk else None),
                    throttle_slice_s=getattr(throttle, "slice_s", 0.0),
                    throttle_mb_per_s=getattr(throttle, "read_mb_per_s", None) or 0.0,
