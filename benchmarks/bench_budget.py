@@ -3,6 +3,10 @@ the budget, for 3 datasets x 2 disks x 3 budgets.
 
     python benchmarks/bench_budget.py [--budgets 10,40,120] [--datasets large,small,branches]
                                       [--disks slow,fast] [--repeat 1] [--out FILE.json]
+                                      [--args "--reader rdataframe"]
+
+``--args``: more arguments for ``calibrate``, one string (e.g. a ``--reader``, whose event loop
+then runs that reader).
 
 Datasets (written once with uproot under ``benchmarks/_work/budget``, git-ignored):
 
@@ -26,11 +30,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -87,9 +92,10 @@ def _size_mb(path: Path) -> float:
 
 
 def run_one(path: Path, budget: float,
-            runner: Callable[..., subprocess.CompletedProcess[str]]) -> dict[str, Any]:
+            runner: Callable[..., subprocess.CompletedProcess[str]],
+            extra: Sequence[str] = ()) -> dict[str, Any]:
     argv = [sys.executable, "-m", "advisor", "calibrate", str(path), "--budget", f"{budget:g}",
-            "--json"]
+            "--json", *extra]
     t0 = time.perf_counter()
     r = runner(argv, capture_output=True, text=True, timeout=3 * budget + 120)
     wall = time.perf_counter() - t0
@@ -121,10 +127,12 @@ def main() -> int:
     ap.add_argument("--mb-per-s", type=float, default=70.0)
     ap.add_argument("--iops", type=int, default=120)
     ap.add_argument("--out", default=str(WORK / "results.json"))
+    ap.add_argument("--args", default="", help="more arguments for calibrate, one string")
     args = ap.parse_args()
     budgets = [float(b) for b in args.budgets.split(",")]
     names = [n for n in args.datasets.split(",") if n]
     disks = [d for d in args.disks.split(",") if d]
+    extra = shlex.split(args.args)
     data = make_datasets()
     results: list[dict[str, Any]] = []
     header = ["| disk | dataset | budget s | calibration s | command s | skipped | "
@@ -147,7 +155,8 @@ def main() -> int:
                 for budget in budgets:
                     for _ in range(args.repeat):
                         drop_caches(data[name], global_cache=False)
-                        record(disk, name, budget, run_one(data[name], budget, subprocess.run))
+                        record(disk, name, budget, run_one(data[name], budget, subprocess.run,
+                                                           extra))
             continue
         from testbench import availability, emulated_disks
 
@@ -168,7 +177,7 @@ def main() -> int:
                     for _ in range(args.repeat):
                         bench.drop_caches(dst, global_cache=False)
                         bench.reset_throttle()
-                        record(disk, name, budget, run_one(dst, budget, bench.run))
+                        record(disk, name, budget, run_one(dst, budget, bench.run, extra))
     misses = [r for r in results
               if "error" in r or r["elapsed_s"] > r["budget_s"] + tolerance(r["budget_s"])]
     print(f"{len(results) - len(misses)} of {len(results)} runs within budget + max(5%, 1 s)")

@@ -306,3 +306,15 @@ def test_the_open_per_file_is_added_only_where_the_loop_did_not_time_it(
     assert rb.cpu_s == pytest.approx(rb.entries / 10_000 + (4 * 0.0005 if opens_added else 0.0))
     assert any("uproot's, measured" in n for n in rb.notes) is (opens_added and
                                                                  spec.engine == "root")
+
+
+def test_rdataframe_loop_is_not_begun_without_time_for_its_setup(tmp_path: Path) -> None:
+    """RDataFrame's one-time set-up cannot be stopped once begun: with less than it left of
+    the budget the loop is left out (its reason given), not run past the budget."""
+    from probes.readtests.pyloops import RDF_SETUP_S, python_root_event_loop
+    from probes.readtests.runner import OutOfTime
+
+    f = str(write_flat(tmp_path / "f.root", entries=300, branches=3, chunks=3))
+    with pytest.raises(OutOfTime, match="RDataFrame's one-time set-up"):
+        python_root_event_loop(Session(RDF_SETUP_S / 3), [f], "t", ["b0"], 1.0,
+                               parse_reader("rdataframe"))
