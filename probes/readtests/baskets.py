@@ -266,10 +266,8 @@ def _find_file(files: Sequence[str], tree_name: str, branches: Sequence[str] | N
                 first = first or path
                 tried += 1
                 tree = f[tree_name]
-                if not _several_baskets(tree, branches):
-                    groups = []
-                else:
-                    groups = _groups(tree, _branch_names(tree, branches))
+                names = _branch_names(tree, branches)  # unknown names refused at once
+                groups = _groups(tree, names) if _several_baskets(tree, branches) else []
         except ValueError:
             raise
         except Exception:
