@@ -1,7 +1,7 @@
 """Traced requests beside strace, and the device reads they cause beside ``/sys/block``.
 
     python benchmarks/bench_trace_device.py [--workdir /tmp/tracedev/bench]
-        [--layouts interleaved small] [--programs default step arrays getentry rdf]
+        [--layouts interleaved small heldout] [--programs default step arrays getentry rdf]
         [--ra 128] [--no-strace] [--global-drop] [--kernel-ios [N]]
 
 Counts only (nothing is timed: no lock needed; one program runs at a time).  For each
@@ -77,6 +77,8 @@ from probes.storage import find_mount, read_mounts  # noqa: E402
 LAYOUTS = {
     "interleaved": [("interleaved.root", 400, 20000, 32000, 0, 0)],
     "small": [(f"small/s{i:02d}.root", 200, 300, 32000, 1, 0) for i in range(20)],
+    # bench_trace.py's held-out file: floats and doubles, 16 kB baskets
+    "heldout": [("heldout.root", 200, 20000, 16000, 0, 1)],
 }
 
 HELPER = r"""
