@@ -30,7 +30,7 @@ from probes.cluster import (
     probe_cluster,
 )
 from probes.readtests.runner import ProgressCallback
-from probes.results import DatasetProfile
+from probes.results import DatasetProfile, largest_tree
 
 from .advice import Advice, Recommendation, rank_key, with_narrowing
 
@@ -85,7 +85,7 @@ def cluster_test_seconds(budget_s: float) -> dict[str, float]:
 
 def _tree(dataset: DatasetProfile) -> str | None:
     trees = [t for t in dataset.trees if t.format == "ttree"]
-    return max(trees, key=lambda t: t.compressed_bytes).name if trees else None
+    return largest_tree(trees).name if trees else None
 
 
 def calibrate_cluster(target: Any, dataset: DatasetProfile, *, budget_s: float = 60.0,

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from probes.dataset import DEFAULT_SAMPLE
 from probes.readtests.results import Calibration
 from probes.readtests.runner import ProgressCallback, ProgressEvent
-from probes.results import DatasetProfile, SiteProfile
+from probes.results import DatasetProfile, SiteProfile, largest_tree
 
 from .advice import Advice
 
@@ -241,7 +241,7 @@ def sample_basket_maps(dataset: DatasetProfile, limit: int = REPLAY_MAPS, *,
         paths = [f.path for f in discover(inputs).files if f.path not in bad]
     if not trees or not paths:
         return ()
-    tree = max(trees, key=lambda t: t.compressed_bytes).name
+    tree = largest_tree(trees).name
     n = min(limit, len(paths))
     picked = [paths[round(i * (len(paths) - 1) / max(n - 1, 1))] for i in range(n)]
     try:
@@ -406,7 +406,7 @@ def _reader_baseline(spec: ReaderSpec, dataset: DatasetProfile,
     maps, or ``None`` and why."""
     from models.replay.baseline import reader_baseline
 
-    tree = max(dataset.trees, key=lambda t: t.compressed_bytes) if dataset.trees else None
+    tree = dataset.main_tree
     if tree is None or not maps:
         return None, [f"reader {spec.text}: no baseline: no basket map of the files"]
     try:

@@ -82,7 +82,7 @@ def try_recommendation(advice: Advice, code: str, *, budget_s: float = DEFAULT_B
     if rec.code not in TRY_CODES:
         raise TrialError(f"{rec.code} ({rec.kind}) changes no file: try knows "
                          f"{', '.join(TRY_CODES)}")
-    tree = max(advice.dataset.trees, key=lambda t: t.compressed_bytes, default=None)
+    tree = advice.dataset.main_tree
     files = [p for p in advice.dataset.file_paths if os.path.exists(p)]
     if not files and advice.inputs:  # a cached probe does not keep the file list
         from .apply import ApplyError, input_files
@@ -297,7 +297,7 @@ def _scenario(advice: Advice, rec: Recommendation, merged_mb: float | None) -> S
 
     from .recommend.files import ROOT_BASKET_BYTES
 
-    tree = max(advice.dataset.trees, key=lambda t: t.compressed_bytes, default=None)
+    tree = advice.dataset.main_tree
     factor = (tree.compression_factor if tree else None) or 1.0
     if rec.code == "M001" and merged_mb:
         scen = sc.merge(merged_mb)

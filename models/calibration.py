@@ -339,7 +339,7 @@ INPUTS: dict[str, tuple[Callable[[_Inputs], None], ...]] = {
 def fit_inputs(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
                noise: float = 0.05) -> FitInputs:
     """Turn a calibration into configuration points, priors and the baseline."""
-    tree = max(dataset.trees, key=lambda t: t.compressed_bytes) if dataset.trees else None
+    tree = dataset.main_tree
     main_alg = tree.compression.algorithm if tree is not None else None
     readahead = _readahead_bytes(site)
     file_mb = (tree.compressed_bytes / max(tree.files, 1) / 1e6) if tree is not None else 1.0

@@ -8,6 +8,7 @@ field added here appears in both.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -285,6 +286,12 @@ class Sampling:
     scale_factor: float
 
 
+def largest_tree(trees: Iterable[TreeProfile]) -> TreeProfile:
+    """The tree with the most compressed bytes, then (trees whose baskets are all embedded in
+    their own metadata count none) the most entries; ``ValueError`` where there is none."""
+    return max(trees, key=lambda t: (t.compressed_bytes, t.entries))
+
+
 @dataclass(frozen=True)
 class DatasetProfile:
     """The ROOT files behind the user's paths.
@@ -312,3 +319,9 @@ class DatasetProfile:
     @property
     def usable(self) -> bool:
         return self.usable_files > 0
+
+    @property
+    def main_tree(self) -> TreeProfile | None:
+        """The tree the read tests and the model use: the most compressed bytes, then (trees
+        whose baskets are all embedded in their own metadata count none) the most entries."""
+        return largest_tree(self.trees) if self.trees else None

@@ -318,3 +318,32 @@ def test_rdataframe_loop_is_not_begun_without_time_for_its_setup(tmp_path: Path)
     with pytest.raises(OutOfTime, match="RDataFrame's one-time set-up"):
         python_root_event_loop(Session(RDF_SETUP_S / 3), [f], "t", ["b0"], 1.0,
                                parse_reader("rdataframe"))
+
+
+def test_rdataframe_loop_leaves_out_the_leaf_lists_it_cannot_read(tmp_path: Path) -> None:
+    """A branch written from a leaf list whose leaf is named otherwise (``Photons_E[n]/F`` in
+    ``Photon_E``, as in uproot's HZZ sample) is a column RDataFrame lists but cannot read: the
+    loop over every branch leaves it out and reads the rest, instead of failing."""
+    ROOT = pytest.importorskip("ROOT")
+    from array import array
+
+    from probes.readtests.pyloops import _leaf_list_branches, python_root_event_loop
+
+    path = str(tmp_path / "ll.root")
+    f = ROOT.TFile(path, "RECREATE")
+    t = ROOT.TTree("t", "t")
+    n, x = array("i", [0]), array("f", [0.0])
+    e = array("f", [0.0] * 4)
+    t.Branch("n", n, "n/I")
+    t.Branch("x", x, "x/F")
+    t.Branch("Photon_E", e, "Photons_E[n]/F")
+    for i in range(200):
+        n[0], x[0] = i % 4, float(i)
+        t.Fill()
+    t.Write()
+    f.Close()
+    assert _leaf_list_branches(ROOT, path, "t") == {"Photon_E"}
+    loop = python_root_event_loop(Session(60.0), [path], "t", None, 30.0,
+                                  parse_reader("rdataframe"))
+    assert loop.branches == 2 and loop.events_per_s > 0
+    assert list(tmp_path.iterdir()) == [Path(path)]

@@ -76,6 +76,10 @@ def test_baskets_inside_the_tree_record_are_noted() -> None:
     assert hits.clusters is not None
     assert (hits.clusters.count, hits.clusters.min_entries, hits.clusters.max_entries) == (
         2, 1, 4807)
+    # no tree has bytes of its own: the read tests and the model take the one with the most
+    # entries, not the first listed (a one-entry "Details")
+    assert {t.compressed_bytes for t in ds.trees} == {0}
+    assert ds.trees[0].name == "Details" and ds.main_tree is hits
 
 
 def test_rntuple_profile() -> None:

@@ -39,7 +39,7 @@ from models.throughput import ThroughputModel
 from probes.basketmap import BasketMap
 from probes.readtests.readers import ReaderSpec
 from probes.readtests.results import Calibration
-from probes.results import DatasetProfile, SiteProfile, TreeProfile
+from probes.results import DatasetProfile, SiteProfile, TreeProfile, largest_tree
 
 from ..advice import (
     MIN_SPEEDUP,
@@ -100,7 +100,7 @@ class Context:
     @property
     def tree(self) -> TreeProfile | None:
         trees = self.dataset.trees
-        return max(trees, key=lambda t: t.compressed_bytes) if trees else None
+        return largest_tree(trees) if trees else None
 
     @property
     def program_reader(self) -> Reader | None:

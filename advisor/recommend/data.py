@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from models import scenarios as sc
 from models.scenarios import PredictionPoint
-from probes.results import DatasetProfile
+from probes.results import DatasetProfile, largest_tree
 
 from ..advice import Action, Evidence, Option, Recommendation
 from . import codec, versions
@@ -270,7 +270,7 @@ def selection_notes(dataset: DatasetProfile, branches: Sequence[str] | None,
     trees = dataset.trees
     if not trees or not (branches or uses):
         return ()
-    tree = max(trees, key=lambda t: t.compressed_bytes)
+    tree = largest_tree(trees)
     known = {b.name for b in tree.branch_profiles}
     if not known:
         return ()

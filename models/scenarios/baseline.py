@@ -211,7 +211,7 @@ def calibrated_baseline(cal: Calibration, dataset: DatasetProfile, site: SitePro
 
     model, config, _ = model_from_calibration(cal, dataset, site, extra_X=extra_X,
                                               extra_y=extra_y)
-    tree = max(dataset.trees, key=lambda t: t.compressed_bytes) if dataset.trees else None
+    tree = dataset.main_tree
     loop = cal.event_loop
     events_per_mb = None
     if loop is not None and loop.events_per_s and loop.compressed_mb_per_s:

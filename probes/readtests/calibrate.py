@@ -32,7 +32,7 @@ from typing import Any
 import psutil
 
 from ..files import is_remote
-from ..results import DatasetProfile
+from ..results import DatasetProfile, largest_tree
 from ..rootfile import one_line
 from .raw import fit_access
 from .registry import READ_TESTS, ReadTest, tests_for
@@ -87,7 +87,7 @@ def calibrate(
 
         return calibrate_remote(dataset, files, budget_s, engine, progress, cancel)
     ctx = Context(session=session, dataset=dataset, files=files,
-                  tree=max(dataset.trees, key=lambda t: t.compressed_bytes), engine=engine,
+                  tree=largest_tree(dataset.trees), engine=engine,
                   workers=tuple(workers), branches=tuple(branches) if branches else None,
                   analysis=analysis)
     if reader is not None:

@@ -55,7 +55,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from ..results import DatasetProfile
+from ..results import DatasetProfile, largest_tree
 from .decoders import Decoder, decoder, decompress_all, inflater
 from .recompress import (
     CANDIDATES,
@@ -143,7 +143,7 @@ def measure_decompression(
         paths = list(files if files is not None else dataset.file_paths)
         trees = list(tree_names) if tree_names is not None else [t.name for t in dataset.trees]
         if dataset.trees:
-            main = max(dataset.trees, key=lambda t: t.compressed_bytes).compression.algorithm
+            main = largest_tree(dataset.trees).compression.algorithm
     else:
         paths = list(files if files is not None else dataset)
         trees = list(tree_names) if tree_names is not None else None

@@ -75,11 +75,14 @@ def rdataframe_pass(parts: Parts, tree_name: str, branches: Sequence[str],
         stop = None
         if parts and parts[-1][1] >= 0:  # the plan stops inside the last file
             # counting the entries before is not the program's: not timed
+            # (no further than the last file's end: ROOT warns of a range past it)
             stop = sum(_entries(ROOT, path, tree_name) for path, _ in parts[:-1]) \
-                + int(parts[-1][1])
+                + min(int(parts[-1][1]), _entries(ROOT, parts[-1][0], tree_name))
+        unreadable = set() if branches else _leaf_list_branches(ROOT, paths[0], tree_name)
         t0 = time.perf_counter()
         df = _frame(ROOT, tree_name, paths, stop)
-        names = list(branches) or [str(c) for c in df.GetColumnNames()]
+        names = list(branches) or [str(c) for c in df.GetColumnNames()
+                                   if str(c) not in unreadable]
         count = df.Count()
         sums = [df.Sum(b) for b in names]
         n = int(count.GetValue())
@@ -115,6 +118,27 @@ def _frame(root: Any, tree_name: str, paths: Sequence[str], stop: int | None) ->
         return root.RDataFrame(spec)
     except AttributeError:  # an older ROOT
         return root.RDataFrame(tree_name, vec).Range(int(stop))
+
+
+def _leaf_list_branches(root: Any, path: str, tree_name: str) -> set[str]:
+    """The top-level branches of the tree whose one leaf is named otherwise (a leaf list,
+    ``Photons_E[NPhoton]/F`` in branch ``Photon_E``): RDataFrame lists them as columns but its
+    reader cannot read them (ROOT prints an error and the event loop fails), so a loop over
+    every column leaves them out, as a program would."""
+    f = root.TFile.Open(path, "READ")
+    try:
+        t = f.Get(tree_name) if f and not f.IsZombie() else None
+        if not t:
+            return set()
+        out = set()
+        for b in t.GetListOfBranches():
+            leaves = list(b.GetListOfLeaves())
+            if len(leaves) == 1 and str(leaves[0].GetName()) != str(b.GetName()):
+                out.add(str(b.GetName()))
+        return out
+    finally:
+        if f:
+            f.Close()
 
 
 def _entries(root: Any, path: str, tree_name: str) -> int:
@@ -207,6 +231,16 @@ def python_root_event_loop(session: Any, files: Sequence[str], tree_name: str,
                      "actions compiled)", deadline=session.start + session.budget_s)
     ROOT = import_root_quietly()
     ROOT.TFile, ROOT.TTree, ROOT.RDataFrame  # noqa: B018 (loading ROOT's libraries: not timed)
+    if spec.kind == "rdataframe" and not branches:
+        # every branch uproot reads, less those RDataFrame's reader cannot (a program over
+        # this tree could not read them either)
+        skip = _leaf_list_branches(ROOT, parts[0][0], tree_name)
+        keep = [b for b in plan.branches if b not in skip]
+        if keep and len(keep) < len(plan.branches):
+            plan = plan_reads(files, tree_name, keep, max_bytes, deadline=clock() + 0.05 * share_s,
+                              clock=clock)
+            parts = [(p.path, p.entries if p.entries < p.tree_entries else -1)
+                     for p in plan.parts]
     s0 = time.perf_counter()
     run([(parts[0][0], 16)])  # the one-time set-up: RDataFrame compiles its actions here
     setup_s = time.perf_counter() - s0 if spec.kind == "rdataframe" else None

@@ -431,6 +431,7 @@ def _reader_cpu(dataset: DatasetProfile, pairs: Sequence[tuple[str, int]],
                 ) -> tuple[RemoteReaderCpu | None, str]:
     """The reader's CPU on one file fetched whole (:mod:`.remote_cpu`), or why not: a file
     whose fetch takes at most half the time left at the measured bandwidth."""
+    from ..results import largest_tree
     from .remote_cpu import measure_reader_cpu, pick_file
 
     trees = [t for t in dataset.trees if t.format == "ttree"]
@@ -445,8 +446,7 @@ def _reader_cpu(dataset: DatasetProfile, pairs: Sequence[tuple[str, int]],
                       f"{rc.bandwidth_mb_per_s:.1f} MB/s: the reader's CPU was not measured "
                       "(give a larger --budget)")
     try:
-        return measure_reader_cpu(pick[0], pick[1], max(trees, key=lambda t: t.compressed_bytes
-                                                        ).name, engine, left_s,
+        return measure_reader_cpu(pick[0], pick[1], largest_tree(trees).name, engine, left_s,
                                   cancel=cancel, skipped=dropped), ""
     except RemoteError as exc:
         return None, str(exc)
