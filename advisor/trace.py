@@ -126,12 +126,19 @@ def trace_program(argv: Sequence[str], *, cold: bool = False,
 
 def _maps(paths: Sequence[str], notes: list[str]) -> dict[str, Any]:
     from probes.basketmap import read_basket_map
+    from probes.pagemap import read_page_map
 
     out = {}
     for p in paths:
         try:
             out[p] = read_basket_map(p)
-        except Exception as e:  # a file without a TTree, or unreadable: attributed as other
+        except Exception as e:
+            try:  # an RNTuple's pages, for attribution
+                out[p] = read_page_map(p)
+                continue
+            except Exception:
+                pass
+            # a file without a TTree or RNTuple, or unreadable: attributed as other
             cause = " ".join(str(e).split())[:80]
             notes.append(f"{p}: no basket map ({type(e).__name__}: {cause})")
     return out
@@ -227,6 +234,7 @@ def time_split(capture: Any, io: float, decompression: float | None) -> TimeSpli
 def analyse(capture: Any, *, cold: bool = False, uses: Sequence[str] = ()) -> TraceRun:
     """Attribution, time split and reader findings of a :class:`probes.trace.Capture`."""
     from models.attribution import attribute, device_from_trace
+    from probes.pagemap import is_page_map
     from probes.trace.decompress import decompression_s_per_byte
 
     from .recommend.reader import (
@@ -262,7 +270,7 @@ def analyse(capture: Any, *, cold: bool = False, uses: Sequence[str] = ()) -> Tr
         touched = sorted({bk for c in att.reads if c.read.file == f.path and c.kind == "basket"
                           for bk in c.baskets})
         spans = [(int(m.branches[b].seek[j]), int(m.branches[b].nbytes[j])) for b, j in touched]
-        rate = decompression_s_per_byte(f.path, spans)
+        rate = decompression_s_per_byte(f.path, spans, keyed=not is_page_map(m))
         if rate is None:
             continue
         if decompression is not None:
@@ -306,7 +314,8 @@ def analyse(capture: Any, *, cold: bool = False, uses: Sequence[str] = ()) -> Tr
                      "changes are not predicted; trace with --cold")
     pre = att.phase("pre-pass")
     storage = device_facts(order[0] if order and not remote else None)
-    facts = TraceFacts(att, maps_in_read_order(list(maps.values()), order), capture.wall_s,
+    trees = [m for m in maps.values() if not is_page_map(m)]  # the rules read TTrees
+    facts = TraceFacts(att, maps_in_read_order(trees, order), capture.wall_s,
                        device, storage.pop("read_ahead_kb"), capture.overhead,
                        capture.tracer_cost_between(pre.start_s, pre.end_s) if pre else 0.0,
                        reader=reader_of(capture), uses=tuple(uses), cpu_s=capture.cpu_s,

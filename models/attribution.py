@@ -173,8 +173,9 @@ def classify(reads: Sequence[TracedRead], m: BasketMap) -> list[Classified]:
         i = ix.at(a)
         nxt = nxt_of[n]
         continued = nxt is not None and nxt.offset == b
-        if i >= 0 and (b <= a + int(ix.keylen[i])
-                       or (not continued and (b < int(ix.end[i]) or last_cover[i] > n))):
+        if i >= 0 and int(ix.keylen[i]) > 0 and (  # (an RNTuple's pages have no key)
+                b <= a + int(ix.keylen[i])
+                or (not continued and (b < int(ix.end[i]) or last_cover[i] > n))):
             out.append(Classified(r, "key", ((int(ix.branch[i]), int(ix.basket[i])),)))
             continue
         if any(lo <= a < hi for lo, hi in ix.regions):  # what was asked for starts there

@@ -98,6 +98,20 @@ def element_bytes(column_type: int, nbits: int) -> int:
     return max(1, (nbits + 7) // 8)
 
 
+def owners(ntuple: Any) -> tuple[list[int], list[int]]:
+    """Each field's top-level ancestor (a top-level field is its own), and each physical
+    column's (by column index)."""
+    records = list(ntuple.field_records)
+    top: list[int] = []
+    for i in range(len(records)):
+        j, seen = i, 0
+        while int(records[j].parent_field_id) != j and seen <= len(records):
+            j = int(records[j].parent_field_id)
+            seen += 1
+        top.append(j)
+    return top, [top[int(c.field_id)] for c in ntuple.column_records]
+
+
 def read_rntuple(ntuple: Any) -> RNTupleRead:
     """Metadata of one uproot RNTuple object (``uproot.models.RNTuple``)."""
     members = ntuple.members
@@ -107,16 +121,7 @@ def read_rntuple(ntuple: Any) -> RNTupleRead:
     footer = ntuple.footer
     records = list(ntuple.field_records)
     columns = list(ntuple.column_records)
-
-    # every field's top-level ancestor (a top-level field is its own parent)
-    top: list[int] = []
-    for i in range(len(records)):
-        j, seen = i, 0
-        while int(records[j].parent_field_id) != j and seen <= len(records):
-            j = int(records[j].parent_field_id)
-            seen += 1
-        top.append(j)
-    col_top = [top[int(c.field_id)] for c in columns]
+    top, col_top = owners(ntuple)
     col_elem = [element_bytes(int(c.type), int(c.nbits)) for c in columns]
 
     comp: Counter[int] = Counter()

@@ -264,3 +264,44 @@ def test_few_large_reads_take_the_sequential_rate() -> None:
                     for i in range(3)]
     d = device_from_trace(many, streaming_mb_per_s=10.0)
     assert d is not None and not d.streamed and d.mb_per_s == pytest.approx(70.0)
+
+
+# -- an RNTuple's pages ------------------------------------------------------------------------
+
+
+def test_rntuple_pages_are_attributed_as_baskets_without_keys() -> None:
+    """An RNTuple file (a real one, written by ROOT) maps onto its pages: each top-level
+    field's pages, the envelopes as metadata; a page read whole, or twice, is data (a page has
+    no key to read first)."""
+    from pathlib import Path
+
+    import uproot
+
+    from probes.pagemap import is_page_map, read_page_map
+    from probes.rntuple import read_rntuple
+
+    path = str(Path(__file__).parent / "data" / "real-world" /
+               "ntpl001_staff_rntuple_v1-0-0-0.root")
+    m = read_page_map(path)
+    with uproot.open(path) as f:
+        meta = read_rntuple(f["Staff"])
+    assert is_page_map(m) and m.tree == "Staff" and m.entries == meta.entries == 3354
+    assert [b.name for b in m.branches] == [fm.name for fm in meta.fields]
+    assert sum(b.compressed_bytes for b in m.branches) == meta.compressed_bytes
+    assert m.baskets == meta.meta.pages
+    assert np.all(m.branches[0].keylen == 0)
+    names = {r.name for r in m.regions}
+    assert {"rntuple_header", "rntuple_footer", "rntuple_pages", "header"} <= names
+    age = m.branch("Age")
+    page = (int(age.seek[0]), int(age.nbytes[0]))
+    head = m.region("rntuple_header")
+    assert head is not None
+    reads = [TracedRead(path, head.offset, head.size, 0.0, 0.001),
+             TracedRead(path, page[0], page[1], 0.1, 0.001),
+             TracedRead(path, page[0], page[1], 0.2, 0.001)]  # read again
+    kinds = [c.kind for c in classify(reads, m)]
+    assert kinds == ["metadata", "basket", "basket"]
+    att = attribute(reads, {path: m})
+    (fa,) = att.files
+    assert fa.bytes_needed == page[1] and fa.branches_read == ("Age",)
+    assert fa.reread_bytes == page[1] and fa.key_baskets == 0

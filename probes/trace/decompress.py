@@ -39,9 +39,12 @@ def _fetch(path: str, spans: Sequence[tuple[int, int]]) -> list[bytes]:
 
 
 def decompression_s_per_byte(path: str, baskets: Sequence[tuple[int, int]],
-                             sample: int = 64, repeat: int = 3) -> float | None:
+                             sample: int = 64, repeat: int = 3, keyed: bool = True
+                             ) -> float | None:
     """Seconds per on-disk byte to decompress the baskets ``(seek, nbytes)`` of ``path``
-    (best of ``repeat`` passes over a sample); None when none could be read."""
+    (best of ``repeat`` passes over a sample); None when none could be read.  ``keyed``:
+    False for an RNTuple's pages, which are compressed blocks without a key (a page stored
+    uncompressed costs nothing)."""
     if not baskets:
         return None
     step = max(len(baskets) // sample, 1)
@@ -54,7 +57,7 @@ def decompression_s_per_byte(path: str, baskets: Sequence[tuple[int, int]],
         return None
     for raw in raws:
         try:
-            _keylen, _objlen, payload = parse_basket(raw)
+            payload = parse_basket(raw)[2] if keyed else raw
             split = split_blocks(payload)
         except ValueError:
             continue
