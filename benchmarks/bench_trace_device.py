@@ -92,7 +92,8 @@ cap = run.capture
 doc = document_json(replace(make_document("trace", None, None), trace=run.trace))
 with open(out, "w") as fh:
     json.dump({"trace": doc["trace"], "opens": cap.opens, "file_bytes": cap.file_bytes,
-               "reads": [[r.file, r.offset, r.size, r.start_s] for r in cap.reads]}, fh)
+               "reads": [[r.file, r.offset, r.size, r.start_s, r.duration_s, r.pid]
+                         for r in cap.reads]}, fh)
 """
 
 OPENS = r"""
@@ -105,10 +106,12 @@ for p in sys.argv[1:]:
 
 
 class Read:
-    __slots__ = ("file", "offset", "size", "start_s")
+    __slots__ = ("duration_s", "file", "offset", "pid", "size", "start_s")
 
-    def __init__(self, file: str, offset: int, size: int, start_s: float) -> None:
+    def __init__(self, file: str, offset: int, size: int, start_s: float,
+                 duration_s: float | None = None, pid: int = 0) -> None:
         self.file, self.offset, self.size, self.start_s = file, offset, size, start_s
+        self.duration_s, self.pid = duration_s, pid
 
 
 def write_data(work: Path) -> dict[str, list[Path]]:

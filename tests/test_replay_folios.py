@@ -82,3 +82,38 @@ def test_the_count_and_bytes_of_a_folio_replay() -> None:
 def test_large_folios_follow_the_kernel_and_the_file_system(release: str | None,
                                                             fs: str | None, want: bool) -> None:
     assert large_folios(release, fs) is want
+
+
+def test_the_threads_of_one_call_take_turns_at_each_wait_for_the_device() -> None:
+    """uproot reads a step's coalesced requests in threads of their own (one ``call``, each
+    batch a thread, each range on a newly opened file).  Thread A reads pages 0-350, thread B
+    pages 683-940 (a random read: exactly its pages).  Run at once, as the kernel runs them
+    (seen with ``block_rq_issue`` on the held-out file of bench_trace_device.py: 4+320 683+258
+    324+316 ... 640+43), A's third window stops at B's pages; replayed one after the other, A
+    reads ahead through B's range and B finds it cached."""
+    size = 2000 * P
+    first = [Request("f", 0, P)]  # the open: page 0, a window of 4
+    a = [Request("f", 0, 351 * P, "data", 0, 0)]
+    b = [Request("f", 683 * P, 258 * P, "data", 1, 0)]
+    together = ios(first + a + b, size, True, reopen=True)
+    assert together == [(0, 4), (4, 320), (683, 258), (324, 316), (640, 43)]
+    alone = ios(first + [r._replace(call=-1) for r in a + b], size, True, reopen=True)
+    assert alone == [(0, 4), (4, 320), (324, 316), (640, 288), (928, 301), (1229, 291)]
+
+
+def test_traced_reads_of_threads_at_once_become_one_call() -> None:
+    from types import SimpleNamespace as R
+
+    from models.replay.traced import concurrent
+
+    reads = [R(file="f", offset=0, size=10, start_s=0.0, duration_s=0.02, pid=7),
+             R(file="f", offset=99, size=10, start_s=0.001, duration_s=0.01, pid=8),
+             R(file="f", offset=200, size=10, start_s=0.015, duration_s=0.01, pid=8),
+             R(file="f", offset=300, size=10, start_s=0.1, duration_s=0.01, pid=7),
+             R(file="f", offset=400, size=10, start_s=0.105, duration_s=0.01, pid=7)]
+    got = [(r.offset, r.batch, r.call) for r in concurrent(reads)]
+    # the first three overlap (two threads): one call, a batch per thread; the last two are
+    # one thread's: one by one
+    assert got == [(0, 7, 0), (99, 8, 0), (200, 8, 0), (300, -1, -1), (400, -1, -1)]
+    untimed = [R(file="f", offset=r.offset, size=r.size, start_s=r.start_s) for r in reads]
+    assert all(r.call == -1 for r in concurrent(untimed))

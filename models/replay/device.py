@@ -486,21 +486,35 @@ class LocalDevice:
         cache = FolioCache(max(self.read_ahead_kb * 1024 // PAGE, 0),
                            max(self.max_io_kb * 1024 // PAGE, 0), self.max_folio_order,
                            device_io)
+        group: list[Request] = []  # the batches of one call, read at once (FolioCache)
+
+        def flush() -> None:
+            nonlocal n, req_bytes, cached, time_s
+            before = len(ios)
+            for r in group:  # the cache as each request finds it (before the call's reads)
+                n += 1
+                req_bytes += r.size
+                f = cache.files.get(r.file)
+                if f is not None and r.size > 0:
+                    first, end = r.offset // PAGE, -(-(r.offset + r.size) // PAGE)
+                    f.grow(end)
+                    hit = int(np.count_nonzero(f.head[first:end] >= 0))
+                    cached += min(hit * PAGE, r.size)
+                    if self.ram_mb_per_s and hit:
+                        time_s += hit * PAGE / (self.ram_mb_per_s * 1e6)
+            cache.replay(group, sizes, reopen)
+            # the call's device I/Os go to its first request (its threads wait for them together)
+            marks.extend([before] + [len(ios)] * (len(group) - 1))
+            group.clear()
+
         for r in requests:
-            marks.append(len(ios))
-            n += 1
-            req_bytes += r.size
-            if r.size <= 0:
-                continue
-            f = cache.files.get(r.file)
-            if f is not None:
-                first, end = r.offset // PAGE, -(-(r.offset + r.size) // PAGE)
-                f.grow(end)
-                hit = int(np.count_nonzero(f.head[first:end] >= 0))
-                cached += min(hit * PAGE, r.size)
-                if self.ram_mb_per_s and hit:
-                    time_s += hit * PAGE / (self.ram_mb_per_s * 1e6)
-            cache.replay([r], sizes, reopen)
+            if group and (r.call < 0 or r.call != group[0].call or r.file != group[0].file):
+                flush()
+            group.append(r)
+            if r.call < 0:
+                flush()
+        if group:
+            flush()
         marks.append(len(ios))
         time_s += self.io_time(ios)
         return Transfer(time_s, n, req_bytes, dev_n, dev_bytes, seeks, cached, tuple(ios),

@@ -29,7 +29,7 @@ that the block layer merges when it dispatches them together (seen on this kerne
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -281,6 +281,12 @@ class FolioCache:
     # -- mm/filemap.c --------------------------------------------------------------------
     def read(self, name: str, f: _File, offset: int, size: int) -> None:
         """``filemap_read`` of ``size`` bytes at ``offset``."""
+        for _ in self._reads(name, f, offset, size):
+            pass
+
+    def _reads(self, name: str, f: _File, offset: int, size: int) -> Iterator[None]:
+        """:meth:`read`, pausing after each read-ahead it starts: where the reading thread
+        waits for the device, and another thread's read gets in first."""
         end = offset + size
         if f.eof_page is not None:
             end = min(end, (f.eof_page + 1) * PAGE)
@@ -293,6 +299,7 @@ class FolioCache:
                 if not f.cached(index):  # no read-ahead: the page alone
                     f.add(index, 1)
                     self.io(name, index, 1)
+                yield
             page, folios, marked = index, 0, None
             while page < last and f.cached(page) and folios < BATCH_FOLIOS:
                 head = int(f.head[page])
@@ -303,19 +310,77 @@ class FolioCache:
                     break
             if marked is not None and self.ra_pages:
                 self._async(name, f, marked, last - marked)
+                yield
             pos = min(end, page * PAGE)
         f.ra.prev_pos = end
 
+    def _file(self, name: str, sizes: dict[str, int]) -> _File:
+        f = self.files.get(name)
+        if f is None:
+            eof = (sizes[name] - 1) // PAGE if name in sizes else None
+            f = self.files[name] = _File(eof)
+        return f
+
+    def _thread(self, reqs: Sequence[Request], sizes: dict[str, int], reopen: bool
+                ) -> Iterator[None]:
+        """One thread's requests, one after another, through its own open file where
+        ``reopen`` (its own read-ahead state), pausing where it waits for the device."""
+        ra, last_end = _Ra(), -1
+        for r in reqs:
+            f = self._file(r.file, sizes)
+            if not reopen:
+                ra = f.ra  # one open file, shared
+            elif r.offset != last_end:
+                ra = _Ra()
+            last_end = r.offset + r.size
+            f.ra = ra
+            for _ in self._reads(r.file, f, r.offset, r.size):
+                yield
+                f.ra = ra  # another thread ran meanwhile
+            f.last_end = last_end
+
+    def _concurrent(self, group: Sequence[Request], sizes: dict[str, int], reopen: bool
+                    ) -> None:
+        """The batches of one call, each a thread, taking turns at each wait for the device:
+        a thread's read-ahead reaches the pages another thread's read already asked for."""
+        batches: dict[int, list[Request]] = {}
+        for r in group:
+            batches.setdefault(r.batch, []).append(r)
+        threads = [self._thread(rs, sizes, reopen) for rs in batches.values()]
+        while threads:
+            for t in list(threads):
+                try:
+                    next(t)
+                except StopIteration:
+                    threads.remove(t)
+
     def replay(self, requests: Iterable[Request], sizes: dict[str, int], reopen: bool
                ) -> None:
+        """``requests`` in order; the batches of one ``call`` (two or more) concurrently."""
+        group: list[Request] = []
+
+        def flush() -> None:
+            if len({r.batch for r in group}) > 1:
+                self._concurrent(group, sizes, reopen)
+            else:
+                for q in group:
+                    self._one(q, sizes, reopen)
+            group.clear()
+
         for r in requests:
             if r.size <= 0:
                 continue
-            f = self.files.get(r.file)
-            if f is None:
-                eof = (sizes[r.file] - 1) // PAGE if r.file in sizes else None
-                f = self.files[r.file] = _File(eof)
-            if reopen and r.offset != f.last_end:
-                f.ra = _Ra()
-            f.last_end = r.offset + r.size
-            self.read(r.file, f, r.offset, r.size)
+            if group and (r.call < 0 or r.call != group[0].call):
+                flush()
+            if r.call >= 0:
+                group.append(r)
+            else:
+                self._one(r, sizes, reopen)
+        flush()
+
+    def _one(self, r: Request, sizes: dict[str, int], reopen: bool) -> None:
+        f = self._file(r.file, sizes)
+        if reopen and r.offset != f.last_end:
+            f.ra = _Ra()
+        f.last_end = r.offset + r.size
+        self.read(r.file, f, r.offset, r.size)

@@ -166,6 +166,7 @@ def uproot_iterate(
 
     The batches are uproot's coalesced requests; each merged range in one is read with its own
     call by fsspec's local file system (see :func:`~models.replay.requests.python_buffered`).
+    Each step is one ``call``: its batches are read at once, each in a thread.
     """
     chosen = m.select(branches)
     start, stop = _entry_range(m, entry_start, entry_stop)
@@ -180,10 +181,10 @@ def uproot_iterate(
     else:
         step = max(int(step_size), 1)
     batch = 0
-    for ranges in step_ranges(chosen, start, stop, step):
-        for request in coalesce(ranges, coalesce_config):
+    for call, ranges in enumerate(step_ranges(chosen, start, stop, step)):
+        for request in coalesce(ranges, coalesce_config):  # each in a thread of its own
             for lo, hi in request:
-                out.append(Request(m.path, lo, hi - lo, "data", batch))
+                out.append(Request(m.path, lo, hi - lo, "data", batch, call))
             batch += 1
     return out
 

@@ -4,6 +4,9 @@ A :class:`Request` is one read of ``size`` bytes at ``offset`` in ``file``.  ``k
 it fetches (``data``: baskets, ``key``: a basket's key header, ``meta``: file and tree
 metadata).  ``batch`` groups the requests issued together in one call (one vector read, one
 coalesced request): a link pays one round trip per batch; ``-1`` means a request of its own.
+``call`` groups the batches a reader issues at once and reads concurrently (uproot's
+``source.chunks`` of one step: each coalesced request runs in a thread of its own, its ranges
+one after another); ``-1``: not concurrent with any other batch.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ class Request(NamedTuple):
     size: int
     kind: Kind = "data"
     batch: int = -1
+    call: int = -1
 
     @property
     def stop(self) -> int:
@@ -103,16 +107,18 @@ def python_buffered(
 
 
 def renumber(streams: Sequence[Sequence[Request]]) -> list[Request]:
-    """Concatenate streams, keeping their batches distinct."""
+    """Concatenate streams, keeping their batches (and calls) distinct."""
     out: list[Request] = []
-    base = 0
+    base = calls = 0
     for stream in streams:
-        top = -1
+        top = top_call = -1
         for r in stream:
-            if r.batch >= 0:
-                out.append(r._replace(batch=r.batch + base))
-                top = max(top, r.batch)
+            if r.batch >= 0 or r.call >= 0:
+                out.append(r._replace(batch=r.batch + base if r.batch >= 0 else -1,
+                                      call=r.call + calls if r.call >= 0 else -1))
+                top, top_call = max(top, r.batch), max(top_call, r.call)
             else:
                 out.append(r)
         base += top + 1
+        calls += top_call + 1
     return out

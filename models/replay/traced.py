@@ -18,6 +18,12 @@ recorders count the opens of each file (not when they happened), so a file is re
 *reopened per range* (``LocalDevice.replay(reopen=True)``) where it was opened about once
 per range (:func:`reopened`), and as *kept open* otherwise.
 
+Reads of several threads at once (uproot reads each coalesced request of a step in a thread
+of its own) are replayed as they ran: reads whose spans (start, duration) overlap, of two or
+more threads, are one call whose threads take turns at each wait for the device
+(:func:`concurrent`), so that one thread's read-ahead finds the pages another already asked
+for, as the kernel's does.
+
 Not modelled: the file system's own metadata reads (a cold open reads the directory and the
 inode from the device: a few reads per file) and the block layer merging I/Os of different
 files; the replay's counts are of the data files' pages only.
@@ -136,10 +142,11 @@ def replay_trace(reads: Iterable[_Read], device: LocalDevice,
     not change the counts.  ``log`` collects the device I/Os as (file, byte offset, bytes),
     before the split at ``max_io_kb``."""
     ordered = sorted(enumerate(reads), key=lambda ir: (getattr(ir[1], "start_s", 0.0), ir[0]))
-    per_file: dict[str, list[Request]] = {}
+    timed: dict[str, list[_Read]] = {}
     for _, r in ordered:
         if r.size > 0:
-            per_file.setdefault(r.file, []).append(Request(r.file, int(r.offset), int(r.size)))
+            timed.setdefault(r.file, []).append(r)
+    per_file = {path: concurrent(rs) for path, rs in timed.items()}
     sizes = dict(file_bytes or {})
     counted = opens or {}
     out = []
@@ -151,6 +158,40 @@ def replay_trace(reads: Iterable[_Read], device: LocalDevice,
         out.append(FileReplay(path, t.requests, t.requested_bytes, distinct_bytes(reqs), n_open,
                               again, t.device_requests, t.device_bytes))
     return TracedReplay(tuple(out), device.read_ahead_kb, device.max_io_kb)
+
+
+def concurrent(reads: Sequence[_Read]) -> list[Request]:
+    """``reads`` (of one file, in time order) as requests, those of two or more threads
+    whose spans overlap (``start_s``, ``duration_s``; chained) grouped as one call, each
+    thread (``pid``) a batch.  Reads without a thread or a duration stay one by one."""
+    out: list[Request] = []
+    group: list[_Read] = []
+    calls = 0
+
+    def flush() -> None:
+        nonlocal calls
+        threads = {getattr(r, "pid", 0) for r in group}
+        many = len(threads) > 1
+        for r in group:
+            out.append(Request(r.file, int(r.offset), int(r.size), "data",
+                               int(getattr(r, "pid", 0)) if many else -1,
+                               calls if many else -1))
+        calls += many
+        group.clear()
+
+    end = float("-inf")
+    for r in reads:
+        start = float(getattr(r, "start_s", 0.0))
+        dur = getattr(r, "duration_s", None)
+        if group and (dur is None or start >= end):
+            flush()
+        if not group:
+            end = float("-inf")
+        group.append(r)
+        end = max(end, start + (float(dur) if dur is not None else 0.0))
+    if group:
+        flush()
+    return out
 
 
 def reads_from_trace(trace: Mapping[str, Any]) -> tuple[list[Request], dict[str, int]]:
@@ -172,5 +213,5 @@ def reads_from_trace(trace: Mapping[str, Any]) -> tuple[list[Request], dict[str,
     return out, opens
 
 
-__all__ = ["FileReplay", "TracedReplay", "distinct_bytes", "ranges", "reads_from_trace",
-           "reopened", "replay_trace"]
+__all__ = ["FileReplay", "TracedReplay", "concurrent", "distinct_bytes", "ranges",
+           "reads_from_trace", "reopened", "replay_trace"]
