@@ -99,6 +99,12 @@ def test_the_threads_of_one_call_take_turns_at_each_wait_for_the_device() -> Non
     assert together == [(0, 4), (4, 320), (683, 258), (324, 316), (640, 43)]
     alone = ios(first + [r._replace(call=-1) for r in a + b], size, True, reopen=True)
     assert alone == [(0, 4), (4, 320), (324, 316), (640, 288), (928, 301), (1229, 291)]
+    # order-0 pages (kernels without large folios): the same turns, A's window reading the
+    # pages around B's
+    assert ios(first + a + b, size, False, reopen=True) == [
+        (0, 4), (4, 320), (683, 258), (324, 320), (644, 39), (941, 23)]
+    assert ios(first + [r._replace(call=-1) for r in a + b], size, False, reopen=True) == [
+        (0, 4), (4, 320), (324, 320), (644, 320)]
 
 
 def test_traced_reads_of_threads_at_once_become_one_call() -> None:

@@ -55,7 +55,7 @@ the bandwidth for the bytes.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -391,27 +391,23 @@ class LocalDevice:
             if fresh and (name not in sizes or mark < -(-sizes[name] // PAGE)):
                 st.marks[mark] = mark + 1
 
-        for r in requests:
-            marks.append(len(ios))
-            n += 1
-            req_bytes += r.size
-            if r.size <= 0:
-                continue
-            if self.warm:
-                cached += r.size
-                if self.ram_mb_per_s:
-                    time_s += r.size / (self.ram_mb_per_s * 1e6)
-                continue
+        def account(r: Request) -> _FileState:
+            """The request's pages the cache already holds; its file's state."""
+            nonlocal cached, time_s
             st = files.setdefault(r.file, _FileState())
-            if reopen and r.offset != st.last_end:
-                st.reset_ra()
-            st.last_end = r.offset + r.size
             first, end = r.offset // PAGE, -(-(r.offset + r.size) // PAGE)
             st.grow(end)
             hit_pages = int(np.count_nonzero(st.cached[first:end]))
             cached += min(hit_pages * PAGE, r.size)
             if self.ram_mb_per_s and hit_pages:
                 time_s += hit_pages * PAGE / (self.ram_mb_per_s * 1e6)
+            return st
+
+        def reads(r: Request, st: _FileState) -> Iterator[None]:
+            """The kernel's read of ``r``, pausing after each read from the device (where the
+            thread waits for it, and another thread's read gets in first)."""
+            first, end = r.offset // PAGE, -(-(r.offset + r.size) // PAGE)
+            st.grow(end)
             # ractl_max_pages: a request larger than the read-ahead may read ahead up to the
             # device's largest I/O (``max_io_kb``: the queue's max_sectors_kb)
             mp = max_pages
@@ -433,6 +429,7 @@ class LocalDevice:
                             if start > 0:
                                 size = next_ra_pages(start - page + req, mp)
                                 window(r.file, st, start, size, size)
+                        yield
                     nxt = page + 1
                     holes = np.nonzero(~st.cached[nxt:end])[0]
                     page = min(nxt + int(holes[0]) if len(holes) else end, st.next_mark(nxt))
@@ -455,7 +452,86 @@ class LocalDevice:
                     device_io(r.file, st, page, end)
                 if not st.cached[page]:  # beyond the end of the file
                     break
+                yield
             st.prev_page = end - 1
+
+        def thread(rs: Sequence[Request]) -> Iterator[None]:
+            """One thread's requests through its own open file (``reopen``) or the shared
+            one; its read-ahead state kept aside while another thread runs."""
+            ra: tuple[int, int, int, int] | None = None
+            last_end = -1
+            for r in rs:
+                st = files.setdefault(r.file, _FileState())
+                if reopen and r.offset != last_end:
+                    st.reset_ra()
+                elif reopen and ra is not None:
+                    st.ra_start, st.ra_size, st.ra_async, st.prev_page = ra
+                last_end = st.last_end = r.offset + r.size
+                for _ in reads(r, st):
+                    ra = (st.ra_start, st.ra_size, st.ra_async, st.prev_page)
+                    yield
+                    if reopen:
+                        st.ra_start, st.ra_size, st.ra_async, st.prev_page = ra
+                ra = (st.ra_start, st.ra_size, st.ra_async, st.prev_page)
+
+        group: list[Request] = []  # the batches of one call, read at once
+
+        def flush() -> None:
+            nonlocal n, req_bytes, cached, time_s
+            if self.warm:
+                for r in group:
+                    marks.append(len(ios))
+                    n += 1
+                    req_bytes += r.size
+                    if r.size > 0:
+                        cached += r.size
+                        if self.ram_mb_per_s:
+                            time_s += r.size / (self.ram_mb_per_s * 1e6)
+                group.clear()
+                return
+            if len({r.batch for r in group}) < 2:  # one thread: one request after another
+                for r in group:
+                    marks.append(len(ios))
+                    n += 1
+                    req_bytes += r.size
+                    if r.size <= 0:
+                        continue
+                    st = files.setdefault(r.file, _FileState())
+                    if reopen and r.offset != st.last_end:
+                        st.reset_ra()
+                    st.last_end = r.offset + r.size
+                    account(r)
+                    for _ in reads(r, st):
+                        pass
+                group.clear()
+                return
+            before = len(ios)
+            batches: dict[int, list[Request]] = {}
+            for r in group:  # the cache as each request finds it (before the call's reads)
+                n += 1
+                req_bytes += r.size
+                if r.size > 0:
+                    account(r)
+                    batches.setdefault(r.batch, []).append(r)
+            threads = [thread(rs) for rs in batches.values()]
+            while threads:  # each takes its turn at each wait for the device
+                for t in list(threads):
+                    try:
+                        next(t)
+                    except StopIteration:
+                        threads.remove(t)
+            # the call's device I/Os go to its first request (its threads wait for them together)
+            marks.extend([before] + [len(ios)] * (len(group) - 1))
+            group.clear()
+
+        for r in requests:
+            if group and (r.call < 0 or r.call != group[0].call or r.file != group[0].file):
+                flush()
+            group.append(r)
+            if r.call < 0:
+                flush()
+        if group:
+            flush()
         marks.append(len(ios))
         time_s += self.io_time(ios)
         return Transfer(time_s, n, req_bytes, dev_n, dev_bytes, seeks, cached, tuple(ios),
@@ -488,20 +564,31 @@ class LocalDevice:
                            device_io)
         group: list[Request] = []  # the batches of one call, read at once (FolioCache)
 
-        def flush() -> None:
+        def account(r: Request) -> None:
+            """The request's pages the cache already holds."""
             nonlocal n, req_bytes, cached, time_s
+            n += 1
+            req_bytes += r.size
+            f = cache.files.get(r.file)
+            if f is not None and r.size > 0:
+                first, end = r.offset // PAGE, -(-(r.offset + r.size) // PAGE)
+                f.grow(end)
+                hit = int(np.count_nonzero(f.head[first:end] >= 0))
+                cached += min(hit * PAGE, r.size)
+                if self.ram_mb_per_s and hit:
+                    time_s += hit * PAGE / (self.ram_mb_per_s * 1e6)
+
+        def flush() -> None:
+            if len({r.batch for r in group}) < 2:  # one thread: one request after another
+                for r in group:
+                    marks.append(len(ios))
+                    account(r)
+                    cache.replay([r._replace(call=-1)], sizes, reopen)
+                group.clear()
+                return
             before = len(ios)
             for r in group:  # the cache as each request finds it (before the call's reads)
-                n += 1
-                req_bytes += r.size
-                f = cache.files.get(r.file)
-                if f is not None and r.size > 0:
-                    first, end = r.offset // PAGE, -(-(r.offset + r.size) // PAGE)
-                    f.grow(end)
-                    hit = int(np.count_nonzero(f.head[first:end] >= 0))
-                    cached += min(hit * PAGE, r.size)
-                    if self.ram_mb_per_s and hit:
-                        time_s += hit * PAGE / (self.ram_mb_per_s * 1e6)
+                account(r)
             cache.replay(group, sizes, reopen)
             # the call's device I/Os go to its first request (its threads wait for them together)
             marks.extend([before] + [len(ios)] * (len(group) - 1))
