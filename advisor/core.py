@@ -407,6 +407,9 @@ def _reader_baseline(spec: ReaderSpec, dataset: DatasetProfile,
     from models.replay.baseline import reader_baseline
 
     tree = dataset.main_tree
+    if tree is not None and tree.format == "rntuple":
+        return None, [f"reader {spec.text}: no baseline: the files hold an RNTuple ("
+                      f"{tree.name!r}), and the reader replays model TTree readers"]
     if tree is None or not maps:
         return None, [f"reader {spec.text}: no baseline: no basket map of the files"]
     try:

@@ -206,3 +206,15 @@ def test_rntuple_figures_are_roots(file: str, name: str) -> None:
     from rntuple_helpers import assert_rntuple_matches_root
 
     assert_rntuple_matches_root(_root(), DATA / file, name)
+
+
+def test_a_reader_baseline_on_an_rntuple_says_why_there_is_none() -> None:
+    from advisor.core import _reader_baseline
+    from probes.readtests.readers import parse_reader
+
+    ds = probes.probe_dataset([str(DATA / "ntpl001_staff_rntuple_v1-0-0-0.root")])
+    rb, why = _reader_baseline(parse_reader("uproot.iterate"), ds, None, None, None,  # type: ignore[arg-type]
+                               None, [])
+    assert rb is None
+    assert why == ["reader uproot.iterate:step_size=100 MB: no baseline: the files hold an "
+                   "RNTuple ('Staff'), and the reader replays model TTree readers"]
