@@ -3,7 +3,8 @@
 Only processes in the cgroup are throttled: :meth:`EmulatedDisks.run`, :meth:`~EmulatedDisks.popen`
 and :meth:`~EmulatedDisks.call` put theirs there before it does any I/O; everything else reads
 the disks at full speed.  Everything is removed on exit, whether the body returns, raises or is
-interrupted (Ctrl-C during the clean-up is deferred until it is done); :func:`cleanup_stale`
+interrupted (Ctrl-C during the clean-up is deferred until it is done; a SIGTERM, from ``timeout``
+or ``kill``, exits through the clean-up too); :func:`cleanup_stale`
 removes what a killed run left behind.  How faithful the throttle is: the section "Emulated
 disk: lab notes" of ``benchmarks/RESULTS.md``.
 """
@@ -12,8 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -141,7 +144,20 @@ class EmulatedDisks:
     # -- life cycle ---------------------------------------------------------------------------
 
     def __enter__(self) -> EmulatedDisks:
-        self.open()
+        # a plain SIGTERM (``timeout``, ``kill``) would end the process without the clean-up:
+        # while the bench is open it exits through it instead (where nobody else handles it)
+        self._term: Any = None
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL):
+            def on_term(signum: int, frame: object) -> None:
+                raise SystemExit(128 + signum)
+
+            self._term = signal.signal(signal.SIGTERM, on_term)
+        try:
+            self.open()
+        except BaseException:
+            self._restore_term()
+            raise
         return self
 
     def __exit__(
@@ -150,7 +166,15 @@ class EmulatedDisks:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.close(raise_errors=exc is None)
+        try:
+            self.close(raise_errors=exc is None)
+        finally:
+            self._restore_term()
+
+    def _restore_term(self) -> None:
+        if getattr(self, "_term", None) is not None:
+            signal.signal(signal.SIGTERM, self._term)
+            self._term = None
 
     def open(self) -> None:
         """Make the disks and the cgroup (``__enter__`` does this); on any failure, or Ctrl-C,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -211,6 +212,27 @@ def test_nothing_left_after_an_exception(exc: type[BaseException]) -> None:
         assert len(_leftovers(workdir, cgroup)) >= 4
         raise exc("fails inside the bench")
     assert sleeper.poll() is not None
+    assert _leftovers(workdir, cgroup) == []
+
+
+def test_nothing_left_after_a_sigterm(tmp_path: Path) -> None:
+    """``timeout`` and ``kill`` send SIGTERM: the bench's process exits through the clean-up
+    (the default action would end it at once, leaving the disk, mount and cgroup behind)."""
+    code = (
+        "import sys, time\n"
+        "from testbench import emulated_disks\n"
+        "with emulated_disks(size_mb=32) as b:\n"
+        "    print(b.workdir, b.cgroup, flush=True)\n"
+        "    time.sleep(60)\n"
+    )
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                         cwd=Path(__file__).resolve().parents[1])
+    with p:
+        assert p.stdout is not None
+        workdir, cgroup = (Path(x) for x in p.stdout.readline().split())
+        assert len(_leftovers(workdir, cgroup)) >= 3
+        p.terminate()
+        assert p.wait(timeout=30) == 128 + signal.SIGTERM
     assert _leftovers(workdir, cgroup) == []
 
 
