@@ -347,3 +347,14 @@ def test_rdataframe_loop_leaves_out_the_leaf_lists_it_cannot_read(tmp_path: Path
                                   parse_reader("rdataframe"))
     assert loop.branches == 2 and loop.events_per_s > 0
     assert list(tmp_path.iterdir()) == [Path(path)]
+
+
+def test_rdataframe_columns_of_uproot_branch_names() -> None:
+    """uproot names a split object's member ``evt/evt_f0``; RDataFrame's column is
+    ``evt.evt_f0`` (or the member's own name where that is the column)."""
+    from probes.readtests.pyloops import _columns
+
+    columns = ["evt", "evt.evt_f0", "evt.evt_f1", "x", "jets_pt"]
+    assert _columns(["evt/evt_f0", "x", "obj/jets_pt", "nope"], columns) == [
+        "evt.evt_f0", "x", "jets_pt", "nope"]
+    assert _columns([], columns) == []

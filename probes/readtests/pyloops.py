@@ -81,8 +81,8 @@ def rdataframe_pass(parts: Parts, tree_name: str, branches: Sequence[str],
         unreadable = set() if branches else _leaf_list_branches(ROOT, paths[0], tree_name)
         t0 = time.perf_counter()
         df = _frame(ROOT, tree_name, paths, stop)
-        names = list(branches) or [str(c) for c in df.GetColumnNames()
-                                   if str(c) not in unreadable]
+        columns = [str(c) for c in df.GetColumnNames()]
+        names = _columns(branches, columns) or [c for c in columns if c not in unreadable]
         count = df.Count()
         sums = [df.Sum(b) for b in names]
         n = int(count.GetValue())
@@ -118,6 +118,19 @@ def _frame(root: Any, tree_name: str, paths: Sequence[str], stop: int | None) ->
         return root.RDataFrame(spec)
     except AttributeError:  # an older ROOT
         return root.RDataFrame(tree_name, vec).Range(int(stop))
+
+
+def _columns(branches: Sequence[str], columns: Sequence[str]) -> list[str]:
+    """RDataFrame's column for each branch as uproot names it: a split object's member
+    ``evt/evt_f0`` is the column ``evt.evt_f0`` (or ``evt_f0`` where that is the column);
+    names no column matches are kept as given (RDataFrame then says which it lacks)."""
+    known = set(columns)
+    out = []
+    for b in branches:
+        dotted, last = b.replace("/", "."), b.rsplit("/", 1)[-1]
+        out.append(b if b in known else dotted if dotted in known else
+                   last if last in known else b)
+    return out
 
 
 def _leaf_list_branches(root: Any, path: str, tree_name: str) -> set[str]:
