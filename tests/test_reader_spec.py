@@ -358,3 +358,15 @@ def test_rdataframe_columns_of_uproot_branch_names() -> None:
     assert _columns(["evt/evt_f0", "x", "obj/jets_pt", "nope"], columns) == [
         "evt.evt_f0", "x", "jets_pt", "nope"]
     assert _columns([], columns) == []
+
+
+def test_root_branch_names_of_uproot_branch_names() -> None:
+    """ROOT's ``GetBranch``/``SetBranchStatus`` know no ``/``: enabling uproot's
+    ``evt/evt_f0`` read nothing (checked on a split-object file: 0 bytes per entry); the
+    loops enable ROOT's name for it."""
+    from probes.readtests.pyloops import root_branch_names
+
+    known = {"evt", "evt.evt_f0", "evt_f0", "x", "jets_pt"}
+    tree = SimpleNamespace(GetBranch=lambda name: name in known)
+    assert root_branch_names(tree, ["evt/evt_f0", "x", "obj/jets_pt", "nope"]) == [
+        "evt.evt_f0", "x", "jets_pt", "nope"]

@@ -120,6 +120,22 @@ def _frame(root: Any, tree_name: str, paths: Sequence[str], stop: int | None) ->
         return root.RDataFrame(tree_name, vec).Range(int(stop))
 
 
+def root_branch_names(tree: Any, branches: Sequence[str]) -> list[str]:
+    """ROOT's name for each branch as uproot names it: a split object's member
+    ``evt/evt_f0`` is ``evt.evt_f0`` or ``evt_f0`` to ``TTree::GetBranch`` and
+    ``SetBranchStatus`` (which know no ``/``: a loop enabling ``evt/evt_f0`` reads nothing);
+    a name no branch matches is kept as given."""
+    out = []
+    for b in branches:
+        for name in (b, b.replace("/", "."), b.rsplit("/", 1)[-1]):
+            if tree.GetBranch(name):
+                out.append(name)
+                break
+        else:
+            out.append(b)
+    return out
+
+
 def _columns(branches: Sequence[str], columns: Sequence[str]) -> list[str]:
     """RDataFrame's column for each branch as uproot names it: a split object's member
     ``evt/evt_f0`` is the column ``evt.evt_f0`` (or ``evt_f0`` where that is the column);
@@ -188,7 +204,7 @@ def pyroot_pass(parts: Parts, tree_name: str, branches: Sequence[str], cache_byt
                 raise ValueError(f"no tree {tree_name!r} in {path}")
             if branches:
                 t.SetBranchStatus("*", False)
-                for b in branches:
+                for b in root_branch_names(t, branches):
                     t.SetBranchStatus(b, True)
             t.SetCacheSize(cache_bytes)
             total = int(t.GetEntries())
@@ -299,4 +315,4 @@ def python_root_event_loop(session: Any, files: Sequence[str], tree_name: str,
 
 
 __all__ = ["LoopPass", "import_root_quietly", "pyroot_pass", "python_root_event_loop",
-           "rdataframe_pass"]
+           "rdataframe_pass", "root_branch_names"]

@@ -155,6 +155,23 @@ class _Pass:
         )
 
 
+def _root_names(ROOT: Any, parts: Sequence[_Part], tree_name: str,
+                branches: Sequence[str]) -> list[str]:
+    """``branches`` (uproot's names) as ROOT names them, from the first file's tree
+    (:func:`.pyloops.root_branch_names`); as given where it cannot be read."""
+    from .pyloops import root_branch_names
+
+    if not branches or not parts:
+        return list(branches)
+    f = ROOT.TFile.Open(parts[0].path, "READ")
+    try:
+        t = f.Get(tree_name) if f and not f.IsZombie() else None
+        return root_branch_names(t, branches) if t else list(branches)
+    finally:
+        if f:
+            f.Close()
+
+
 def _run_pass(
     parts: Sequence[_Part], tree_name: str, branches: Sequence[str], cache_bytes: int,
     max_seconds: float | None = None, check: Callable[[], None] | None = None,
@@ -162,7 +179,7 @@ def _run_pass(
 ) -> _Pass:
     ROOT = import_root()
     names = ROOT.std.vector["std::string"]()
-    for b in branches:
+    for b in _root_names(ROOT, parts, tree_name, branches):
         names.push_back(b)
     result = _Pass(entries=[])
     start = time.perf_counter()
