@@ -370,3 +370,11 @@ def test_root_branch_names_of_uproot_branch_names() -> None:
     tree = SimpleNamespace(GetBranch=lambda name: name in known)
     assert root_branch_names(tree, ["evt/evt_f0", "x", "obj/jets_pt", "nope"]) == [
         "evt.evt_f0", "x", "jets_pt", "nope"]
+
+
+def test_printed_root_code_names_branches_as_root_does() -> None:
+    """Code printed for ROOT (SetBranchStatus, RDataFrame's Snapshot) names a split object's
+    member as ROOT does (``evt.evt_f0``), not with uproot's ``/``."""
+    from advisor.recommend.data import root_name
+
+    assert [root_name(b) for b in ("evt/evt_f0", "x", "a/b/c")] == ["evt.evt_f0", "x", "a.b.c"]

@@ -232,7 +232,7 @@ def branches_rule(ctx: Context) -> Recommendation | None:
         actions=[
             Action.labelled("ROOT: enable only these branches",
                             'tree->SetBranchStatus("*", 0); for (auto b : {'
-                            + ", ".join(_cxx_string(n) for n in used)
+                            + ", ".join(_cxx_string(root_name(n)) for n in used)
                             + "}) tree->SetBranchStatus(b, 1);", versions.ROOT_TTREE),
             Action.labelled("uproot: name them (an entry-count step of whole clusters: a "
                             "memory-size step such as the default '100 MB' first reads every "
@@ -306,12 +306,19 @@ def _cxx_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+def root_name(branch: str) -> str:
+    """ROOT's name for a branch as uproot names it: a split object's member ``evt/evt_f0``
+    is ``evt.evt_f0`` to ``SetBranchStatus`` and to RDataFrame (they know no ``/``)."""
+    return branch.replace("/", ".")
+
+
 def snapshot_script(ins: Inputs, tname: str, names: list[str]) -> str:
     """Python that slims the inputs' files to ``names`` with RDataFrame into slim.root.  The
     files go to a TChain one by one (``AddFile``: no wildcards), through links with plain names
     where ROOT would read their paths as syntax (see :mod:`.inputs`)."""
     head = f"files = {python_files(ins)}\nchain = ROOT.TChain({tname!r})\n"
-    snap = f"ROOT.RDataFrame(chain).Snapshot({tname!r}, 'slim.root', {names!r})"
+    columns = [root_name(n) for n in names]
+    snap = f"ROOT.RDataFrame(chain).Snapshot({tname!r}, 'slim.root', {columns!r})"
     if not ins.links:
         return ("import os\n\nimport ROOT\n\n" + head
                 + "for f in files:\n    chain.AddFile(f)\n" + snap)

@@ -15,6 +15,7 @@ from models.replay import python_buffered, root_cache_bytes, root_files, uproot_
 from models.replay.requests import Request
 
 from ..advice import MIN_SPEEDUP, Evidence
+from .data import root_name
 from .reader import (
     MIN_KEYS,
     ReaderFinding,
@@ -111,7 +112,8 @@ def branches_rule(facts: TraceFacts) -> ReaderFinding | None:
     if s < MIN_SPEEDUP:
         return None
     if facts.reader == "root":
-        change = (f'tree.SetBranchStatus("*", False)\nfor name in {used!r}:\n'
+        names = [root_name(n) for n in used]  # ROOT knows no "/" in a branch's name
+        change = (f'tree.SetBranchStatus("*", False)\nfor name in {names!r}:\n'
                   '    tree.SetBranchStatus(name, True)')
         argument = value = None
     else:
