@@ -62,7 +62,7 @@ from typing import Literal
 import numpy as np
 
 from .folios import FolioCache, init_ra_pages, next_ra_pages
-from .requests import Request
+from .requests import Request, calls, take_turns
 
 PAGE = 4096
 Limit = Literal["additive", "max"]
@@ -474,9 +474,8 @@ class LocalDevice:
                         st.ra_start, st.ra_size, st.ra_async, st.prev_page = ra
                 ra = (st.ra_start, st.ra_size, st.ra_async, st.prev_page)
 
-        group: list[Request] = []  # the batches of one call, read at once
-
-        def flush() -> None:
+        def flush(group: list[Request]) -> None:
+            """One call's requests (its batches read at once), or one request."""
             nonlocal n, req_bytes, cached, time_s
             if self.warm:
                 for r in group:
@@ -487,7 +486,6 @@ class LocalDevice:
                         cached += r.size
                         if self.ram_mb_per_s:
                             time_s += r.size / (self.ram_mb_per_s * 1e6)
-                group.clear()
                 return
             if len({r.batch for r in group}) < 2:  # one thread: one request after another
                 for r in group:
@@ -503,7 +501,6 @@ class LocalDevice:
                     account(r)
                     for _ in reads(r, st):
                         pass
-                group.clear()
                 return
             before = len(ios)
             batches: dict[int, list[Request]] = {}
@@ -513,25 +510,12 @@ class LocalDevice:
                 if r.size > 0:
                     account(r)
                     batches.setdefault(r.batch, []).append(r)
-            threads = [thread(rs) for rs in batches.values()]
-            while threads:  # each takes its turn at each wait for the device
-                for t in list(threads):
-                    try:
-                        next(t)
-                    except StopIteration:
-                        threads.remove(t)
+            take_turns(thread(rs) for rs in batches.values())  # at each wait for the device
             # the call's device I/Os go to its first request (its threads wait for them together)
             marks.extend([before] + [len(ios)] * (len(group) - 1))
-            group.clear()
 
-        for r in requests:
-            if group and (r.call < 0 or r.call != group[0].call or r.file != group[0].file):
-                flush()
-            group.append(r)
-            if r.call < 0:
-                flush()
-        if group:
-            flush()
+        for group in calls(requests):
+            flush(group)
         marks.append(len(ios))
         time_s += self.io_time(ios)
         return Transfer(time_s, n, req_bytes, dev_n, dev_bytes, seeks, cached, tuple(ios),
@@ -562,8 +546,6 @@ class LocalDevice:
         cache = FolioCache(max(self.read_ahead_kb * 1024 // PAGE, 0),
                            max(self.max_io_kb * 1024 // PAGE, 0), self.max_folio_order,
                            device_io)
-        group: list[Request] = []  # the batches of one call, read at once (FolioCache)
-
         def account(r: Request) -> None:
             """The request's pages the cache already holds."""
             nonlocal n, req_bytes, cached, time_s
@@ -578,30 +560,18 @@ class LocalDevice:
                 if self.ram_mb_per_s and hit:
                     time_s += hit * PAGE / (self.ram_mb_per_s * 1e6)
 
-        def flush() -> None:
+        for group in calls(requests):  # the batches of one call read at once (FolioCache)
             if len({r.batch for r in group}) < 2:  # one thread: one request after another
                 for r in group:
                     marks.append(len(ios))
                     account(r)
                     cache.replay([r._replace(call=-1)], sizes, reopen)
-                group.clear()
-                return
+                continue
             before = len(ios)
             for r in group:  # the cache as each request finds it (before the call's reads)
                 account(r)
             cache.replay(group, sizes, reopen)
-            # the call's device I/Os go to its first request (its threads wait for them together)
-            marks.extend([before] + [len(ios)] * (len(group) - 1))
-            group.clear()
-
-        for r in requests:
-            if group and (r.call < 0 or r.call != group[0].call or r.file != group[0].file):
-                flush()
-            group.append(r)
-            if r.call < 0:
-                flush()
-        if group:
-            flush()
+            marks.extend([before] + [len(ios)] * (len(group) - 1))  # (as on the order-0 path)
         marks.append(len(ios))
         time_s += self.io_time(ios)
         return Transfer(time_s, n, req_bytes, dev_n, dev_bytes, seeks, cached, tuple(ios),

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .requests import Request
+from .requests import Request, calls, take_turns
 
 PAGE = 4096
 BATCH_FOLIOS = 31  # a folio_batch: filemap_get_read_batch stops after this many folios
@@ -346,37 +346,17 @@ class FolioCache:
         batches: dict[int, list[Request]] = {}
         for r in group:
             batches.setdefault(r.batch, []).append(r)
-        threads = [self._thread(rs, sizes, reopen) for rs in batches.values()]
-        while threads:
-            for t in list(threads):
-                try:
-                    next(t)
-                except StopIteration:
-                    threads.remove(t)
+        take_turns(self._thread(rs, sizes, reopen) for rs in batches.values())
 
     def replay(self, requests: Iterable[Request], sizes: dict[str, int], reopen: bool
                ) -> None:
         """``requests`` in order; the batches of one ``call`` (two or more) concurrently."""
-        group: list[Request] = []
-
-        def flush() -> None:
+        for group in calls(r for r in requests if r.size > 0):
             if len({r.batch for r in group}) > 1:
                 self._concurrent(group, sizes, reopen)
             else:
                 for q in group:
                     self._one(q, sizes, reopen)
-            group.clear()
-
-        for r in requests:
-            if r.size <= 0:
-                continue
-            if group and (r.call < 0 or r.call != group[0].call):
-                flush()
-            if r.call >= 0:
-                group.append(r)
-            else:
-                self._one(r, sizes, reopen)
-        flush()
 
     def _one(self, r: Request, sizes: dict[str, int], reopen: bool) -> None:
         f = self._file(r.file, sizes)

@@ -106,6 +106,33 @@ def python_buffered(
             yield r._replace(offset=start, size=max(end - start, 0))
 
 
+def calls(requests: Iterable[Request]) -> Iterator[list[Request]]:
+    """``requests`` in order, those of one ``call`` (and one file) together; a request of no
+    call alone."""
+    group: list[Request] = []
+    for r in requests:
+        if group and (r.call < 0 or r.call != group[0].call or r.file != group[0].file):
+            yield group
+            group = []
+        group.append(r)
+        if r.call < 0:
+            yield group
+            group = []
+    if group:
+        yield group
+
+
+def take_turns(threads: Iterable[Iterator[None]]) -> None:
+    """Run generator "threads" round-robin, one step each in turn, until all are done."""
+    active = list(threads)
+    while active:
+        for t in list(active):
+            try:
+                next(t)
+            except StopIteration:
+                active.remove(t)
+
+
 def renumber(streams: Sequence[Sequence[Request]]) -> list[Request]:
     """Concatenate streams, keeping their batches (and calls) distinct."""
     out: list[Request] = []

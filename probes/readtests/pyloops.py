@@ -120,33 +120,29 @@ def _frame(root: Any, tree_name: str, paths: Sequence[str], stop: int | None) ->
         return root.RDataFrame(tree_name, vec).Range(int(stop))
 
 
+def _resolve(branches: Sequence[str], exists: Callable[[str], Any]) -> list[str]:
+    """Each of uproot's branch names as ROOT has it (the first form ``exists`` knows: as
+    given, ``/`` as ``.``, the last part), else as given."""
+    out = []
+    for b in branches:
+        forms = (b, b.replace("/", "."), b.rsplit("/", 1)[-1])
+        out.append(next((name for name in forms if exists(name)), b))
+    return out
+
+
 def root_branch_names(tree: Any, branches: Sequence[str]) -> list[str]:
     """ROOT's name for each branch as uproot names it: a split object's member
     ``evt/evt_f0`` is ``evt.evt_f0`` or ``evt_f0`` to ``TTree::GetBranch`` and
     ``SetBranchStatus`` (which know no ``/``: a loop enabling ``evt/evt_f0`` reads nothing);
     a name no branch matches is kept as given."""
-    out = []
-    for b in branches:
-        for name in (b, b.replace("/", "."), b.rsplit("/", 1)[-1]):
-            if tree.GetBranch(name):
-                out.append(name)
-                break
-        else:
-            out.append(b)
-    return out
+    return _resolve(branches, lambda name: bool(tree.GetBranch(name)))
 
 
 def _columns(branches: Sequence[str], columns: Sequence[str]) -> list[str]:
-    """RDataFrame's column for each branch as uproot names it: a split object's member
-    ``evt/evt_f0`` is the column ``evt.evt_f0`` (or ``evt_f0`` where that is the column);
-    names no column matches are kept as given (RDataFrame then says which it lacks)."""
-    known = set(columns)
-    out = []
-    for b in branches:
-        dotted, last = b.replace("/", "."), b.rsplit("/", 1)[-1]
-        out.append(b if b in known else dotted if dotted in known else
-                   last if last in known else b)
-    return out
+    """RDataFrame's column for each branch as uproot names it (``evt/evt_f0`` is the column
+    ``evt.evt_f0``, or ``evt_f0`` where that is the column); names no column matches are
+    kept as given (RDataFrame then says which it lacks)."""
+    return _resolve(branches, set(columns).__contains__)
 
 
 def _leaf_list_branches(root: Any, path: str, tree_name: str) -> set[str]:
