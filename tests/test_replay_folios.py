@@ -123,3 +123,9 @@ def test_traced_reads_of_threads_at_once_become_one_call() -> None:
     assert got == [(0, 7, 0), (99, 8, 0), (200, 8, 0), (300, -1, -1), (400, -1, -1)]
     untimed = [R(file="f", offset=r.offset, size=r.size, start_s=r.start_s) for r in reads]
     assert all(r.call == -1 for r in concurrent(untimed))
+    # a thread's read that continues its last one (a buffered read's remainder, issued after
+    # the others ended) stays in the call
+    tail = R(file="f", offset=210, size=5, start_s=0.05, duration_s=0.001, pid=8)
+    got = [(r.offset, r.batch, r.call) for r in concurrent([*reads[:3], tail, *reads[3:]])]
+    assert got[:4] == [(0, 7, 0), (99, 8, 0), (200, 8, 0), (210, 8, 0)]
+    assert got[4:] == [(300, -1, -1), (400, -1, -1)]

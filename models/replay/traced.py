@@ -162,8 +162,9 @@ def replay_trace(reads: Iterable[_Read], device: LocalDevice,
 
 def concurrent(reads: Sequence[_Read]) -> list[Request]:
     """``reads`` (of one file, in time order) as requests, those of two or more threads
-    whose spans overlap (``start_s``, ``duration_s``; chained) grouped as one call, each
-    thread (``pid``) a batch.  Reads without a thread or a duration stay one by one."""
+    whose spans overlap (``start_s``, ``duration_s``; chained, or a read continuing its
+    thread's last one in the group) grouped as one call, each thread (``pid``) a batch.
+    Reads without a thread or a duration stay one by one."""
     out: list[Request] = []
     group: list[_Read] = []
     calls = 0
@@ -180,14 +181,19 @@ def concurrent(reads: Sequence[_Read]) -> list[Request]:
         group.clear()
 
     end = float("-inf")
+    ends: dict[int, int] = {}  # each thread's last byte read in the group
     for r in reads:
         start = float(getattr(r, "start_s", 0.0))
         dur = getattr(r, "duration_s", None)
-        if group and (dur is None or start >= end):
+        pid = int(getattr(r, "pid", 0))
+        # a read that continues its thread's last (a buffered read's remainder) stays too
+        goes_on = ends.get(pid) == int(r.offset)
+        if group and (dur is None or (start >= end and not goes_on)):
             flush()
         if not group:
-            end = float("-inf")
+            end, ends = float("-inf"), {}
         group.append(r)
+        ends[pid] = int(r.offset) + int(r.size)
         end = max(end, start + (float(dur) if dur is not None else 0.0))
     if group:
         flush()
