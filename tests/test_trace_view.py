@@ -269,3 +269,10 @@ def test_report_with_a_fresh_trace(tmp_path: Path) -> None:
                 if (g.get("class") or "").startswith("kind-"))
     assert drawn == len(pic["requests"])
     assert sorted(p.name for p in out.iterdir()) == ["r.html", "trace.json"]
+
+
+def test_the_offset_axis_of_a_small_file_reads_in_kilobytes() -> None:
+    from advisor.render.trace_grid import _mb
+
+    assert [_mb(n) for n in (65_884, 32_000, 250_000, 20_080_000)] == [
+        "66 kB", "32 kB", "0.2 MB", "20 MB"]

@@ -67,7 +67,10 @@ def _fit(text: str, width: int) -> str:
 
 
 def _mb(n: float) -> str:
+    """An offset for the axis: MB, or kB under 0.1 MB (a small file's axis said "0.0 MB")."""
     v = n / 1e6
+    if v < 0.1:
+        return f"{n / 1e3:.0f} kB"
     return f"{v:,.0f} MB" if v >= 10 else f"{v:.1f} MB"
 
 
@@ -99,7 +102,7 @@ def draw(picture: RequestPicture, phases: Sequence[Any], width: int, height: int
     cols, rows = max(width - LEFT, 4), max(height - 2 - len(lanes), 2)
     grid = cells(picture, cols, rows)
     span, t_max = picture.span, picture.t_max
-    labels = {0: _mb(span), rows - 1: "0 MB"}
+    labels = {0: _mb(span), rows - 1: "0 kB" if span < 1e5 else "0 MB"}
     if rows >= 7:
         labels[(rows - 1) // 2] = _mb(span * (rows - 1 - (rows - 1) // 2) / rows)
     out: list[Runs] = []
