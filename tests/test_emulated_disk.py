@@ -136,9 +136,10 @@ def test_sequential_read_is_bound_by_bps(bench: EmulatedDisks, data: Path) -> No
     ios1, bytes1 = bench.stats()[bench.major_minor]
     assert n == FILE_MB * MB
     assert _within(n / dt / MB, 30), n / dt / MB
-    # the read went through the page cache (a few pages may be reclaimed at once under
-    # memory pressure: seen once in CI at 0.9993)
-    assert resident_fraction(data) >= 0.99
+    # the read went through the page cache, not around it (a direct read leaves none of the
+    # file resident); a few pages may be reclaimed at once on this shared machine (memory
+    # pressure, another user's drop_caches: seen in CI at 0.9993 and 0.978)
+    assert resident_fraction(data) >= 0.9
     # the device saw large requests, so that even at 70 MB/s the bps limit would bind, not
     # 120 IOPS x request size
     assert bytes1 - bytes0 >= n
