@@ -39,7 +39,7 @@ from models.throughput import ThroughputModel
 from probes.basketmap import BasketMap
 from probes.readtests.readers import ReaderSpec
 from probes.readtests.results import Calibration
-from probes.results import DatasetProfile, SiteProfile, TreeProfile, largest_tree
+from probes.results import DatasetProfile, SiteProfile, TreeProfile
 
 from ..advice import (
     MIN_SPEEDUP,
@@ -99,8 +99,7 @@ class Context:
 
     @property
     def tree(self) -> TreeProfile | None:
-        trees = self.dataset.trees
-        return largest_tree(trees) if trees else None
+        return self.dataset.main_tree
 
     @property
     def program_reader(self) -> Reader | None:

@@ -380,13 +380,9 @@ def step_rule(facts: TraceFacts) -> ReaderFinding | None:
             *_medium_evidence(facts), *_narrowing(facts, lo, hi)))
 
 
-#: An interval wider than this (high / low) names the measurement that would narrow it.
-WIDE = WIDE_INTERVAL
-
-
 def _narrowing(facts: TraceFacts, lo: float, hi: float) -> tuple[Evidence, ...]:
     """Where the interval is wide, what spans it and what would narrow it."""
-    if hi <= WIDE * lo:
+    if hi <= WIDE_INTERVAL * lo:
         return ()
     d, lk = facts.device, facts.link
     spans = (f"the device's bandwidth {d.mb_per_s_range[0]:.1f}-{d.mb_per_s_range[1]:.1f} MB/s"

@@ -75,14 +75,12 @@ def rdataframe_pass(parts: Parts, tree_name: str, branches: Sequence[str],
         stop = None
         if parts and parts[-1][1] >= 0:  # the plan stops inside the last file
             # counting the entries before is not the program's: not timed
-            # (no further than the last file's end: ROOT warns of a range past it)
             stop = sum(_entries(ROOT, path, tree_name) for path, _ in parts[:-1]) \
-                + min(int(parts[-1][1]), _entries(ROOT, parts[-1][0], tree_name))
-        unreadable = set() if branches else _leaf_list_branches(ROOT, paths[0], tree_name)
+                + int(parts[-1][1])
         t0 = time.perf_counter()
         df = _frame(ROOT, tree_name, paths, stop)
         columns = [str(c) for c in df.GetColumnNames()]
-        names = _columns(branches, columns) or [c for c in columns if c not in unreadable]
+        names = _columns(branches, columns) or columns
         count = df.Count()
         sums = [df.Sum(b) for b in names]
         n = int(count.GetValue())
@@ -267,7 +265,9 @@ def python_root_event_loop(session: Any, files: Sequence[str], tree_name: str,
             parts = [(p.path, p.entries if p.entries < p.tree_entries else -1)
                      for p in plan.parts]
     s0 = time.perf_counter()
-    run([(parts[0][0], 16)])  # the one-time set-up: RDataFrame compiles its actions here
+    # the one-time set-up: RDataFrame compiles its actions here (a few entries, no more than
+    # the file holds: ROOT warns of a range past its end)
+    run([(parts[0][0], min(16, plan.parts[0].tree_entries))])
     setup_s = time.perf_counter() - s0 if spec.kind == "rdataframe" else None
     evictions: list[Eviction] = []
 

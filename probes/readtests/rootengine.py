@@ -179,7 +179,7 @@ def _run_pass(
 ) -> _Pass:
     ROOT = import_root()
     names = ROOT.std.vector["std::string"]()
-    for b in _root_names(ROOT, parts, tree_name, branches):
+    for b in branches:
         names.push_back(b)
     result = _Pass(entries=[])
     start = time.perf_counter()
@@ -264,10 +264,11 @@ def measure_root_event_loop(
     clock = session.clock
     t0 = clock()
     session.check()
-    selected = tuple(branches or ())
     parts = _plan(files, max_bytes)
     if not parts:
         raise ValueError("no readable file for the ROOT event loop")
+    # uproot's branch names as ROOT knows them, once (from the first file)
+    selected = tuple(_root_names(import_root(), parts, tree_name, branches or ()))
 
     # ROOT's one-time set-up (first TFile::Open, TTreeCache classes, JIT of the helper) is
     # paid on a few entries of the first file, before anything is timed
