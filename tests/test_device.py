@@ -217,3 +217,36 @@ def test_a_throttle_lets_reads_spaced_by_cpu_through_and_charges_back_to_back_on
     assert thr.paced_time(io, [0.5, 0.5], repeat=2.5) == pytest.approx(2.5)
     with pytest.raises(ValueError, match="gaps"):
         thr.paced_time(io, [0.5])
+
+
+def test_a_throttle_slice_ends_on_the_kernels_grid() -> None:
+    """Each dispatch sets the slice's end a slice later, rounded up to a whole slice of the
+    kernel's clock: after 105 ms of CPU the slice is still alive in 7 of 8 phases, and the
+    elapsed time (two slices' budget, 14 MB) lets a 12 MB read through at once; at phase 0
+    the slice has lapsed and the read starts a fresh one (7 MB at once, the rest waits)."""
+    thr = LocalDevice(70.0, 1 / 120, 0, limit="max", throttle_slice_s=0.1,
+                      throttle_mb_per_s=70.0, throttle_iops=120.0)
+    sizes, gaps = [1_000_000, 12_000_000], [0.105, 0.0]
+    reqs = [Request("f", i * 64 * MiB, n) for i, n in enumerate(sizes)]
+    io = thr.replay(reqs, {"f": 128 * MiB})
+    order = [0, 1]
+    fresh = thr._throttled(io.ios, io.marks, gaps, order, 0.0, phase=0.0)
+    alive = thr._throttled(io.ios, io.marks, gaps, order, 0.0, phase=0.03)
+    assert alive == pytest.approx(0.105, abs=1e-6)
+    assert fresh == pytest.approx(0.105 + 5e6 / 70e6 + 0.1, rel=1e-3)
+    assert thr.paced_time(io, gaps) == pytest.approx(alive)
+
+
+def test_the_open_work_follows_a_files_opening_reads() -> None:
+    """A file's open work (parsing its header, directory and tree) comes after its first run
+    of metadata reads, before its first basket: not after its first read."""
+    from models.replay.pacing import Pace
+
+    reqs = [Request("f", 0, 100, "meta"), Request("f", 900, 50, "meta"),
+            Request("f", 800, 60, "meta"), Request("f", 100, 500, "data"),
+            Request("f", 600, 100, "meta"), Request("g", 0, 100, "meta"),
+            Request("g", 100, 400, "data"), Request("h", 0, 10, "data")]
+    pace = Pace.of(reqs)
+    assert pace.opened.tolist() == [False, False, True, False, False, True, False, True]
+    gaps = pace.gaps(0.2, 0.0, 0.91)  # the stream's 0.91 s by data bytes (500, 400, 10)
+    assert gaps.tolist() == pytest.approx([0, 0, 0.2, 0.5, 0, 0.2, 0.4, 0.21])

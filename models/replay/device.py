@@ -55,6 +55,7 @@ the bandwidth for the bytes.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -65,6 +66,10 @@ from .folios import FolioCache, init_ra_pages, next_ra_pages
 from .requests import Request, calls, take_turns
 
 PAGE = 4096
+#: phases of a job's start against the block throttle's slice grid that a paced replay
+#: takes the median over (the kernel rounds a slice's end up to whole slices of its own
+#: clock, whose phase against the job is not known)
+PHASES = 8
 Limit = Literal["additive", "max"]
 
 
@@ -238,7 +243,11 @@ class LocalDevice:
         the slice, its own included, stay within the rate times the slice's elapsed time
         rounded up to whole slices; else it waits for the shortfall at the rate plus the
         rest of the rounded slice (a request waits at least one request's time); slices
-        older than the last one are trimmed from the count once two have passed.  The
+        older than the last one are trimmed from the count once two have passed.  Each
+        dispatch sets the slice's end to a slice later, rounded up to a whole slice of the
+        kernel's clock (``throtl_set_slice_end``), so an idle gap of one to two slices may or
+        may not start a fresh slice, by the job's phase against that clock: the time is the
+        median over :data:`PHASES` phases.  The
         hardware below the throttle is taken as free (not measured).  Any other limiter:
         the token bucket of :meth:`io_time` (``carry_s``), with each request issued at its
         own time."""
@@ -268,8 +277,10 @@ class LocalDevice:
             return t + sum(gaps[i] + sum((self.access_s if seek else 0.0) + n / rate
                                          for n, seek in ios[marks[i]:marks[i + 1]])
                            for i in order)
-        if self.throttle_slice_s > 0:
-            return self._throttled(ios, marks, gaps, order, t)
+        if self.throttle_slice_s > 0:  # the median over the job's phase against the grid
+            sl = self.throttle_slice_s
+            return statistics.median(self._throttled(ios, marks, gaps, order, t, sl * k / PHASES)
+                                     for k in range(PHASES))
         rate = self.mb_per_s * 1e6
         t_bytes = t_slots = t - self.carry_s
         for i in order:
@@ -283,9 +294,15 @@ class LocalDevice:
         return t
 
     def _throttled(self, ios: Sequence[tuple[int, bool]], marks: Sequence[int],
-                   gaps: Sequence[float], order: Sequence[int], t: float) -> float:
-        """:meth:`paced_time` through a block throttle (see there)."""
+                   gaps: Sequence[float], order: Sequence[int], t: float,
+                   phase: float = 0.0) -> float:
+        """:meth:`paced_time` through a block throttle (see there); ``phase``: seconds from a
+        whole slice of the kernel's clock to the job's start."""
         sl = self.throttle_slice_s
+
+        def grid(x: float) -> float:  # the kernel's roundup(x, slice) on its own clock
+            return sl * math.ceil((x + phase) / sl - 1e-9) - phase
+
         bps = (self.throttle_mb_per_s or self.mb_per_s) * 1e6
         iops = self.throttle_iops or (1.0 / self.access_s if self.access_s > 0 else 0.0)
         start = end = -math.inf
@@ -297,8 +314,6 @@ class LocalDevice:
                 slots = self._slots(n)
                 if t > end:  # the slice was used up while idle: a fresh one
                     start, end, bdisp, idisp = t, t + sl, 0.0, 0.0
-                else:
-                    end = max(end, t + sl)
                 while True:
                     el = t - start
                     rnd = sl * max(math.ceil(el / sl - eps), 1)
@@ -313,7 +328,6 @@ class LocalDevice:
                     if wait <= eps:
                         break
                     t += wait
-                    end = max(end, t + sl)
                 bdisp += n
                 idisp += slots
                 whole = sl * math.floor((t - start) / sl + eps)
@@ -322,7 +336,7 @@ class LocalDevice:
                     bdisp = max(bdisp - bps * cut, 0.0)
                     idisp = max(idisp - iops * cut, 0.0)
                     start += cut
-                    end = t + sl
+                end = grid(t + sl)  # each dispatch sets the slice's end, rounded up
             t += gap
         return t
 
