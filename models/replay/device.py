@@ -67,7 +67,7 @@ from .requests import Request, calls, take_turns
 
 PAGE = 4096
 #: phases of a job's start against the block throttle's slice grid that a paced replay
-#: takes the median over (the kernel rounds a slice's end up to whole slices of its own
+#: takes the mean over (the kernel rounds a slice's end up to whole slices of its own
 #: clock, whose phase against the job is not known)
 PHASES = 8
 Limit = Literal["additive", "max"]
@@ -247,7 +247,8 @@ class LocalDevice:
         dispatch sets the slice's end to a slice later, rounded up to a whole slice of the
         kernel's clock (``throtl_set_slice_end``), so an idle gap of one to two slices may or
         may not start a fresh slice, by the job's phase against that clock: the time is the
-        median over :data:`PHASES` phases.  The
+        mean over :data:`PHASES` phases (runs of a job on that edge fall into two groups,
+        and the mean lies between them).  The
         hardware below the throttle is taken as free (not measured).  Any other limiter:
         the token bucket of :meth:`io_time` (``carry_s``), with each request issued at its
         own time."""
@@ -277,10 +278,10 @@ class LocalDevice:
             return t + sum(gaps[i] + sum((self.access_s if seek else 0.0) + n / rate
                                          for n, seek in ios[marks[i]:marks[i + 1]])
                            for i in order)
-        if self.throttle_slice_s > 0:  # the median over the job's phase against the grid
+        if self.throttle_slice_s > 0:  # the mean over the job's phase against the grid
             sl = self.throttle_slice_s
-            return statistics.median(self._throttled(ios, marks, gaps, order, t, sl * k / PHASES)
-                                     for k in range(PHASES))
+            return statistics.fmean(self._throttled(ios, marks, gaps, order, t, sl * k / PHASES)
+                                    for k in range(PHASES))
         rate = self.mb_per_s * 1e6
         t_bytes = t_slots = t - self.carry_s
         for i in order:
