@@ -221,20 +221,31 @@ def test_a_throttle_lets_reads_spaced_by_cpu_through_and_charges_back_to_back_on
 
 def test_a_throttle_slice_ends_on_the_kernels_grid() -> None:
     """Each dispatch sets the slice's end a slice later, rounded up to a whole slice of the
-    kernel's clock: after 105 ms of CPU the slice is still alive in 7 of 8 phases, and the
+    kernel's clock: after 105 ms of CPU the slice is still alive in 3 of 4 phases, and the
     elapsed time (two slices' budget, 14 MB) lets a 12 MB read through at once; at phase 0
     the slice has lapsed and the read starts a fresh one (7 MB at once, the rest waits)."""
+    from models.replay.device import _Steps
+
     thr = LocalDevice(70.0, 1 / 120, 0, limit="max", throttle_slice_s=0.1,
                       throttle_mb_per_s=70.0, throttle_iops=120.0)
     sizes, gaps = [1_000_000, 12_000_000], [0.105, 0.0]
     reqs = [Request("f", i * 64 * MiB, n) for i, n in enumerate(sizes)]
     io = thr.replay(reqs, {"f": 128 * MiB})
-    order = [0, 1]
-    fresh = thr._throttled(io.ios, io.marks, gaps, order, 0.0, phase=0.0)
-    alive = thr._throttled(io.ios, io.marks, gaps, order, 0.0, phase=0.03)
+
+    def steps(gaps: list[float]) -> _Steps:
+        return _Steps([n for n, _ in io.ios], [1] * len(io.ios), io.marks, gaps, [0, 1])
+
+    fresh, edge = thr._throttled(steps(gaps), 0.0, phase=0.0)
+    alive, _ = thr._throttled(steps(gaps), 0.0, phase=0.03)
+    assert edge  # a gap of 105 ms: between one slice and two
     assert alive == pytest.approx(0.105, abs=1e-6)
     assert fresh == pytest.approx(0.105 + 5e6 / 70e6 + 0.1, rel=1e-3)
-    assert thr.paced_time(io, gaps) == pytest.approx((7 * alive + fresh) / 8)
+    assert thr.paced_time(io, gaps) == pytest.approx((3 * alive + fresh) / 4)
+    # a gap of 50 ms or of 250 ms is no edge: every phase goes alike
+    for gap in (0.05, 0.25):
+        t, edge = thr._throttled(steps([gap, 0.0]), 0.0)
+        assert not edge
+        assert thr.paced_time(io, [gap, 0.0]) == pytest.approx(t)
 
 
 def test_the_open_work_follows_a_files_opening_reads() -> None:
