@@ -261,3 +261,24 @@ def test_the_open_work_follows_a_files_opening_reads() -> None:
     assert pace.opened.tolist() == [False, False, True, False, False, True, False, True]
     gaps = pace.gaps(0.2, 0.0, 0.91)  # the stream's 0.91 s by data bytes (500, 400, 10)
     assert gaps.tolist() == pytest.approx([0, 0, 0.2, 0.5, 0, 0.2, 0.4, 0.21])
+
+
+def test_a_phase_resumed_from_the_first_edge_goes_as_a_whole_run() -> None:
+    """The phases agree up to the first idle gap of one to two slices; a run resumed there at
+    another phase ends where that phase's whole run ends."""
+    from models.replay.device import _Steps
+
+    thr = LocalDevice(70.0, 1 / 120, 0, limit="max", throttle_slice_s=0.1,
+                      throttle_mb_per_s=70.0, throttle_iops=120.0)
+    sizes = [2_000_000, 9_000_000, 3_000_000, 8_000_000, 500_000, 12_000_000, 4_000_000]
+    gaps = [0.05, 0.3, 0.02, 0.13, 0.17, 0.11, 0.0]
+    reqs = [Request("f", i * 64 * MiB, n) for i, n in enumerate(sizes)]
+    io = thr.replay(reqs, {"f": 512 * MiB})
+    steps = _Steps([n for n, _ in io.ios], [1] * len(io.ios), io.marks, gaps,
+                   list(range(len(gaps))))
+    _, edge = thr._throttled(steps, 0.0)
+    assert edge is not None and edge.step == 4  # after the 130 ms gap: 50 and 300 ms are not
+    whole = [thr._throttled(steps, 0.0, 0.1 * k / 8)[0] for k in range(8)]
+    resumed = [thr._throttled(steps, 0.0, 0.1 * k / 8, edge)[0] for k in range(8)]
+    assert resumed == pytest.approx(whole, abs=1e-12)
+    assert max(whole) - min(whole) > 0.01  # the phase matters here
