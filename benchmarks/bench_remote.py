@@ -16,7 +16,8 @@ bandwidth against the set ones (bandwidth as TCP payload, MB = 10^6 bytes).
 connection by the latency proxy (what a TCP window does to one stream on a long link) or
 not; see :func:`run_streams`.
 
-Needs root, ``xrootd-server`` (+ plugins) and the ``remote`` extra.  A few minutes per link.
+Needs root, ``xrootd-server`` (+ plugins), ``xrootd-client`` (``xrdcp``, for staging and
+the cache's warm-up) and the ``remote`` extra.  A few minutes per link.
 """
 
 from __future__ import annotations
