@@ -170,7 +170,8 @@ def test_unpacking_times_uproot_on_decompressed_baskets(flat: dict[str, str],
     u = measure_unpacking(Session(60), [flat["LZMA"]], "pythia", share_s=0.5)
     assert u is not None and u.branches == 20 and u.baskets >= 20
     assert u.compressed_mb_per_s and u.total_mb_per_s
-    assert u.compressed_mb_per_s >= u.total_mb_per_s  # fixed costs taken out, if any
+    # fixed costs taken out, if any (equal, to rounding, where none are separated)
+    assert u.compressed_mb_per_s >= u.total_mb_per_s * (1 - 1e-12)
     assert u.uncompressed_mb_per_s == pytest.approx(
         u.compressed_mb_per_s * tree_factor(flat["LZMA"]), rel=0.1)
     assert u.measurement.median == u.total_mb_per_s and "basket_array" in \

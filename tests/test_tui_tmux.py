@@ -18,7 +18,7 @@ import pytest
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
-WIDTH, HEIGHT = 100, 30
+WIDTH, HEIGHT = 100, 50  # tall enough for a long recommendation and its evidence
 
 
 class Tmux:
