@@ -252,13 +252,31 @@ def _decompression_rows(x: _Inputs) -> None:
                   d.compressed_mb_per_s, d.measurement)
 
 
+def _key_prepass(reader: str | None) -> bool:
+    """Whether the event loop's reader is uproot's ``iterate`` with a memory-size step: a
+    pre-pass that reads every basket's key, one request each, before any data."""
+    if not reader:
+        return False
+    from probes.readtests.readers import parse_reader
+
+    try:
+        spec = parse_reader(reader)
+    except ValueError:
+        return False
+    return spec.kind == "uproot.iterate" and isinstance(spec.step, str)
+
+
 def _event_loop_rows(x: _Inputs) -> None:
     loop = x.cal.event_loop
     if loop is not None:
         # the event loop reads whole files but its timing leaves the opening out
         common = {"file_mb": x.file_mb, "decompress": x.decompress, "process": 1,
                   "calls": x.calls, **x.baskets(x.file_mb)}
-        if loop.cold is not None and loop.cold.conditions.cache == "cold":
+        # cold, a key pre-pass is a request per basket, which the rate model has no term
+        # for (it would charge them to the cost per read call): the replay of that reader
+        # (``--reader``) predicts it; warm, the pre-pass costs CPU per key only
+        if loop.cold is not None and loop.cold.conditions.cache == "cold" \
+                and not _key_prepass(getattr(loop, "reader", None)):
             x.add("event loop, cold", {"workers": 1, "request_bytes": x.loop_request, **common},
                   _rate(loop.cold, loop), loop.cold)
         x.add("event loop, warm", {"workers": 1, "cached": 1, **common},

@@ -537,3 +537,30 @@ def test_branches_scale_the_read_calls_by_the_share_of_branches() -> None:
     assert branches(0.2, 0.5).name != branches(0.2).name
     with pytest.raises(ValueError):
         branches(0.2, 0.0)
+
+
+def test_a_key_prepass_loop_leaves_its_cold_row_out_of_the_fit() -> None:
+    """uproot's memory-size step reads every basket's key cold, one request each, which the
+    rate model has no term for (it would charge them to the cost per read call): the cold
+    loop row is left out for such a reader, kept for an entry step; the warm row stays."""
+    from test_basket_cost import _calibration, _m
+
+    from models.calibration import _key_prepass, fit_inputs
+
+    assert _key_prepass("uproot.iterate:step_size=100 MB")
+    assert _key_prepass("uproot.iterate")  # uproot's default step is a memory size
+    assert not _key_prepass("uproot.iterate:step_size=5000")
+    assert not _key_prepass("uproot.arrays") and not _key_prepass(None)
+    assert not _key_prepass("no such reader")
+    cal, ds, site = _calibration(1e-4)
+    assert cal.event_loop is not None
+    cal = dataclasses.replace(cal, event_loop=dataclasses.replace(
+        cal.event_loop, cold=_m(800.0, "cold", "events/s")))
+    plain = fit_inputs(cal, ds, site).labels
+    assert "event loop, cold" in plain and "event loop, warm" in plain
+    for reader, cold in (("uproot.iterate:step_size=100 MB", False),
+                         ("uproot.iterate:step_size=1000", True)):
+        assert cal.event_loop is not None
+        loop = dataclasses.replace(cal.event_loop, reader=reader)
+        labels = fit_inputs(dataclasses.replace(cal, event_loop=loop), ds, site).labels
+        assert ("event loop, cold" in labels) is cold and "event loop, warm" in labels
