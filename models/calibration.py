@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from probes.readtests.overhead import calls_per_file
+from probes.readtests.readers import parse_reader
 from probes.readtests.registry import READ_TESTS
 from probes.readtests.results import Calibration, EventLoop, Measurement
 from probes.results import DatasetProfile, SiteProfile, TreeProfile
@@ -257,13 +258,10 @@ def _key_prepass(reader: str | None) -> bool:
     pre-pass that reads every basket's key, one request each, before any data."""
     if not reader:
         return False
-    from probes.readtests.readers import parse_reader
-
     try:
-        spec = parse_reader(reader)
+        return parse_reader(reader).key_prepass
     except ValueError:
         return False
-    return spec.kind == "uproot.iterate" and isinstance(spec.step, str)
 
 
 def _event_loop_rows(x: _Inputs) -> None:

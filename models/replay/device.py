@@ -54,22 +54,20 @@ the bandwidth for the bytes.
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple
+from typing import Literal
 
 import numpy as np
 
 from .folios import FolioCache, init_ra_pages, next_ra_pages
 from .requests import Request, calls, take_turns
+from .throttle import PHASES, throttled
+from .throttle import Slice as _Slice
+from .throttle import Steps as _Steps
 
 PAGE = 4096
-#: phases of a job's start against the block throttle's slice grid that a paced replay
-#: takes the mean over (the kernel rounds a slice's end up to whole slices of its own
-#: clock, whose phase against the job is not known)
-PHASES = 4
 Limit = Literal["additive", "max"]
 
 
@@ -153,29 +151,6 @@ class _FileState:
         if pages > len(self.cached):
             extra = max(pages, 2 * len(self.cached)) - len(self.cached)
             self.cached = np.concatenate([self.cached, np.zeros(extra, dtype=bool)])
-
-
-class _Steps(NamedTuple):
-    """A paced replay's requests in the order issued: the device I/Os' bytes and request
-    slots, each request's I/Os (``marks``), the CPU gap after each, and the order."""
-
-    sizes: Sequence[int]
-    slots: Sequence[int]
-    marks: Sequence[int]
-    gaps: Sequence[float]
-    order: Sequence[int]
-
-
-class _Slice(NamedTuple):
-    """A paced replay's state through a block throttle at the start of a step: the step,
-    the time, the slice's start, the bytes and requests counted in it, the last dispatch."""
-
-    step: int
-    t: float
-    start: float
-    bytes: float
-    requests: float
-    last: float
 
 
 @dataclass(frozen=True)
@@ -302,10 +277,8 @@ class LocalDevice:
                                          for n, seek in ios[marks[i]:marks[i + 1]])
                            for i in order)
         if self.throttle_slice_s > 0:  # the mean over the job's phase against the grid
-            split = self.max_io_kb * 1024
             sizes = [n for n, _ in ios]
-            counts = [-(-n // split) for n in sizes] if split > 0 else [1] * len(sizes)
-            steps = _Steps(sizes, counts, marks, gaps, order)
+            steps = _Steps(sizes, [self._slots(n) for n in sizes], marks, gaps, order)
             first, edge = self._throttled(steps, t)
             if edge is None:  # no idle gap of one to two slices: every phase goes alike
                 return first
@@ -326,61 +299,11 @@ class LocalDevice:
 
     def _throttled(self, steps: _Steps, t: float, phase: float = 0.0,
                    resume: _Slice | None = None) -> tuple[float, _Slice | None]:
-        """:meth:`paced_time` through a block throttle (see there): ``steps``, the requests in
-        the order issued; ``phase``: seconds from a whole slice of the kernel's clock to the
-        job's start.  Returns the time and the state at the first step whose idle gap before it
-        fell between one and two slices (where the phase decides whether the slice lapsed;
-        ``None``: no such step), from which a run at another phase may ``resume``."""
-        sl = self.throttle_slice_s
-        ceil, floor = math.ceil, math.floor
+        """:func:`.throttle.throttled` with this device's slice and limits (the cgroup's, else
+        the measured ``mb_per_s`` and ``1 / access_s``)."""
         bps = (self.throttle_mb_per_s or self.mb_per_s) * 1e6
         iops = self.throttle_iops or (1.0 / self.access_s if self.access_s > 0 else 0.0)
-        eps = 1e-9
-        first = 0
-        start = end = last = -math.inf
-        bdisp = idisp = 0.0
-        if resume is not None:  # the state there, the slice's end on this phase's grid
-            first, t, start, bdisp, idisp, last = resume
-            end = sl * ceil((last + sl + phase) / sl - eps) - phase
-        edge: _Slice | None = None
-        sizes, counts, marks, gaps, order = steps
-        for k in range(first, len(order)):
-            i = order[k]
-            lo, hi = marks[i], marks[i + 1]
-            if hi > lo and edge is None and sl + eps < t - last < 2 * sl - eps:
-                edge = _Slice(k, t, start, bdisp, idisp, last)
-            for j in range(lo, hi):
-                n, slots = sizes[j], counts[j]
-                if t > end:  # the slice was used up while idle: a fresh one
-                    start, end, bdisp, idisp = t, t + sl, 0.0, 0.0
-                while True:
-                    el = t - start
-                    rnd = sl * max(ceil(el / sl - eps), 1)
-                    wait = 0.0
-                    if bdisp + n > bps * rnd:
-                        wait = (bdisp + n - bps * rnd) / bps + (rnd - el)
-                    if iops > 0:
-                        rnd_i = sl * ceil((el + eps) / sl)
-                        if idisp + slots > iops * rnd_i:
-                            need = (idisp + slots - iops * rnd_i) / iops
-                            wait = max(wait, rnd_i - el + max(need - sl, 0.0), 1.0 / iops)
-                    if wait <= eps:
-                        break
-                    t += wait
-                bdisp += n
-                idisp += slots
-                whole = sl * floor((t - start) / sl + eps)
-                if whole >= 2 * sl - eps:  # trim all but the last whole slice
-                    cut = whole - sl
-                    bdisp = max(bdisp - bps * cut, 0.0)
-                    idisp = max(idisp - iops * cut, 0.0)
-                    start += cut
-                # each dispatch sets the slice's end a slice later, rounded up to a whole
-                # slice of the kernel's clock (its roundup(jiffies + slice, slice))
-                end = sl * ceil((t + sl + phase) / sl - eps) - phase
-                last = t
-            t += gaps[i]
-        return t, edge
+        return throttled(steps, t, self.throttle_slice_s, bps, iops, phase, resume)
 
     def replay(
         self,

@@ -89,6 +89,12 @@ class ReaderSpec:
         return UPROOT_DEFAULT_STEP if self.step_size is None else self.step_size
 
     @property
+    def key_prepass(self) -> bool:
+        """Whether the reader first reads every basket's key, one request each (uproot's
+        ``iterate`` with a memory-size step, its default)."""
+        return self.kind == "uproot.iterate" and isinstance(self.step, str)
+
+    @property
     def root_cache_bytes(self) -> int:
         """``SetCacheSize``'s argument: 0 (no TTreeCache), -1 (ROOT's automatic size) or the
         size; ``rdataframe`` and the uproot readers: -1 (RDataFrame's reader keeps ROOT's
