@@ -374,7 +374,14 @@ def test_real_calibration_then_the_cached_one(tiny_demo: Path) -> None:
             assert app.error is None
             await pilot.press("3")
             pane = app.query_one(CalibratePane)
-            state = str(app.query_one("#cal-state", Static).render())
+
+            def state_now() -> str:
+                return str(app.query_one("#cal-state", Static).render())
+
+            if expect_cached:  # the pane's line is set after the advice arrives: let it
+                await wait_until(pilot, lambda: "Probing" not in state_now(), timeout=10,
+                                 what="the calibrate pane's state")
+            state = state_now()
             if expect_cached:
                 assert app.loaded.cached_age_s is not None and not pane.live
                 assert "Cached calibration from just now" in state
