@@ -43,17 +43,19 @@ def test_every_figure_is_measured_within_the_budget(small_dataset: DatasetProfil
     monkeypatch.setenv("TMPDIR", str(private))
     events: list[ProgressEvent] = []
     # a budget every test fits in on a quiet machine; a test that does not fit skips itself
-    # and says so (on a slow CI machine the per-basket and parallel-loop tests, short ones
-    # late in the order, were left out at 15 and 20 s: the budget kept, the reason given)
+    # and says so (on a slow CI machine the per-call, per-basket and parallel-loop tests, short
+    # ones late in the order, were left out at 15 and 20 s: the budget kept, the reason given;
+    # tests/test_overhead.py and test_basket_cost.py measure them on their own)
     cal = calibrate(small_dataset, budget_s=15.0, workers=(1, 2), progress=events.append)
     skipped = {s.test: s.reason for s in cal.skipped}
     # the TTree -> RNTuple conversion needs a budget of 30 s, and says so
     assert not cal.partial and "budget" in skipped.pop("conversion")
-    assert set(skipped) <= {"basket_cost", "parallel_loop"}
+    assert set(skipped) <= {"call_cost", "basket_cost", "parallel_loop"}
     assert all("time" in why or "budget" in why for why in skipped.values())
     assert cal.elapsed_s <= 15.0 + tolerance(15.0)  # the budget is a promise
     # on tiny files the per-call cost may be lost in the noise: then it is None, never 0
-    assert cal.call_cost is not None and cal.call_cost.call_s != 0
+    if "call_cost" not in skipped:
+        assert cal.call_cost is not None and cal.call_cost.call_s != 0
     if "parallel_loop" not in skipped:
         assert cal.parallel_loop and cal.parallel_loop[0].workers == 1
     if "basket_cost" not in skipped:
