@@ -171,18 +171,25 @@ def recompression_prediction(
     sd_old, sd_new = rate_sd
     overlaps = costs.overlap_range or (costs.overlap,)
     signs = (-1, 1)
-    for fb, fa, fc, fo, fn, phi, f in itertools.product(signs, signs, signs, signs, signs,
-                                                         overlaps, factors):
+    # a corner's before depends on today's rate (fo), its after on the new rate and the size
+    # (fn, f), both on the rest: per shared corner the extremes are the extreme befores over
+    # the extreme afters, each paced replay computed once (not once per full corner)
+    for fb, fa, fc, phi in itertools.product(signs, signs, signs, overlaps):
         bw, acc = math.exp(fb * z * sd_bw), math.exp(fa * z * sd_acc)
         cpu = replace(costs.scaled(math.exp(fc * z * cpu_sd)), overlap=phi)
-        old = _rate_scaled(cpu, math.exp(fo * z * sd_old))
-        new = recoded_costs(cpu, decompress_mb_per_s * math.exp(fn * z * sd_new), f)
-        b = retimed(b0, device, bw, acc).with_costs(old)
-        r = f / size_factor  # another size: the same requests, r times the bytes
-        a = retimed(central, device, bw / r, acc)
-        a = replace(a, compressed_mb=a.compressed_mb * r).with_costs(new)
-        lows.append(b.total_s / a.total_s)
-        highs.append(b.total_s / a.total_s)
+        b_io = retimed(b0, device, bw, acc)
+        befores = [b_io.with_costs(_rate_scaled(cpu, math.exp(fo * z * sd_old))).total_s
+                   for fo in signs]
+        afters = []
+        for f in factors:
+            r = f / size_factor  # another size: the same requests, r times the bytes
+            a_io = retimed(central, device, bw / r, acc)
+            a_io = replace(a_io, compressed_mb=a_io.compressed_mb * r)
+            afters += [a_io.with_costs(recoded_costs(
+                cpu, decompress_mb_per_s * math.exp(fn * z * sd_new), f)).total_s
+                for fn in signs]
+        lows.append(min(befores) / max(afters))
+        highs.append(max(befores) / min(afters))
     return RecompressionPrediction(before, after, s, min(lows), max(highs), merge,
                                    1 if merge else files, size_factor)
 
