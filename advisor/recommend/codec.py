@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from models.replay.predict import Reader
-from models.replay.rewrite import RecompressionPrediction, recompression_prediction
+from models.replay.rewrite import ALIGNMENT, RecompressionPrediction, recompression_prediction
 from probes.basketmap import BasketMap
 
 from ..advice import Evidence
@@ -70,12 +70,13 @@ def rate_sd(ctx: Context, cand: str) -> tuple[float, bool]:
 
 
 def codec_replay(ctx: Context, cand: str, size_factor: float, rate: float, *,
-                 parts: bool = True) -> CodecReplay | None:
+                 parts: bool = True, interval: bool = True) -> CodecReplay | None:
     """C001's command for ``cand`` (``size_factor``: new over old compressed bytes; ``rate``:
     its decompression, compressed MB/s, as the scenario takes it: measured, or assumed
     relative to the fitted rate, and then kept relative to the replay's rate) replayed with
     the program's reader (default: the event loop's entry step), one worker, and
-    (``parts``) the merge alone and the codec alone: ``None`` without basket maps, with
+    (``parts``) the merge alone and the codec alone (``interval``: ``False`` for the central
+    figures alone, as a scan of candidates needs): ``None`` without basket maps, with
     several workers, or where a branch is missing from the maps."""
     tree = ctx.tree
     if not ctx.basket_maps or tree is None or ctx.baseline.workers != 1:
@@ -96,20 +97,23 @@ def codec_replay(ctx: Context, cand: str, size_factor: float, rate: float, *,
     shrink = (size_factor * (1 - LARGER_BASKETS_SHRINK), size_factor)
 
     def run(factor: float, dec: float, together: bool, sds: tuple[float, float],
-            sizes: tuple[float, float] | None) -> RecompressionPrediction:
+            sizes: tuple[float, float] | None, alignment: bool = True
+            ) -> RecompressionPrediction:
         return recompression_prediction(
             ctx.basket_maps, tree.files, device, costs, size_factor=factor,
             decompress_mb_per_s=dec, reader=reader, merge=together,
             branches=rctx.branches or None,
             device_sd=(_rel(ctx, "storage_mb_per_s"), _rel(ctx, "access_ms")),
             cpu_sd=max(_rel(ctx, "open_s"), _rel(ctx, "call_s"), _rel(ctx, "basket_s")),
-            rate_sd=sds, size_range=sizes, memo=rctx.replay_memo)
+            rate_sd=sds, size_range=sizes, alignment=alignment, interval=interval,
+            memo=rctx.replay_memo)
 
     try:
         command = run(size_factor, rate, merge, (sd_old, sd_new), shrink)
-        merge_only = run(1.0, old_rate, True, (0.0, 0.0), None) \
+        # the parts are evidence: their ranges leave out where the bytes fall (alignment)
+        merge_only = run(1.0, old_rate, True, (0.0, 0.0), None, False) \
             if parts and merge and old_rate > 0 else None
-        codec_only = run(size_factor, rate, False, (sd_old, sd_new), None) \
+        codec_only = run(size_factor, rate, False, (sd_old, sd_new), None, False) \
             if parts and merge else None
     except (KeyError, ValueError):
         return None
@@ -191,7 +195,10 @@ def replay_assumption(rep: CodecReplay) -> str:
             "spans the device's, the per-file costs' and both decompression rates' "
             "uncertainties, uproot's overlap (up to all hidden) and rewritten files up to "
             f"{100 * LARGER_BASKETS_SHRINK:.0f}% smaller than the sample's factor says "
-            "(larger baskets compress better: an assumption)")
+            "(larger baskets compress better: an assumption), and where the new file's bytes "
+            "fall against the read-ahead windows (its layout replayed again with every basket "
+            f"{100 * (1 - ALIGNMENT[0]):.0f}% smaller and {100 * (ALIGNMENT[1] - 1):.0f}% "
+            "larger: a cold read of many small requests moves with it)")
 
 
 __all__ = ["CodecReplay", "buffers_known", "codec_replay", "entry_autoflush", "layout_caveat",

@@ -51,7 +51,7 @@ def compression_rule(ctx: Context) -> Recommendation | None:
             continue
         new = scen.apply(ctx.baseline)
         rep = codec.codec_replay(ctx, cand, new.mb_per_work, new.params.decompress_mb_per_s,
-                                 parts=False)
+                                 parts=False, interval=False)  # the chosen one's below
         if rep is not None:  # the printed command replayed: its figure
             point = replay_point(rep.command)
         if point.speedup is not None and (best is None or point.speedup > (best[1].speedup or 0)):
@@ -61,6 +61,8 @@ def compression_rule(ctx: Context) -> Recommendation | None:
     cand, point, scen, new, rep = best
     if rep is not None:  # the chosen candidate's command, and its parts
         rep = codec.codec_replay(ctx, cand, new.mb_per_work, new.params.decompress_mb_per_s)
+        if rep is not None:  # with its interval
+            point = replay_point(rep.command)
     size_change = (new.mb_per_work - 1.0) * 100
     rate_ev, size_ev = _candidate_evidence(ctx, cand, alg, new.params.decompress_mb_per_s,
                                            size_change)

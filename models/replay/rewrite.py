@@ -43,6 +43,15 @@ from .predict import CpuCosts, LayoutTime, Reader, layout_time, retimed
 MAX_MERGED_INPUTS = 32
 
 
+#: The rewritten layout is also replayed with every basket's bytes these times the size
+#: factor's (then scaled back to it): where its keys and baskets fall against the device's
+#: read-ahead windows is not known to the byte, and a cold read of many small requests
+#: (uproot's key pre-pass) moves with it.  On a 3-file split-object dataset rewritten with
+#: ``hadd -O`` (107 branches, 4,558 baskets) sizes 1% apart gave 524-652 device reads, and
+#: the real output's map 644 where the modelled one gave 577 (benchmarks/RESULTS.md).
+ALIGNMENT = (0.98, 1.02)
+
+
 def recompressed(m: BasketMap, size_factor: float, path: str | None = None) -> BasketMap:
     """``m`` with every basket's payload (its bytes less its key) times ``size_factor``, the
     baskets packed again in their order on disk from the first one's offset, and the regions
@@ -132,6 +141,7 @@ def recompression_prediction(
         branches: Sequence[str] | None = None, device_sd: tuple[float, float] = (0.0, 0.0),
         cpu_sd: float = 0.0, rate_sd: tuple[float, float] = (0.0, 0.0),
         size_range: tuple[float, float] | None = None, z: float = 1.645,
+        alignment: bool = True, interval: bool = True,
         memo: dict[object, object] | None = None) -> RecompressionPrediction:
     """``files`` files (``maps``: a sample) read with ``reader`` now, and after the rewrite
     (:func:`rewritten_layout`) with the new codec (:func:`recoded_costs`).
@@ -141,7 +151,11 @@ def recompression_prediction(
     decompression rates (``rate_sd``), uproot's overlap range (``costs.overlap_range``), and
     the size factor at both ends of ``size_range`` (the rewritten layout's replay with its
     bytes scaled: the same requests, their transfer times and the MB decompressed scaled;
-    the cluster boundaries are the central size's).
+    the cluster boundaries are the central size's), and where the rewritten file's bytes
+    fall against the device's read-ahead windows (``alignment``; :data:`ALIGNMENT`: the
+    layout replayed again with every basket a little smaller and larger, its bytes then scaled
+    back, at the central costs; the ratio to the central replay widens every corner).
+    ``interval``: ``False`` for the central figure alone (low = high = it: a candidate's scan).
     ``memo``: kept between calls on the same ``maps`` (layouts and replays reused)."""
     if not maps:
         raise ValueError("no basket maps")
@@ -167,6 +181,17 @@ def recompression_prediction(
     after = central.with_costs(recoded_costs(costs, decompress_mb_per_s, size_factor))
     s = before.total_s / after.total_s
     lows, highs = [s], [s]
+    # the alignment's effect at the central costs (each other layout's bytes scaled back to
+    # the central size's), applied to every corner's after
+    best = worst = 1.0
+    if alignment and interval:
+        new = recoded_costs(costs, decompress_mb_per_s, size_factor)
+        for j in ALIGNMENT:
+            other = after_replay(size_factor * j)
+            back = retimed(other, device, j, 1.0)
+            back = replace(back, compressed_mb=central.compressed_mb).with_costs(new)
+            best = min(best, back.total_s / after.total_s)
+            worst = max(worst, back.total_s / after.total_s)
     sd_bw, sd_acc = device_sd
     sd_old, sd_new = rate_sd
     overlaps = costs.overlap_range or (costs.overlap,)
@@ -174,7 +199,7 @@ def recompression_prediction(
     # a corner's before depends on today's rate (fo), its after on the new rate and the size
     # (fn, f), both on the rest: per shared corner the extremes are the extreme befores over
     # the extreme afters, each paced replay computed once (not once per full corner)
-    for fb, fa, fc, phi in itertools.product(signs, signs, signs, overlaps):
+    for fb, fa, fc, phi in itertools.product(signs, signs, signs, overlaps) if interval else ():
         bw, acc = math.exp(fb * z * sd_bw), math.exp(fa * z * sd_acc)
         cpu = replace(costs.scaled(math.exp(fc * z * cpu_sd)), overlap=phi)
         b_io = retimed(b0, device, bw, acc)
@@ -188,8 +213,8 @@ def recompression_prediction(
             afters += [a_io.with_costs(recoded_costs(
                 cpu, decompress_mb_per_s * math.exp(fn * z * sd_new), f)).total_s
                 for fn in signs]
-        lows.append(min(befores) / max(afters))
-        highs.append(max(befores) / min(afters))
+        lows.append(min(befores) / (max(afters) * worst))
+        highs.append(max(befores) / (min(afters) * best))
     return RecompressionPrediction(before, after, s, min(lows), max(highs), merge,
                                    1 if merge else files, size_factor)
 
@@ -201,5 +226,5 @@ def _rate_scaled(c: CpuCosts, f: float) -> CpuCosts:
     return replace(one(c), root=one(c.root) if c.root is not None else None)
 
 
-__all__ = ["MAX_MERGED_INPUTS", "RecompressionPrediction", "recoded_costs", "recompressed",
-           "recompression_prediction", "rewritten_layout"]
+__all__ = ["ALIGNMENT", "MAX_MERGED_INPUTS", "RecompressionPrediction", "recoded_costs",
+           "recompressed", "recompression_prediction", "rewritten_layout"]
