@@ -29,7 +29,6 @@ import re
 import subprocess
 import sys
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +40,7 @@ from advisor.core import advise_from  # noqa: E402
 from advisor.demo.root_writer import hadd_path  # noqa: E402
 from advisor.document import calibration_parts  # noqa: E402
 from models.replay import rewrite  # noqa: E402
-from models.replay.predict import layout_time, retimed  # noqa: E402
+from models.replay.predict import layout_time  # noqa: E402
 from probes.basketmap import read_basket_map  # noqa: E402
 
 SIZES = (0.97, 0.99, 0.995, 1.005, 1.01, 1.03)
@@ -114,8 +113,7 @@ def main() -> int:
                          branches=x.get("branches"))
         io = lt.io
         if back != 1.0:  # the bytes scaled back to the size factor's
-            lt = retimed(lt, device, back, 1.0)
-            lt = replace(lt, compressed_mb=lt.compressed_mb / back)
+            lt = rewrite.resized(lt, device, 1 / back)
         print(f"| {name} | {len(io.ios)} | {io.seeks} | {lt.io_s:.3f} | "
               f"{lt.with_costs(new).total_s:.3f} |")
 

@@ -274,7 +274,7 @@ def _event_loop_rows(x: _Inputs) -> None:
         # for (it would charge them to the cost per read call): the replay of that reader
         # (``--reader``) predicts it; warm, the pre-pass costs CPU per key only
         if loop.cold is not None and loop.cold.conditions.cache == "cold" \
-                and not _key_prepass(getattr(loop, "reader", None)):
+                and not _key_prepass(loop.reader):
             x.add("event loop, cold", {"workers": 1, "request_bytes": x.loop_request, **common},
                   _rate(loop.cold, loop), loop.cold)
         x.add("event loop, warm", {"workers": 1, "cached": 1, **common},

@@ -224,7 +224,7 @@ def test_a_throttle_slice_ends_on_the_kernels_grid() -> None:
     kernel's clock: after 105 ms of CPU the slice is still alive in 3 of 4 phases, and the
     elapsed time (two slices' budget, 14 MB) lets a 12 MB read through at once; at phase 0
     the slice has lapsed and the read starts a fresh one (7 MB at once, the rest waits)."""
-    from models.replay.device import _Steps
+    from models.replay.throttle import Steps as _Steps
 
     thr = LocalDevice(70.0, 1 / 120, 0, limit="max", throttle_slice_s=0.1,
                       throttle_mb_per_s=70.0, throttle_iops=120.0)
@@ -266,7 +266,7 @@ def test_the_open_work_follows_a_files_opening_reads() -> None:
 def test_a_phase_resumed_from_the_first_edge_goes_as_a_whole_run() -> None:
     """The phases agree up to the first idle gap of one to two slices; a run resumed there at
     another phase ends where that phase's whole run ends."""
-    from models.replay.device import _Steps
+    from models.replay.throttle import Steps as _Steps
 
     thr = LocalDevice(70.0, 1 / 120, 0, limit="max", throttle_slice_s=0.1,
                       throttle_mb_per_s=70.0, throttle_iops=120.0)

@@ -178,45 +178,56 @@ def recompression_prediction(
     factors = sorted({size_factor, *(size_range or ())})
     central = after_replay(size_factor)
     before = b0.with_costs(costs)
-    after = central.with_costs(recoded_costs(costs, decompress_mb_per_s, size_factor))
+    recoded = recoded_costs(costs, decompress_mb_per_s, size_factor)
+    after = central.with_costs(recoded)
     s = before.total_s / after.total_s
     lows, highs = [s], [s]
     # the alignment's effect at the central costs (each other layout's bytes scaled back to
     # the central size's), applied to every corner's after
     best = worst = 1.0
     if alignment and interval:
-        new = recoded_costs(costs, decompress_mb_per_s, size_factor)
         for j in ALIGNMENT:
-            other = after_replay(size_factor * j)
-            back = retimed(other, device, j, 1.0)
-            back = replace(back, compressed_mb=central.compressed_mb).with_costs(new)
+            back = resized(after_replay(size_factor * j), device, 1 / j).with_costs(recoded)
             best = min(best, back.total_s / after.total_s)
             worst = max(worst, back.total_s / after.total_s)
     sd_bw, sd_acc = device_sd
     sd_old, sd_new = rate_sd
     overlaps = costs.overlap_range or (costs.overlap,)
     signs = (-1, 1)
+    # a retimed (throttled) replay is costly: once per device corner (and size), reused
+    # over the CPU corners
+    io: dict[tuple[int, int, float], LayoutTime] = {}
     # a corner's before depends on today's rate (fo), its after on the new rate and the size
     # (fn, f), both on the rest: per shared corner the extremes are the extreme befores over
     # the extreme afters, each paced replay computed once (not once per full corner)
     for fb, fa, fc, phi in itertools.product(signs, signs, signs, overlaps) if interval else ():
         bw, acc = math.exp(fb * z * sd_bw), math.exp(fa * z * sd_acc)
         cpu = replace(costs.scaled(math.exp(fc * z * cpu_sd)), overlap=phi)
-        b_io = retimed(b0, device, bw, acc)
-        befores = [b_io.with_costs(_rate_scaled(cpu, math.exp(fo * z * sd_old))).total_s
-                   for fo in signs]
+        if (fb, fa, 0.0) not in io:
+            io[fb, fa, 0.0] = retimed(b0, device, bw, acc)
+        befores = [io[fb, fa, 0.0].with_costs(_rate_scaled(cpu, math.exp(fo * z * sd_old)))
+                   .total_s for fo in signs]
         afters = []
         for f in factors:
-            r = f / size_factor  # another size: the same requests, r times the bytes
-            a_io = retimed(central, device, bw / r, acc)
-            a_io = replace(a_io, compressed_mb=a_io.compressed_mb * r)
-            afters += [a_io.with_costs(recoded_costs(
+            if (fb, fa, f) not in io:  # another size: the same requests, f / size_factor
+                io[fb, fa, f] = resized(central, device, f / size_factor, bw, acc)
+            afters += [io[fb, fa, f].with_costs(recoded_costs(
                 cpu, decompress_mb_per_s * math.exp(fn * z * sd_new), f)).total_s
                 for fn in signs]
         lows.append(min(befores) / (max(afters) * worst))
         highs.append(max(befores) / (min(afters) * best))
     return RecompressionPrediction(before, after, s, min(lows), max(highs), merge,
                                    1 if merge else files, size_factor)
+
+
+def resized(lt: LayoutTime, device: LocalDevice, r: float, bw_factor: float = 1.0,
+            access_factor: float = 1.0) -> LayoutTime:
+    """``lt`` (a layout's replay through ``device``) with ``r`` times the bytes: the same
+    requests, their transfer times and the MB decompressed scaled (:func:`.retimed` on a
+    device with the bandwidth times ``bw_factor / r`` and the access time times
+    ``access_factor``)."""
+    out = retimed(lt, device, bw_factor / r, access_factor)
+    return replace(out, compressed_mb=out.compressed_mb * r)
 
 
 def _rate_scaled(c: CpuCosts, f: float) -> CpuCosts:
@@ -227,4 +238,4 @@ def _rate_scaled(c: CpuCosts, f: float) -> CpuCosts:
 
 
 __all__ = ["ALIGNMENT", "MAX_MERGED_INPUTS", "RecompressionPrediction", "recoded_costs",
-           "recompressed", "recompression_prediction", "rewritten_layout"]
+           "recompressed", "recompression_prediction", "resized", "rewritten_layout"]
