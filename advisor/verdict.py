@@ -3,7 +3,8 @@
 The share of a limit is the elasticity of the predicted rate with respect to its parameters:
 how much faster the analysis gets, in relative terms, when that part gets faster.  For one
 worker the model is a sum of times per MB (reading, decompressing, processing, the per-file
-costs), and the elasticity of each rate is exactly its share of the time.  With several workers
+costs), and the elasticity of each rate is exactly its share of the time; reads hidden behind
+the CPU (``io_overlap``) take no share: making them faster gains nothing.  With several workers
 sharing the devices it generalises: the rate equations are homogeneous (scale every rate by k
 and every time by 1/k and the result scales by k), so the elasticities of the rates and times
 still sum to one, and storage contention shows up as a larger storage share.

@@ -1,7 +1,8 @@
 """Prediction against measurement: does the throughput model predict what it claims?
 
     python benchmarks/validate_model.py [--repeats 3] [--no-emulated] [--no-unthrottled]
-                                        [--data demo|held-out] [--lock FILE]
+                                        [--data demo|held-out|new] [--only NAME...]
+                                        [--lock FILE] [--save F | --load F]
 
 1. The demo's small files (64 x 1 MB, 205 branches) and its merged file (the same events, one
    56 MB file, read in packets of 800 entries, as PROOF-Lite would) are copied onto an emulated
@@ -18,8 +19,12 @@
    open, cache state) trained on the same measured jobs.  Both errors are reported (MAPE).
 4. The same on the unthrottled disk, where the 2 cores become the limit: calibrated, trained on
    1 worker, predicts 2 and 4.
+5. ``--data new`` instead: (D) each of ``bench_advice_true.py``'s five ROOT-written datasets
+   (NanoAOD-like, split objects, 1,200 branches, 120 tiny files, vectors; LZMA, ZLIB, LZ4,
+   ZSTD) on its own emulated disk, calibrated; the calibration alone, with no measured job,
+   predicts the job at 1 and 2 workers, cold and warm (single files are read in packets).
 
-Target (issue 4): mean absolute percentage error within 15% on the held-out points.
+Target (issue 11): mean absolute percentage error within 10% on the held-out points.
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ from testbench.common import timing_lock
 TREE = "esdTree"
 PACKET_ENTRIES = 800
 WORKERS = (1, 2, 4)
+#: ``--data new``: the workers of each measured job (the 2 cores here; 4 is set A's)
+NEW_WORKERS = (1, 2)
 #: ``--data held-out``: (files, entries per file, branches, ROOT compression setting)
 HELD_OUT = (24, 1200, 300, 501)
 
@@ -142,17 +149,22 @@ def evaluate(label: str, cal_inputs, train: list[Point], test: list[Point]) -> d
 
     cal, ds, site = cal_inputs
     _, baseline, _ = model_from_calibration(cal, ds, site)
-    X_train, X_test = rows(train, baseline), rows(test, baseline)
+    X_train = rows(train, baseline) if train else None
+    X_test = rows(test, baseline)
     y_train = np.array([p.mb_per_s for p in train])
     y_test = np.array([p.mb_per_s for p in test])
-    model, _, _ = model_from_calibration(cal, ds, site, extra_X=X_train, extra_y=y_train)
+    model, _, _ = model_from_calibration(cal, ds, site, extra_X=X_train,
+                                         extra_y=[float(v) for v in y_train] if train else None)
     pred, low, high = model.predict_interval(X_test, level=0.9)
 
     def feats(ps: list[Point]) -> np.ndarray:
         return np.array([[p.workers, p.file_mb, float(p.cached)] for p in ps])
 
-    box = GradientBoostingRegressor(random_state=0).fit(feats(train), y_train)
-    pred_box = box.predict(feats(test))
+    if train:
+        box = GradientBoostingRegressor(random_state=0).fit(feats(train), y_train)
+        pred_box = box.predict(feats(test))
+    else:  # nothing to train it on: no black box
+        pred_box = np.full(len(test), np.nan)
     print(f"\n{label}: trained on {len(train)} measured jobs (+ the calibration for the "
           f"model), {len(test)} held out")
     print(f"  {'dataset':7s} {'cache':5s} {'workers':>7s} {'measured':>9s} {'model':>8s} "
@@ -166,7 +178,8 @@ def evaluate(label: str, cal_inputs, train: list[Point], test: list[Point]) -> d
            "coverage": float(covered), "n": len(test),
            "model_abs": list(np.abs(pred / y_test - 1)),
            "box_abs": list(np.abs(pred_box / y_test - 1))}
-    print(f"  MAPE: model {out['model_mape']:.1f}%, black box {out['box_mape']:.1f}%; "
+    print(f"  MAPE: model {out['model_mape']:.1f}%, black box {out['box_mape']:.1f}%"
+          f"{' (nothing to train it on)' if not train else ''}; "
           f"90% intervals cover {100 * covered:.0f}% of the held-out points")
     return out
 
@@ -207,6 +220,73 @@ def evaluate_emulated(cal_inputs: Any, points: list[Point]) -> list[dict]:
     ]
 
 
+def new_data(args: argparse.Namespace) -> dict[str, tuple[object, list[Point]]]:
+    """``--data new``: each of ``bench_advice_true.py``'s datasets (written by ROOT, unlike the
+    demo and the held-out data) on its own emulated 70 MB/s, 120 IOPS disk: calibrated, then
+    the job measured at ``NEW_WORKERS`` workers, cold and warm."""
+    from _advice_true_data import DATASETS, write
+
+    from testbench import availability, emulated_disks
+
+    ok, why = availability()
+    if not ok:
+        print(f"emulated disks unavailable: {why}")
+        return {}
+    out: dict[str, tuple[object, list[Point]]] = {}
+    for name in args.only or list(DATASETS):
+        src = write(name)
+        mb = sum(f.stat().st_size for f in src.glob("*.root")) / 1e6
+        with emulated_disks(n=1, size_mb=int(2.5 * mb) + 64, read_mb_per_s=70.0,
+                            read_iops=120) as bench:
+            where = bench.mount_point / name
+            shutil.copytree(src, where)
+            os.sync()
+            files = sorted(str(p) for p in where.glob("*.root"))
+            bench.drop_caches(*files)
+            print(f"\n{name} ({DATASETS[name].what}; {len(files)} files, {mb:.0f} MB), "
+                  "emulated disk: calibrating ...", flush=True)
+            cal_inputs = bench.call(calibrate_files, str(where), args.budget)
+            tree = cal_inputs[1].main_tree.name
+            points = bench.call(measure_new, name, files, tree, args.repeats)
+        out[name] = (cal_inputs, points)
+    return out
+
+
+def measure_new(name: str, files: list[str], tree: str, repeats: int) -> list[Point]:
+    """The job over every branch at ``NEW_WORKERS`` workers, cold then warm; with fewer than
+    ``2 * max(NEW_WORKERS)`` files, in packets of entries (about 4 per worker at the most)."""
+    import uproot
+
+    from probes.readtests.parallel import measure_job
+
+    packets = None
+    if len(files) < 2 * max(NEW_WORKERS):
+        with uproot.open(files[0]) as f:
+            entries = int(f[tree].num_entries)
+        packets = max(1, entries * len(files) // (4 * max(NEW_WORKERS)))
+    points = []
+    for cached in (False, True):
+        for k in NEW_WORKERS:
+            result, m = measure_job(files, tree, k, repeats=repeats, cold=not cached,
+                                    packet_entries=packets)
+            opens = len({(r.worker, r.path) for r in result.per_file}) or result.files
+            units = len(result.per_file) or result.files
+            point = Point(name, k, cached, float(m.median or 0.0), m.spread,
+                          result.compressed_bytes / opens / 1e6, units / opens, units)
+            points.append(point)
+            print(f"  measured {name:7s} {'warm' if cached else 'cold'} {k} workers: "
+                  f"{point.mb_per_s:7.1f} MB/s (spread {100 * (m.spread or 0):.1f}%), "
+                  f"{point.file_mb:.2f} MB per file open", flush=True)
+    return points
+
+
+def evaluate_new(found: dict[str, tuple[Any, list[Point]]]) -> list[dict]:
+    """(D): the calibration alone (no measured job) predicts every job."""
+    return [evaluate(f"(D) {name}, emulated disk: the calibration alone predicts the job",
+                     cal_inputs, [], points)
+            for name, (cal_inputs, points) in found.items()]
+
+
 def evaluate_unthrottled(cal_inputs: Any, points: list[Point]) -> list[dict]:
     return [evaluate("(C) unthrottled disk, the cores limit", cal_inputs,
                      [p for p in points if p.workers == 1], [p for p in points if p.workers > 1])]
@@ -237,8 +317,11 @@ def main() -> int:
     ap.add_argument("--budget", type=float, default=30.0, help="calibration budget (s)")
     ap.add_argument("--no-emulated", action="store_true")
     ap.add_argument("--no-unthrottled", action="store_true")
-    ap.add_argument("--data", choices=("demo", "held-out"), default="demo",
-                    help="the demo's files, or data the model was never tuned on (HELD_OUT)")
+    ap.add_argument("--data", choices=("demo", "held-out", "new"), default="demo",
+                    help="the demo's files, data the model was never tuned on (HELD_OUT), or "
+                    "bench_advice_true.py's five datasets (set D)")
+    ap.add_argument("--only", nargs="*", default=None,
+                    help="with --data new: these datasets (default: all five)")
     ap.add_argument("--workdir", default="/tmp/hep-advisor-validate-data",
                     help="where --data held-out is written (kept between runs)")
     ap.add_argument("--lock", default=None,
@@ -259,7 +342,18 @@ def main() -> int:
             found += evaluate_emulated(*loaded["emulated"])
         if loaded.get("unthrottled") is not None:
             found += evaluate_unthrottled(*loaded["unthrottled"])
+        if loaded.get("new"):
+            found += evaluate_new(loaded["new"])
         return summary(found)
+    if args.data == "new":
+        with timing_lock(args.lock):
+            kept_new = {"new": new_data(args)}
+        if args.save:
+            import pickle
+
+            with open(args.save, "wb") as fh:
+                pickle.dump(kept_new, fh)
+        return summary(evaluate_new(kept_new["new"]))
     if args.data == "demo":
         from advisor.demo import ensure_demo
 
@@ -287,16 +381,17 @@ def main() -> int:
 
 
 def summary(results: list[dict]) -> int:
-    """The held-out points' errors over every set; 0 where the model's MAPE meets 15%."""
+    """The held-out points' errors over every set; 0 where the model's MAPE meets 10%."""
     if not results:
         return 1
     model = 100 * statistics.mean(e for r in results for e in r["model_abs"])
-    box = 100 * statistics.mean(e for r in results for e in r["box_abs"])
+    boxed = [e for r in results for e in r["box_abs"] if np.isfinite(e)]
+    box = 100 * statistics.mean(boxed) if boxed else float("nan")
     n = sum(r["n"] for r in results)
     per_set = ", ".join(f"{r['model_mape']:.1f}%" for r in results)
     print(f"\nall {n} held-out points: model MAPE {model:.1f}% (per set {per_set}), black box "
-          f"{box:.1f}% (target: model within 15%)")
-    return 0 if model <= 15 else 1
+          f"{box:.1f}% (target: model within 10%)")
+    return 0 if model <= 10 else 1
 
 
 if __name__ == "__main__":

@@ -524,10 +524,13 @@ def model_from_calibration(cal: Calibration, dataset: DatasetProfile, site: Site
     # the device's form, held fixed: a binding cgroup throttle the site probe recorded, else
     # the request sweep's choice (:func:`.deviceform.device_form`)
     limit = device_form(cal.raw_read, site)
+    fixed = {} if limit is None else {"storage_overlap": 1.0 if limit == "max" else 0.0}
+    if cal.engine != "uproot":
+        # ROOT reads each basket in the loop's own thread when the loop needs it: no read
+        # runs behind the CPU (uproot's threads can: its overlap is fitted, or assumed)
+        fixed["io_overlap"] = 0.0
     model = ThroughputModel(cores=inputs.cores, threads_per_core=inputs.threads_per_core,
-                            priors=inputs.priors, noise=noise,
-                            fixed=None if limit is None else
-                            {"storage_overlap": 1.0 if limit == "max" else 0.0})
+                            priors=inputs.priors, noise=noise, fixed=fixed or None)
     model.fit(X, y, sample_weight=w, run_sd=run, prior_run_sd=inputs.prior_run_sd)
     model.self_check_ = self_check(model, inputs)
     return model, inputs.baseline, inputs

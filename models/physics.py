@@ -1,12 +1,20 @@
 """The rate equations (Ganis' model, extended), as plain vectorised functions.
 
-One worker reads compressed data at rate R (MB/s, MB = 10^6 bytes):
+One worker reads compressed data at rate R (MB/s, MB = 10^6 bytes) from a file of file_MB:
 
-    1/R = 1/R_io(request) + 1/R_dec + 1/R_proc
+    t_io  = file_MB / R_io(request)                               its reads
+    t_cpu = file_MB (1/R_dec + 1/R_proc) + calls t_call + baskets t_basket      its CPU work
+    R_1   = file_MB / (t_open + t_io + t_cpu - phi min(t_io, t_cpu))
     R_io(request) = request / (access + request / B)        one stream on one device
-    R_1 = file_MB / (t_open + calls t_call + baskets t_basket + file_MB / R)
 
-R_1 adds the fixed costs of a file, paid serially by its worker: opening it, a fixed cost per
+``phi`` (``io_overlap``) is the share of the shorter of a file's read time and CPU time that
+the longer hides: 0 for a reader that reads, then computes (ROOT's ``GetEntry`` reads each
+basket in the loop's thread when it needs it), up to 1 for one whose reads run behind its CPU
+work (uproot's source threads fetch a call's baskets while the worker decompresses and
+interprets those already arrived, its fixed costs per branch and basket included), so that
+the larger binds.  Opening a file reads its metadata before anything else: never hidden.
+
+R_1 holds the fixed costs of a file, paid serially by its worker: opening it, a fixed cost per
 read call, and a fixed cost per basket read (what an engine spends to find, fetch, unpack and
 interpret one basket whatever its size: with tiny baskets it dominates).  N workers on N_io
 independent devices, each delivering R_io:
@@ -63,6 +71,7 @@ PARAMS = (
     "call_s",               # fixed cost of one read call, per call
     "parallel_efficiency",  # what each core beyond the first adds to the analysis' CPU work
     "basket_s",             # fixed cost of one basket read, per basket
+    "io_overlap",           # share of the shorter of a worker's I/O and CPU the longer hides
 )
 
 #: A smooth minimum's sharpness (p-norm exponent): within 1% of min() past a 2x ratio.
@@ -90,6 +99,10 @@ class Params:
     #: of the two times binds).  Last, with a default of 0, so that older descriptions and
     #: positional construction keep their meaning; ``PARAMS`` lists it after ``access_ms``.
     storage_overlap: float = 0.0
+    #: 0: a worker reads, then computes (ROOT's ``GetEntry``: each basket when the loop needs
+    #: it); 1: its reads run behind its CPU work (a reader fetching ahead in threads), so the
+    #: larger of the two binds.  Last, with a default of 0, for the same reason.
+    io_overlap: float = 0.0
 
     def vector(self) -> np.ndarray:
         """The parameters in the order of ``PARAMS``."""
@@ -173,15 +186,15 @@ def rates(p: Params, X: np.ndarray, cores: Cores) -> np.ndarray:
     X = np.atleast_2d(np.asarray(X, dtype=float))
     workers, request, file_mb, io, cached, remote, dec, proc, opens, calls, units, baskets = X.T
     r_io = stream_io_rate(p, request, cached, remote)
-    inv = (io > 0.5) / r_io + (dec > 0.5) / p.decompress_mb_per_s
-    inv = inv + (proc > 0.5) / p.process_mb_per_s
-    inv = np.where(inv > 0, inv, 1e-12)
-    single = 1.0 / inv
-    # the per-file costs (opening, a fixed cost per read call and per basket), paid serially
+    # one file's seconds: its opening, its reads (t_io) and its CPU work (t_cpu: per MB, and
+    # the fixed costs of each read call and basket), less the share phi of the shorter of
+    # the last two that the longer hides
     file_mb = np.maximum(file_mb, 1e-9)
-    per_file_s = (opens > 0.5) * p.open_s + np.maximum(calls, 0.0) * p.call_s \
-        + np.maximum(baskets, 0.0) * p.basket_s
-    r1 = file_mb / (per_file_s + file_mb / single)
+    t_io = file_mb * (io > 0.5) / r_io
+    t_cpu = file_mb * ((dec > 0.5) / p.decompress_mb_per_s + (proc > 0.5) / p.process_mb_per_s)
+    t_cpu = t_cpu + np.maximum(calls, 0.0) * p.call_s + np.maximum(baskets, 0.0) * p.basket_s
+    t_file = (opens > 0.5) * p.open_s + t_io + t_cpu - p.io_overlap * np.minimum(t_io, t_cpu)
+    r1 = file_mb / np.maximum(t_file, file_mb * 1e-12)
     # no more workers than units of work (files, clusters, packets) can be busy
     busy = np.where(units > 0.5, np.minimum(workers, np.maximum(units, 1.0)), workers)
     n_cores = cores.effective(busy)

@@ -60,6 +60,7 @@ DEFAULTS = Params(
     call_s=0.001,
     parallel_efficiency=1.0,
     basket_s=1e-4,  # uproot's order of magnitude (ROOT's is tens of times less)
+    io_overlap=0.5,  # the middle of its plausible range: where the fit can move it either way
 )
 #: Where the link's parameters start when remote points are fitted (a 1 Gb/s link, 1 ms).
 REMOTE_START = {"network_mb_per_s": 110.0, "latency_ms": 1.0}
@@ -78,6 +79,7 @@ BOUNDS = {
     "call_s": (1e-6, 1e2),
     "parallel_efficiency": (0.2, 1.0),
     "basket_s": (1e-8, 1.0),
+    "io_overlap": (1e-3, 1.0),
 }
 #: A parameter known to no better than a factor e**MAX_LOG_STD (one sigma) is unconstrained.
 MAX_LOG_STD = 5.0
@@ -88,7 +90,9 @@ MAX_LOG_STD = 5.0
 #: narrower than the range allows.  Parallel efficiency: what one
 #: core beyond the first adds to CPU work; 0.3 is a loop that serialises most of its work (the
 #: GIL, a shared lock), 1.0 perfect scaling.
-PLAUSIBLE = {"parallel_efficiency": (0.3, 1.0)}
+#: I/O overlap: the share of the shorter of a worker's I/O and CPU time that the longer hides;
+#: 0.05 a reader that waits for nearly every read, 1.0 one whose reads all run behind its CPU.
+PLAUSIBLE = {"parallel_efficiency": (0.3, 1.0), "io_overlap": (0.05, 1.0)}
 #: The 90% interval's z (the plausible ranges are 90% intervals).
 _Z90 = 1.6448536269514722
 Prior = tuple[float, float]  # (value, standard deviation), in the parameter's unit

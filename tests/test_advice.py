@@ -350,7 +350,7 @@ def test_layout_trigger_and_absence(stored: Advice) -> None:
     assert float(share.value) == pytest.approx(100 * slow_share, abs=0.1)
     assert layout_rule(fast) is None
     # far from the threshold both ways
-    assert layout_rule(context(stored, storage_mb_per_s=3.0, access_ms=10.0)) is not None
+    assert layout_rule(context(stored, storage_mb_per_s=0.3, access_ms=10.0)) is not None
     assert layout_rule(context(stored, storage_mb_per_s=1e5, access_ms=1e-4)) is None
 
 def test_workers_trigger_and_absence(stored: Advice) -> None:
@@ -385,7 +385,7 @@ def test_every_command_says_what_it_needs(stored: Advice) -> None:
     assert tree is not None
     ctx = replace(ctx, uses=tuple(_by_size(ctx)[:2]), dataset=replace(ctx.dataset, trees=(
         replace(tree, compression=replace(tree.compression, algorithm="ZLIB")),)))
-    slow_disk = context(stored, storage_mb_per_s=4.0, access_ms=10.0)  # storage > 20% at 2 jobs
+    slow_disk = context(stored, storage_mb_per_s=0.4, access_ms=10.0)  # storage > 20% at 2 jobs
     scattered = replace(slow_disk, baseline=replace(
         slow_disk.baseline, access="scattered",
         config={**slow_disk.baseline.config, "request_bytes": 8192.0, "file_mb": 500.0}))

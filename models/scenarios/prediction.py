@@ -50,6 +50,7 @@ UNITS = {
     "call_s": "s per read call",
     "parallel_efficiency": "of a core, per core beyond the first",
     "basket_s": "s per basket read",
+    "io_overlap": "0: reads, then CPU; 1: the larger",
 }
 
 
