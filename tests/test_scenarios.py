@@ -512,7 +512,8 @@ def test_small_files_take_the_per_call_cost_from_the_event_loop() -> None:
     from test_basket_cost import _calibration, _m
 
     from models.calibration import fit_inputs, loop_call_costs
-    from probes.readtests.results import Unpacking
+    from models.physics import FEATURES
+    from probes.readtests.results import BasketCost, Unpacking
 
     cal, ds, site = _calibration(None)
     tree = ds.trees[0]
@@ -532,6 +533,16 @@ def test_small_files_take_the_per_call_cost_from_the_event_loop() -> None:
     apart = dataclasses.replace(cal, unpacking=dataclasses.replace(up, branch_call_s=1e-4))
     assert "unpacking (uproot, in memory)" in fit_inputs(apart, small, site).labels
     assert loop_call_costs(apart, small.trees[0]).process_mb_per_s == 1500.0  # type: ignore[union-attr]
+    # with the per-basket cost measured, the rows count every basket at it (22 per file
+    # here), so the rate model's prior leaves out the first basket of each branch that the
+    # loop's per-call cost holds (the replay's per-call cost keeps it: it counts only the
+    # baskets beyond those)
+    timed = dataclasses.replace(cal, basket_cost=BasketCost(2e-4, 80.0, 600, _m(2e-4)))
+    assert loop_call_costs(timed, small.trees[0]).call_s == pytest.approx(0.05)  # type: ignore[union-attr]
+    timed_inputs = fit_inputs(timed, small, site)
+    assert timed_inputs.priors["call_s"][0] == pytest.approx(0.05 - 22 * 2e-4)
+    k = timed_inputs.labels.index("event loop, warm")
+    assert timed_inputs.X[k][FEATURES.index("baskets")] == pytest.approx(22.0)
     # several baskets per branch and call: the per-call test's figures, as before
     assert loop_call_costs(cal, tree) is None
     assert fit_inputs(cal, ds, site).priors["call_s"][0] == pytest.approx(0.004)
