@@ -56,3 +56,17 @@ def test_parallel_loop(tiny_demo: Path) -> None:
     assert [p.workers for p in points] == [1, 2]
     assert all(p.aggregate_mb_per_s and p.aggregate_mb_per_s > 0 for p in points)
     assert all(p.units == 6 and p.calls_per_file == 1 for p in points)
+
+
+def test_parallel_loop_counts_a_read_call_per_packet(tiny_demo: Path) -> None:
+    """One file and two workers: the loop reads packets of entries, each a read call of its
+    own, which the model's row must count (else the per-call cost of a merge is not seen)."""
+    ds = probe_dataset([tiny_demo / "merged"])
+    assert len(ds.file_paths) == 1
+    points = measure_parallel_loop(Session(10.0), list(ds.file_paths), "esdTree", None, 8.0,
+                                   workers=2)
+    assert points and points[0].workers == 1
+    for p in points:  # each worker opens the file once and reads its share of the packets
+        assert p.units >= 2 * p.workers
+        assert p.calls_per_file == pytest.approx(p.units / p.workers)
+

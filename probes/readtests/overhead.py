@@ -265,10 +265,12 @@ def measure_parallel_loop(session: Session, files: Sequence[str], tree_name: str
                                 packet_entries=packets)
         run_s = (session.clock() - t0) / reps
         opens = len({(r.worker, r.path) for r in result.per_file}) or max(result.files, 1)
-        unc_per_file = result.uncompressed_bytes / opens
+        # each packet is a read call of its own (one per step within it)
+        parts = max(len(result.per_file), opens) if packets else opens
+        calls = parts / opens * calls_per_file(result.uncompressed_bytes / parts)
         out.append(ParallelPoint(workers=n, aggregate_mb_per_s=m.median,
                                  file_mb=result.compressed_bytes / opens / 1e6,
-                                 calls_per_file=calls_per_file(unc_per_file),
+                                 calls_per_file=calls,
                                  units=result.units if packets else len(paths),
                                  measurement=m))
         session.report(test, (i + 1) / 2, f"{n} workers",
