@@ -306,7 +306,9 @@ def _call_cost_inputs(x: _Inputs) -> None:
         # itself (see ``loop_call_costs``); the test's per-MB rate would count the baskets'
         # and branches' fixed costs per MB.  That cost holds the first basket of each branch
         # read; the rows here count every basket at ``basket_s`` (where measured), so the
-        # prior leaves those out: counted twice, a merge's calls cost 20% too much
+        # prior leaves those out (counted twice, the held-out merged file's 24 calls cost
+        # about 0.3 s too much); where they would leave less than half of it, the per-basket
+        # test and the loop disagree, and the loop's figure stays
         call_s = loop.call_s
         if x.density is not None and loop.basket_s > 0 and x.tree is not None:
             first = _loop_branches(x.cal.event_loop, x.tree) * loop.basket_s

@@ -115,7 +115,7 @@ LOCAL = {"storage_mb_per_s", "access_ms", "devices", "decompress_mb_per_s", "pro
          "open_s", "cache_mb_per_s"}
 #: multi-worker event-loop points also constrain the cores' parallel efficiency (truth 1.0, at
 #: its upper bound, so loosely)
-FITTABLE = LOCAL | {"parallel_efficiency", "io_overlap"}
+FITTABLE = LOCAL | {"parallel_efficiency"}
 #: (truth, event loop in the page cache, parameters expected within a few percent)
 REGIMES = {
     # I/O-bound: 256 KiB reads give 25 MB/s, behind which the processing rate (400 MB/s) is
