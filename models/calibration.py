@@ -453,7 +453,7 @@ def loop_call_costs(cal: Calibration, tree: TreeProfile | None) -> LoopCosts | N
     mb = loop.compressed_mb_per_s / loop.events_per_s * per_file
     unc = (loop.uncompressed_mb_per_s or 0.0) * 1e6 / loop.events_per_s * per_file
     calls = calls_per_file(unc)
-    with_data = sum(1 for b in tree.branch_profiles if b.baskets.count > 0) or tree.branches
+    with_data = _branches_with_data(tree)
     read = _loop_branches(loop, tree)
     baskets = (tree.baskets.count or 0) / tree.files * read / max(with_data, 1)
     if not read or baskets / (read * calls) > LOOP_CALL_MAX_BASKETS:
@@ -469,9 +469,14 @@ def loop_call_costs(cal: Calibration, tree: TreeProfile | None) -> LoopCosts | N
                       bc.basket_s if bc is not None else None, proc)
 
 
+def _branches_with_data(tree: TreeProfile) -> int:
+    """The tree's branches that hold baskets (all of them where the profile does not say)."""
+    return sum(1 for b in tree.branch_profiles if b.baskets.count > 0) or tree.branches
+
+
 def _loop_branches(loop: EventLoop, tree: TreeProfile) -> int:
     """The branches with data the event loop read."""
-    with_data = sum(1 for b in tree.branch_profiles if b.baskets.count > 0) or tree.branches
+    with_data = _branches_with_data(tree)
     return min(loop.branches, with_data) if loop.branches else with_data
 
 
@@ -481,7 +486,7 @@ def basket_density(tree: TreeProfile, loop: EventLoop | None = None) -> float | 
     branches (with data) it read over the share of the bytes.  ``None`` where unknown."""
     if not tree.baskets.count or not tree.compressed_bytes:
         return None
-    with_data = sum(1 for b in tree.branch_profiles if b.baskets.count > 0) or tree.branches
+    with_data = _branches_with_data(tree)
     share = 1.0
     if loop is not None and with_data and 0 < loop.branches < with_data:
         per_event = _compressed_per_event(loop)
