@@ -11,8 +11,13 @@ import pytest
 from models.replay import LocalDevice
 from models.replay.overlap import CallShapes, call_shapes
 from models.replay.predict import (
+    UPROOT_BASKET_S,
+    UPROOT_BASKET_S_RANGE,
     CpuCosts,
+    LoopCosts,
+    MergePrediction,
     Reader,
+    costs_from,
     layout_time,
     loop_costs,
     merge_prediction,
@@ -137,6 +142,51 @@ def test_loop_costs_leave_the_per_branch_work_in_the_call() -> None:
     # a loop faster than its own decompression says nothing
     assert loop_costs(0.01, 2.0, 1, 0, 100.0) is None
     assert loop_costs(0.0, 2.0, 1, 0, 100.0) is None
+
+
+def test_an_unmeasured_basket_cost_is_assumed_over_its_range() -> None:
+    # 0.2 s per file, 2 MB at 100 MB/s (0.02 s), 50 baskets beyond the first of each branch;
+    # the per-basket test did not run: the loop's time is split at the assumed cost
+    c = loop_costs(0.2, 2.0, 1, 50, 100.0)
+    assert c is not None and c.basket_assumed and c.basket_s == UPROOT_BASKET_S
+    assert c.call_s == pytest.approx(0.2 - 0.02 - 50 * UPROOT_BASKET_S)
+    # and again at each end of its range: every split keeps the loop's measured time
+    assert sorted(v.basket_s for v in c.variants) == list(UPROOT_BASKET_S_RANGE)
+    for v in (c, *c.variants):
+        assert v.call_s + 50 * v.basket_s + 0.02 == pytest.approx(0.2)
+    # a loop too fast for the assumption: its range's lower end, else no per-basket cost
+    lo = UPROOT_BASKET_S_RANGE[0]
+    fast = loop_costs(0.02 + 50 * (lo + UPROOT_BASKET_S) / 2, 2.0, 1, 50, 100.0)
+    assert fast is not None and fast.basket_s == lo and not fast.variants
+    none = loop_costs(0.02 + 50 * lo / 2, 2.0, 1, 50, 100.0)
+    assert none is not None and none.basket_s == 0.0 and not none.basket_assumed
+    # a measured cost is used as it is
+    given = loop_costs(0.2, 2.0, 1, 50, 100.0, basket_s=1e-3)
+    assert given is not None and not given.basket_assumed and not given.variants
+
+
+def test_a_merge_is_not_credited_the_baskets_cost_as_a_calls() -> None:
+    from models.throughput import DEFAULTS
+
+    # 4 small files of 20 branches x 2 baskets, merged into one: 1 call instead of 4, and the
+    # same 160 baskets.  The warm loop measured 0.1 s per file of 1 call (0.02 s of it
+    # decompressing 2 MB): the baskets beyond the first (20 per file) cost part of the rest
+    maps = [one_file(f"/s{i}.root", branches=20, baskets=2, size=50_000) for i in range(4)]
+    warm = replace(DEV, warm=True)
+    free = loop_costs(0.1, 2.0, 1, 20, 100.0, basket_s=0.0)
+    assumed = loop_costs(0.1, 2.0, 1, 20, 100.0)
+    assert free is not None and assumed is not None
+
+    def merged(lc: LoopCosts) -> MergePrediction:
+        return merge_prediction(maps, 4, 4, warm, costs_from(DEFAULTS, {}, 0.0, loop=lc))
+
+    old, new = merged(free), merged(assumed)
+    # the merged file's 140 baskets beyond the first of each branch pay; the call saved
+    # costs less than the whole residual
+    assert new.speedup < old.speedup
+    assert new.low < new.speedup < new.high  # the assumption's range widens it
+    ends = [merged(replace(v, variants=())).speedup for v in assumed.variants]
+    assert new.low <= min(ends) and max(ends) <= new.high
 
 
 def test_merge_gain_with_overlap_and_its_range() -> None:

@@ -12,6 +12,8 @@ from models.replay import LocalDevice
 from models.replay.baseline import ReaderBaseline
 from models.replay.predict import (
     STEP_BYTES,
+    UPROOT_BASKET_S,
+    UPROOT_BASKET_S_RANGE,
     UPROOT_KEY_S,
     UPROOT_OVERLAP,
     UPROOT_OVERLAP_RANGE,
@@ -20,6 +22,7 @@ from models.replay.predict import (
     LoopCosts,
     MergePrediction,
     Reader,
+    assumed_baskets,
     costs_from,
     layout_time,
     merge_prediction,
@@ -199,6 +202,17 @@ class Context:
                           opened.warm if opened else None, loop=self._loop_costs(),
                           overlap=UPROOT_OVERLAP, overlap_range=UPROOT_OVERLAP_RANGE)
 
+    def replay_cost_notes(self) -> tuple[str, ...]:
+        """The assumption lines of the replay's CPU costs where one is assumed: uproot's cost
+        per basket, where the per-basket test did not run."""
+        if not self.replay_costs().basket_assumed:
+            return ()
+        lo, hi = UPROOT_BASKET_S_RANGE
+        return (f"uproot's CPU per basket read is assumed at {UPROOT_BASKET_S * 1e6:.0f} µs "
+                f"(the range spans {lo * 1e6:.0f}-{hi * 1e6:.0f} µs): the calibration's "
+                "per-basket test did not run (a longer --budget runs it); the warm event "
+                "loop's time is split with it into per-call and per-basket costs",)
+
     def _loop_costs(self) -> LoopCosts | None:
         """The per-call cost of uproot's plain event loop from the calibration's warm loop
         (:func:`models.calibration.loop_call_costs`); where that loop ran the program's own
@@ -245,29 +259,40 @@ class Context:
         if rates is None or lt.baskets / lt.branch_calls > LOOP_CALL_MAX_BASKETS:
             return self._reader_mb_costs(lt, float(loop.warm.median))
         return reader_loop_costs(lt, float(loop.warm.median), rates.decompress_mb_per_s,
-                                 rates.basket_s, rates.process_mb_per_s or None)
+                                 None if rates.basket_assumed else rates.basket_s,
+                                 rates.process_mb_per_s or None)
 
     def _reader_mb_costs(self, lt: LayoutTime, warm: float) -> LoopCosts | None:
         """Where the program's reader's calls hold several baskets per branch (larger files):
         its warm loop's time per event (``warm``; ``lt``: its replay on today's files) less
         the fitted per-call cost, the pre-pass's keys and the baskets beyond one per branch
-        and call (the per-basket test) is work per MB: the measured decompression, the rest
-        processing.  ``None`` where nothing is left or the decompression rate is unmeasured."""
+        and call is work per MB: the measured decompression, the rest processing.  The
+        baskets cost what the per-basket test measured, else an assumption over its range
+        (:func:`~models.replay.predict.assumed_baskets`); the per-call cost is the fitted
+        one only where the fit constrained it (one call per file cannot tell it from the
+        baskets' cost: 0 then, the calls of large files being the smaller part).  ``None``
+        where nothing is left or the decompression rate is unmeasured."""
         cal, tree = self.calibration, self.tree
         if cal is None or tree is None:
             return None
         dec = dataset_decompression_mb_per_s(cal, tree.compression.algorithm)
         if dec is None:
             return None
-        b = (cal.basket_cost.basket_s if cal.basket_cost is not None else None) or 0.0
-        call = self.param("call_s")
-        left = lt.entries / warm - lt.calls * call - lt.keys * UPROOT_KEY_S - \
-            max(lt.baskets - lt.branch_calls, 0.0) * b
-        per_mb = left / lt.compressed_mb - (1.0 / dec if dec else 0.0)
-        if left <= 0 or per_mb <= 0:
-            return None
-        return LoopCosts(call_s=call, basket_s=b, decompress_mb_per_s=dec,
-                         process_mb_per_s=1.0 / per_mb)
+        fitted = self.summary.parameters.get("call_s")
+        call = self.param("call_s") if fitted is not None and \
+            fitted.source in ("measured", "fitted") else 0.0
+
+        def split(b: float) -> LoopCosts | None:
+            left = lt.entries / warm - lt.calls * call - lt.keys * UPROOT_KEY_S - \
+                max(lt.baskets - lt.branch_calls, 0.0) * b
+            per_mb = left / lt.compressed_mb - (1.0 / dec if dec else 0.0)
+            if left <= 0 or per_mb <= 0:
+                return None
+            return LoopCosts(call_s=call, basket_s=b, decompress_mb_per_s=dec,
+                             process_mb_per_s=1.0 / per_mb)
+
+        measured = cal.basket_cost.basket_s if cal.basket_cost is not None else None
+        return split(measured) if measured is not None else assumed_baskets(split)
 
     def _replay(self, run: Callable[[LocalDevice, CpuCosts, tuple[float, float], float, int],
                                     MergePrediction]) -> MergePrediction | None:

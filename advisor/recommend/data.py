@@ -115,7 +115,8 @@ def compression_rule(ctx: Context) -> Recommendation | None:
     if rep is not None:
         ev.extend(codec.replay_evidence(rep, tree.files))
         caveat = codec.layout_caveat(ctx)
-        extra = (codec.replay_assumption(rep), *((caveat,) if caveat else ()))
+        extra = (codec.replay_assumption(rep), *((caveat,) if caveat else ()),
+                 *ctx.replay_cost_notes())
         if rep.merge_only is not None and rep.codec_only is not None:
             summary += (f": replayed, the merge alone gains {rep.merge_only.speedup:.2f}x and "
                         f"the codec alone {rep.codec_only.speedup:.2f}x; the figure is the "

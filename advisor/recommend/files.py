@@ -176,6 +176,7 @@ def merge_rule(ctx: Context) -> Recommendation | None:
         extra = REPLAY_ASSUMPTIONS if ctx.replay_merge else REPLAY_CHECKS
         if mine is not None and prog is not None:
             extra = (reader_assumption(prog), *REPLAY_CHECKS)
+        extra = (*extra, *ctx.replay_cost_notes())
         said, more, options, remedies = scattered_checks(ctx, k, small_baskets is not None,
                                                          replayed)
         summary += said
@@ -405,7 +406,7 @@ def rewrite_rule(ctx: Context, merge_applies: bool) -> Recommendation | None:
                  "through a model of the device, plus the CPU costs; its range spans the "
                  "device's and the per-file costs' uncertainties and uproot's overlap (up to "
                  "all of the reads hidden)",
-                 *((c,) if (c := layout_caveat(ctx)) else ()))
+                 *((c,) if (c := layout_caveat(ctx)) else ()), *ctx.replay_cost_notes())
     ev = [
         Evidence("baskets", tree.baskets.count, "", "probed"),
         Evidence("mean basket size (compressed)", round(mean / 1e3, 2), "kB", "probed"),

@@ -184,7 +184,7 @@ def treecache_rule(ctx: Context) -> Recommendation | None:
         best, what = max(replayed, key=lambda x: x[0].speedup)
         point = replay_point(best)
         extra = (f"the speed-up is {what}, replayed on today's files through a model of the "
-                 "device (the other reader's is among the options)",)
+                 "device (the other reader's is among the options)", *ctx.replay_cost_notes())
     cal = ctx.calibration
     if cal is not None and cal.root_cache_off is not None and cal.root_cache_on is not None:
         ev += [Evidence("ROOT reads without TTreeCache",

@@ -41,7 +41,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -75,6 +75,16 @@ UPROOT_OVERLAP_RANGE = (0.0, 1.0)
 #: the intervals span: half to one and a half times it (single runs gave 32-128 µs).
 UPROOT_KEY_S = 50e-6
 UPROOT_KEY_S_RANGE = (25e-6, 75e-6)
+#: uproot's CPU per basket read beyond the first of its branch in a read call (interpreting
+#: it, joining it to the branch's array) where the calibration's per-basket test did not run
+#: (its budget ran out): an assumption, the rate model's own default, from that test on the
+#: demo data (68-116 us over runs; ``benchmarks/RESULTS.md``, "Rewriting tiny baskets").  The
+#: warm event loop's time is then split with it (what is left per call, or per MB), and the
+#: intervals span the range, each end with the loop's time split again.  Without it, every
+#: basket was free: a merge that halves the read calls but writes more, smaller baskets
+#: (``hadd -O`` on 8 KB baskets) was credited with the whole per-call time.
+UPROOT_BASKET_S = 100e-6
+UPROOT_BASKET_S_RANGE = (50e-6, 150e-6)
 
 
 @dataclass(frozen=True)
@@ -120,6 +130,14 @@ class CpuCosts:
     root: CpuCosts | None = None
     #: CPU per key of a memory-size step's pre-pass (``UPROOT_KEY_S``; 0: not apart, as fitted)
     key_s: float = 0.0
+    #: ``basket_s`` is assumed (``UPROOT_BASKET_S``: the per-basket test did not run), and the
+    #: same measurements split with the ends of its range: the intervals' corners
+    basket_assumed: bool = False
+    variants: tuple[CpuCosts, ...] = ()
+
+    def alternatives(self) -> tuple[CpuCosts, ...]:
+        """These costs and the variants the intervals span (each without variants)."""
+        return (replace(self, variants=()), *self.variants)
 
     def for_engine(self, engine: str) -> CpuCosts:
         return self.root if engine == "root" and self.root is not None else self
@@ -136,7 +154,8 @@ class CpuCosts:
         """The per-file costs (open, call, basket) times ``f``."""
         return replace(self, open_s=self.open_s * f, call_s=self.call_s * f,
                        basket_s=self.basket_s * f, key_s=self.key_s * f,
-                       root=self.root.scaled(f) if self.root is not None else None)
+                       root=self.root.scaled(f) if self.root is not None else None,
+                       variants=tuple(v.scaled(f) for v in self.variants))
 
 
 @dataclass(frozen=True)
@@ -468,11 +487,13 @@ def _compare(before_maps: Sequence[BasketMap], after_maps: Sequence[BasketMap],
     sd_bw, sd_acc = device_sd
     overlaps = costs.overlap_range or (costs.overlap,)
     keys = UPROOT_KEY_S_RANGE if costs.key_s else (0.0,)  # the pre-pass's assumed cost
-    if sd_bw > 0 or sd_acc > 0 or cpu_sd > 0 or len(overlaps) > 1 or costs.key_s:
+    if sd_bw > 0 or sd_acc > 0 or cpu_sd > 0 or len(overlaps) > 1 or costs.key_s or \
+            costs.variants:
         io: dict[tuple[int, int], tuple[LayoutTime, LayoutTime]] = {}  # the device's corners
-        for fb, fa, fc, phi, k in itertools.product((-1, 1), (-1, 1), (-1, 1), overlaps, keys):
+        for fb, fa, fc, phi, k, v in itertools.product((-1, 1), (-1, 1), (-1, 1), overlaps,
+                                                       keys, costs.alternatives()):
             bw, acc = math.exp(fb * z * sd_bw), math.exp(fa * z * sd_acc)
-            cpu = replace(costs.scaled(math.exp(fc * z * cpu_sd)), overlap=phi, key_s=k)
+            cpu = replace(v.scaled(math.exp(fc * z * cpu_sd)), overlap=phi, key_s=k)
             if (fb, fa) not in io:  # a retimed throttled replay is costly: once per corner
                 io[fb, fa] = retimed(b0, device, bw, acc), retimed(a0, later, bw, acc)
             b, a = (x.with_costs(cpu) for x in io[fb, fa])
@@ -528,11 +549,15 @@ def costs_from(params: Params, row: Mapping[str, float], warm_open_s: float | No
     if loop is None:
         return fitted
     # ROOT's GetEntry loop keeps the fitted terms (the event loop measured uproot's calls)
-    return CpuCosts(open_s=float(open_s), call_s=loop.call_s, basket_s=loop.basket_s,
-                    decompress_mb_per_s=loop.decompress_mb_per_s if dec else 0.0,
-                    process_mb_per_s=loop.process_mb_per_s, overlap=overlap,
-                    overlap_range=overlap_range, extra_baskets=True, root=fitted,
-                    key_s=loop.key_s)
+
+    def of(lc: LoopCosts) -> CpuCosts:
+        return CpuCosts(open_s=float(open_s), call_s=lc.call_s, basket_s=lc.basket_s,
+                        decompress_mb_per_s=lc.decompress_mb_per_s if dec else 0.0,
+                        process_mb_per_s=lc.process_mb_per_s, overlap=overlap,
+                        overlap_range=overlap_range, extra_baskets=True, root=fitted,
+                        key_s=lc.key_s, basket_assumed=lc.basket_assumed)
+
+    return replace(of(loop), variants=tuple(of(v) for v in loop.variants))
 
 
 @dataclass(frozen=True)
@@ -544,6 +569,26 @@ class LoopCosts:
     decompress_mb_per_s: float
     process_mb_per_s: float = 0.0
     key_s: float = UPROOT_KEY_S  # per key of a memory-size step's pre-pass, not in call_s
+    #: ``basket_s`` assumed (``UPROOT_BASKET_S``), and the same measurements split with the
+    #: ends of its range (``UPROOT_BASKET_S_RANGE``) where they leave time to split
+    basket_assumed: bool = False
+    variants: tuple[LoopCosts, ...] = ()
+
+
+def assumed_baskets(split: Callable[[float], LoopCosts | None]) -> LoopCosts | None:
+    """A warm loop's time split with the per-basket cost assumed (:data:`UPROOT_BASKET_S`)
+    where the per-basket test did not run: ``split(basket_s)`` at the assumption, with the
+    splits at its range's ends as variants.  Where the assumption leaves no time (a loop
+    faster than that), the lower end, else no per-basket cost at all (as before there was an
+    assumption), each without variants."""
+    lo, hi = UPROOT_BASKET_S_RANGE
+    central = split(UPROOT_BASKET_S)
+    if central is None:
+        low = split(lo)
+        return replace(low, basket_assumed=True) if low is not None else split(0.0)
+    ends = tuple(replace(v, basket_assumed=True) for v in (split(lo), split(hi))
+                 if v is not None)
+    return replace(central, basket_assumed=True, variants=ends)
 
 
 def loop_costs(file_s: float, file_mb: float, calls: float, extra_baskets: float,
@@ -555,15 +600,19 @@ def loop_costs(file_s: float, file_mb: float, calls: float, extra_baskets: float
     ``file_mb`` compressed MB, ``extra_baskets`` baskets per file beyond one per branch and
     call): what is left of a file's time after decompressing its MB at the measured rate
     (and processing them, where measured apart from the fixed costs), and the baskets beyond
-    the first of each branch at ``basket_s`` (the per-basket test; 0 where unmeasured),
-    per call.  So the per-branch work of each call (finding the baskets, building the arrays)
-    is a per-call cost, not a per-MB rate.  ``keys``: basket keys per file the loop's
-    memory-size step read in its pre-pass (0: an entry step), at ``key_s`` each, left out of
-    the per-call cost (a replay charges them where its reader reads them).  ``None`` where
-    nothing is left (the loop was faster than its decompression alone: a noisy
-    measurement)."""
+    the first of each branch at ``basket_s`` (the per-basket test; ``None`` where it did not
+    run: :func:`assumed_baskets`), per call.  So the per-branch work of each call (finding
+    the baskets, building the arrays) is a per-call cost, not a per-MB rate.  ``keys``:
+    basket keys per file the loop's memory-size step read in its pre-pass (0: an entry
+    step), at ``key_s`` each, left out of the per-call cost (a replay charges them where its
+    reader reads them).  ``None`` where nothing is left (the loop was faster than its
+    decompression alone: a noisy measurement)."""
     if file_s <= 0 or calls <= 0 or decompress_mb_per_s < 0:
         return None
+    if basket_s is None:  # unmeasured: assumed, over its range
+        return assumed_baskets(lambda b: loop_costs(
+            file_s, file_mb, calls, extra_baskets, decompress_mb_per_s, b, process_mb_per_s,
+            keys, key_s))
     per_mb = (1.0 / decompress_mb_per_s if decompress_mb_per_s > 0 else 0.0) + \
         (1.0 / process_mb_per_s if process_mb_per_s else 0.0)
     b = basket_s or 0.0
