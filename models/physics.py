@@ -22,12 +22,14 @@ independent devices, each delivering R_io:
     R_total(N) = N_e R_1 / (1 + (N_e - 1) R_1 / (N_io R_io))
 
 where N_e counts the workers the cores can run: each core counts 1, each extra hyper-thread
-``ht_weight``, and workers beyond the logical cores add nothing; no more workers than units of
-work (files, clusters, packets) are busy; and for the analysis' CPU work each core beyond the
-first adds ``parallel_efficiency`` (shared caches, memory bandwidth, other users).  Data in
-the page cache reads at the cache rate with no device contention; remote data crosses a link
-of a given rate and per-request latency, whose capacity caps the total (a smooth minimum
-keeps the model differentiable for the fit).
+``ht_weight``, and workers beyond the logical cores add nothing to it; for CPU work they take
+something away (``oversubscribed``: the share of the logical cores' rate left at twice their
+number, linearly between); no more workers than units of work (files, clusters, packets) are
+busy; and for the analysis' CPU work each core beyond the first adds ``parallel_efficiency``
+(shared caches, memory bandwidth, other users).  Data in the page cache reads at the cache
+rate with no device contention; remote data crosses a link of a given rate and per-request
+latency, whose capacity caps the total (a smooth minimum keeps the model differentiable for
+the fit).
 
 ``basket_s`` (and the ``baskets`` column) came last, with a default of 0, so that older site
 descriptions, configurations and code keep their meaning: no per-basket cost.
@@ -72,6 +74,7 @@ PARAMS = (
     "parallel_efficiency",  # what each core beyond the first adds to the analysis' CPU work
     "basket_s",             # fixed cost of one basket read, per basket
     "io_overlap",           # share of the shorter of a worker's I/O and CPU the longer hides
+    "oversubscribed",       # rate at twice the logical cores' workers / at the logical cores'
 )
 
 #: A smooth minimum's sharpness (p-norm exponent): within 1% of min() past a 2x ratio.
@@ -103,6 +106,10 @@ class Params:
     #: it); 1: its reads run behind its CPU work (a reader fetching ahead in threads), so the
     #: larger of the two binds.  Last, with a default of 0, for the same reason.
     io_overlap: float = 0.0
+    #: workers beyond the logical cores share them: at twice the logical cores the CPU work
+    #: runs at this share of the logical cores' rate (context switches, caches evicted by the
+    #: other workers), linearly between.  Last, with a default of 1 (no loss), likewise.
+    oversubscribed: float = 1.0
 
     def vector(self) -> np.ndarray:
         """The parameters in the order of ``PARAMS``."""
@@ -200,6 +207,11 @@ def rates(p: Params, X: np.ndarray, cores: Cores) -> np.ndarray:
     n_cores = cores.effective(busy)
     cpu_work = (dec > 0.5) | (proc > 0.5) | (opens > 0.5) | (calls > 0) | (baskets > 0)
     n_eff = np.where(cpu_work, 1.0 + p.parallel_efficiency * (n_cores - 1.0), n_cores)
+    # workers beyond the logical cores take turns on them: at twice the logical cores their
+    # CPU work runs at ``oversubscribed`` of the logical cores' rate, linearly between
+    logical = float(cores.cores * max(cores.threads_per_core, 1))
+    over = np.clip((busy - logical) / logical, 0.0, 1.0)
+    n_eff = np.where(cpu_work, n_eff * (1.0 - (1.0 - p.oversubscribed) * over), n_eff)
     # contention on the devices: none for cached or in-memory data (each worker its own stream)
     contended = (io > 0.5) & (cached < 0.5)
     total = np.where(contended, shared_devices(n_eff, r1, r_io, p.devices), n_eff * r1)

@@ -163,7 +163,9 @@ def test_parameter_recovery(regime: str, seed: int) -> None:
     truth, loop_cached, sharp = REGIMES[regime]
     X = calibration_design(loop_cached=loop_cached)
     model = fitted(X, measure(truth, X, seed))
-    assert sharp <= set(model.free_params_) <= FITTABLE
+    assert sharp <= set(model.free_params_) <= FITTABLE | {"oversubscribed"}
+    # no point runs more workers than cores: the loss beyond them is assumed over its range
+    assert "oversubscribed" in model.assumed_
     # local data: nothing says anything about a network link
     assert set(model.unconstrained_) == set(PARAMS) - set(model.free_params_) - {"io_overlap"}
     assert {"network_mb_per_s", "latency_ms"} <= set(model.unconstrained_)
@@ -567,6 +569,35 @@ def test_the_io_overlap_is_fitted_from_cold_and_warm_loops() -> None:
         model.fit(X, measure(with_(truth, io_overlap=phi), X, seed=7))
         assert "io_overlap" in model.free_params_ and "io_overlap" not in model.assumed_
         assert model.params_["io_overlap"] == pytest.approx(near, abs=0.15), phi
+
+
+def test_workers_beyond_the_logical_cores_cost_the_cpu_work() -> None:
+    # CPU-bound work on 2 cores: 2 workers run at twice one's rate; at 4 (twice the logical
+    # cores) the rate is ``oversubscribed`` of 2's, linearly between, and no less beyond; raw
+    # reads (no CPU work) are not touched; the default keeps the old plateau
+    p = with_(IO_ONLY, decompress_mb_per_s=50.0, oversubscribed=0.8)
+    cpu = config_matrix([{"workers": w, "file_mb": 10.0, "decompress": 1, "io": 0}
+                         for w in (1, 2, 3, 4, 6)])
+    r = rates(p, cpu, Cores(2))
+    np.testing.assert_allclose(r / r[1], [0.5, 1.0, 0.9, 0.8, 0.8])
+    r_plain = rates(with_(p, oversubscribed=1.0), cpu, Cores(2))
+    np.testing.assert_allclose(r_plain / r_plain[1], [0.5, 1.0, 1.0, 1.0, 1.0])
+    reads = config_matrix([{"workers": w, "file_mb": BIG, "cached": 1} for w in (2, 4)])
+    np.testing.assert_allclose(rates(p, reads, Cores(2)), rates(with_(p, oversubscribed=1.0),
+                                                                reads, Cores(2)))
+    # hyper-threads count as logical cores: 4 workers on 2 cores x 2 threads lose nothing
+    np.testing.assert_allclose(rates(p, cpu[3:4], Cores(2, 2)),
+                               rates(with_(p, oversubscribed=1.0), cpu[3:4], Cores(2, 2)))
+    assert Params(1, 1, 1, 1, 1, 1, 1).oversubscribed == 1.0
+
+
+def test_oversubscription_is_fitted_where_points_run_more_workers_than_cores() -> None:
+    truth = with_(CPU_BOUND, oversubscribed=0.8)
+    loop = {"decompress": 1, "process": 1, "cached": 1, "file_mb": 50.0}
+    X = config_matrix([{**loop, "workers": w} for w in (1, 2, 3, 4, 6, 8)])
+    model = fitted(X, measure(truth, X, seed=3))
+    assert "oversubscribed" in model.free_params_ and "oversubscribed" not in model.assumed_
+    assert model.params_["oversubscribed"] == pytest.approx(0.8, abs=0.06)
 
 
 def test_remote_link_is_fitted_from_remote_points() -> None:

@@ -41,6 +41,18 @@ def test_a_cpu_bound_job_keeps_the_gain_of_its_cores() -> None:
     assert g.low <= 1.3 + 0.01 and g.high >= 1.99
 
 
+def test_more_processes_than_cores_cost_the_cpu_work() -> None:
+    job = SharedJob(io_s=0.0, cpu_s=8.0, files=12)  # 2, 3 or 4 processes share it evenly
+    two, four = job.seconds(2, 1.0, TWO), job.seconds(4, 1.0, TWO, oversubscribed=0.8)
+    assert two == pytest.approx(4.0) and four == pytest.approx(4.0 / 0.8)
+    assert job.seconds(3, 1.0, TWO, 0.8) == pytest.approx(4.0 / 0.9)  # linearly between
+    assert job.seconds(4, 1.0, TWO) == pytest.approx(two)  # the default: no loss
+    # the interval spans the range given, the point is the central value's
+    g = workers_gain(job, 4, (1.0, 1.0, 1.0), TWO, oversubscribed=(0.85, 0.7, 1.0))
+    assert g.speedup == pytest.approx(2 * 0.85)
+    assert g.low == pytest.approx(2 * 0.7) and g.high == pytest.approx(2.0)
+
+
 def test_the_device_floor_holds_with_perfect_scaling() -> None:
     """Half the time on the device: at most 2x, however many processes and cores."""
     job = SharedJob(io_s=5.0, cpu_s=5.0, files=64)

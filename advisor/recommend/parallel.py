@@ -42,7 +42,7 @@ def workers_rule(ctx: Context) -> Recommendation | None:
     if shared is not None:  # the program's reader: its own curve's knee, where it is lower
         job, _ = shared
         reader_n = knee(scaling(job, [w for w, _ in preds], efficiency(ctx)[0],
-                                ctx.baseline.cores))
+                                ctx.baseline.cores, oversubscription(ctx)[0]))
         n = min(n, max(reader_n, 1))
         if n <= ctx.workers_now:
             return None
@@ -183,16 +183,27 @@ def _assumed(ctx: Context) -> bool:
 
 
 def efficiency(ctx: Context) -> tuple[float, float, float]:
-    """The parallel efficiency of the CPU work: (point, low, high).  Assumed: its plausible
-    range (``models.throughput.PLAUSIBLE``), no narrower; fitted: its 90% interval (log-normal,
+    """The parallel efficiency of the CPU work: (point, low, high) (:func:`_spread`)."""
+    return _spread(ctx, "parallel_efficiency")
+
+
+def oversubscription(ctx: Context) -> tuple[float, float, float]:
+    """The CPU work's rate at twice the logical cores' workers, of the logical cores' rate:
+    (point, low, high) (:func:`_spread`)."""
+    return _spread(ctx, "oversubscribed")
+
+
+def _spread(ctx: Context, name: str) -> tuple[float, float, float]:
+    """A parameter in (0, 1]: (point, low, high).  Assumed: its plausible range
+    (``models.throughput.PLAUSIBLE``), no narrower; fitted: its 90% interval (log-normal,
     within the fit's bounds); fixed or without an uncertainty: the value alone."""
-    value = ctx.param("parallel_efficiency") or 1.0
-    p = ctx.summary.parameters.get("parallel_efficiency")
-    lo_b, hi_b = BOUNDS["parallel_efficiency"]
+    value = ctx.param(name) or 1.0
+    p = ctx.summary.parameters.get(name)
+    lo_b, hi_b = BOUNDS[name]
     if p is None or p.uncertainty is None or p.value <= 0:
         return value, value, value
     if p.source == "assumed":
-        lo, hi = PLAUSIBLE["parallel_efficiency"]
+        lo, hi = PLAUSIBLE[name]
         return value, min(lo, value), max(hi, value)
     spread = math.exp(_Z90 * p.uncertainty / p.value)
     return value, max(value / spread, lo_b), min(value * spread, hi_b)
@@ -203,7 +214,8 @@ def _gain(ctx: Context, shared: tuple[SharedJob, _Baseline] | None, n: int
     if shared is None:
         return None
     job, base = shared
-    return workers_gain(job, n, efficiency(ctx), ctx.baseline.cores, base.measured_s)
+    return workers_gain(job, n, efficiency(ctx), ctx.baseline.cores, base.measured_s,
+                        oversubscription(ctx))
 
 
 def _point(ctx: Context, shared: tuple[SharedJob, _Baseline] | None,

@@ -101,8 +101,11 @@ class SharedJob:
             return float(n)
         return units / math.ceil(units / n)
 
-    def seconds(self, workers: int, efficiency: float, cores: Cores) -> float:
-        """Seconds for the whole job on ``workers`` processes."""
+    def seconds(self, workers: int, efficiency: float, cores: Cores,
+                oversubscribed: float = 1.0) -> float:
+        """Seconds for the whole job on ``workers`` processes (``oversubscribed``: the CPU
+        work's rate at twice the logical cores' processes, of the logical cores' rate, as the
+        rate model's parameter of that name)."""
         n = max(int(workers), 1)
         cpu = self.cpu_s + max(n - self.files, 0) * self.open_s  # files opened twice
         if n == 1:
@@ -110,6 +113,8 @@ class SharedJob:
         jobs = min(self.parallelism(n), float(n))
         cores_used = float(cores.effective(np.array([jobs]))[0])
         n_cpu = 1.0 + efficiency * (cores_used - 1.0)  # cores' worth of CPU for the job
+        logical = float(cores.cores * max(cores.threads_per_core, 1))
+        n_cpu *= 1.0 - (1.0 - oversubscribed) * min(max((jobs - logical) / logical, 0.0), 1.0)
         io = self.device_s(n)
         if self.limit == "max":
             return max(io / min(self.devices, jobs), cpu / n_cpu)
@@ -205,11 +210,14 @@ def overlap(job: SharedJob, measured_s: float | None) -> tuple[SharedJob, str]:
 
 
 def workers_gain(job: SharedJob, workers: int, efficiency: Sequence[float], cores: Cores,
-                 measured_s: float | None = None) -> WorkersGain:
+                 measured_s: float | None = None,
+                 oversubscribed: Sequence[float] = (1.0, 1.0, 1.0)) -> WorkersGain:
     """The speed-up of ``workers`` processes over one.  ``efficiency``: (point, low, high) of
     what each core beyond the first adds; ``measured_s``: a cold pass of the reader over the
-    whole job, measured (see :func:`splits`)."""
+    whole job, measured (see :func:`splits`); ``oversubscribed``: (point, low, high) of the
+    CPU work's rate beyond the logical cores (:meth:`SharedJob.seconds`)."""
     eff, lo_eff, hi_eff = efficiency
+    eta, lo_eta, hi_eta = oversubscribed
     job, form = overlap(job, measured_s)
     how, cases = splits(job, measured_s)
     how = f"{how}; {form}"
@@ -220,8 +228,11 @@ def workers_gain(job: SharedJob, workers: int, efficiency: Sequence[float], core
     for label, j in cases:
         one = j.one()
         for e in (lo_eff, hi_eff):
-            corners.append((f"{label}, efficiency {e:.2f}", one / j.seconds(workers, e, cores)))
-    t = job.seconds(workers, eff, cores)
+            for o in sorted({lo_eta, hi_eta}):
+                what = f", oversubscribed {o:.2f}" if lo_eta != hi_eta else ""
+                corners.append((f"{label}, efficiency {e:.2f}{what}",
+                                one / j.seconds(workers, e, cores, o)))
+    t = job.seconds(workers, eff, cores, eta)
     point = job.one() / t
     values = [point, *(g for _, g in corners)]
     return WorkersGain(workers=workers, speedup=point, low=min(values), high=max(values),
@@ -230,10 +241,10 @@ def workers_gain(job: SharedJob, workers: int, efficiency: Sequence[float], core
                        corners=tuple(corners))
 
 
-def scaling(job: SharedJob, counts: Sequence[int], efficiency: float, cores: Cores
-            ) -> list[tuple[int, float]]:
+def scaling(job: SharedJob, counts: Sequence[int], efficiency: float, cores: Cores,
+            oversubscribed: float = 1.0) -> list[tuple[int, float]]:
     """``(workers, whole jobs per second)`` at each count: the curve whose knee W001 takes."""
-    return [(n, 1.0 / job.seconds(n, efficiency, cores)) for n in counts]
+    return [(n, 1.0 / job.seconds(n, efficiency, cores, oversubscribed)) for n in counts]
 
 
 __all__ = ["SPLIT_FACTOR", "SharedJob", "WorkersGain", "overlap", "scaling", "splits",

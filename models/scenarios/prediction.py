@@ -51,6 +51,7 @@ UNITS = {
     "parallel_efficiency": "of a core, per core beyond the first",
     "basket_s": "s per basket read",
     "io_overlap": "0: reads, then CPU; 1: the larger",
+    "oversubscribed": "of the rate, at twice the logical cores' workers",
 }
 
 
