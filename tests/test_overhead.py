@@ -50,8 +50,10 @@ def test_call_cost_is_measured_and_leaves_nothing(private_tmp: Path, tiny_demo: 
 
 def test_parallel_loop(tiny_demo: Path) -> None:
     ds = probe_dataset([tiny_demo / "small_files"])
-    # a share both runs fit in on a loaded machine (a run that does not fit is left out)
-    points = measure_parallel_loop(Session(10.0), list(ds.file_paths), "esdTree", None, 8.0,
+    # a share both runs fit in on a loaded machine (a run that does not fit is left out; 8 s
+    # did not on a loaded 2-core machine, where the processes' start took most of it): the
+    # share only bounds the time, the data read does not depend on it
+    points = measure_parallel_loop(Session(60.0), list(ds.file_paths), "esdTree", None, 40.0,
                                    workers=2)
     assert [p.workers for p in points] == [1, 2]
     assert all(p.aggregate_mb_per_s and p.aggregate_mb_per_s > 0 for p in points)
