@@ -24,6 +24,10 @@ baskets), 120 tiny files (100 branches, ZSTD-5), one 42 MB file of scalars and S
 3. the analysis (``_advice_true_analysis.py``: one process, ``uproot.iterate`` over every
    branch, uproot's defaults) before and after each, cold (the files' pages evicted), in
    ``--repeats`` passes whose order alternates; realised = median events/s after / before.
+   Each pass starts with a machine check (the same pure-Python loop in one process, then two
+   at once: this shared machine's single-core speed moved 2x between checks seconds apart),
+   and one runs before the report: a CPU-bound miss can be read against them.  The table
+   shows each pass's own after / before beside the medians' ratio.
 
 ``--also W001`` also measures those codes where the report has them but does not show them as
 gains (outside the top three, or marked not recommended): rows counted apart.
@@ -262,6 +266,24 @@ def analysis(disk: Disk, files: list[Path], *, workers: int = 1, step: int | Non
     return float(events / wall)
 
 
+#: the machine check's pure-Python loop (about 0.5 s on one core of the development machine)
+SPIN = "s=0\nfor i in range(6_000_000): s += i"
+
+
+def machine_check() -> dict[str, float]:
+    """How much CPU the shared machine gives at this moment: the same pure-Python loop in one
+    process, then in two at once.  ``speed``: 1 / the one process' seconds (a relative
+    figure); ``cores``: how many of those loops' worth run at once (2 x one's time / the
+    pair's), near 2 on an idle 2-core machine.  A pass whose check differs from the
+    calibration's moment explains a CPU-bound miss; the check is printed with each pass."""
+    argv = [sys.executable, "-c", f"import time\nt = time.perf_counter()\n{SPIN}\n"
+            "print(time.perf_counter() - t)"]
+    one = float(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
+    pair = [subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    two = max(float(p.communicate()[0]) for p in pair)
+    return {"one_s": round(one, 3), "two_s": round(two, 3), "cores": round(2 * one / two, 2)}
+
+
 def apply(disk: Disk, rec: dict[str, Any], files: list[Path], out: Path
           ) -> tuple[dict[str, Any] | None, str]:
     """How the recommendation is measured: (analysis keyword arguments for the "after" read,
@@ -331,6 +353,9 @@ def run_one(name: str, disk: Disk, args: argparse.Namespace) -> dict[str, Any]:
         os.sync()
     files = sorted(data.glob("*.root"))
     with locked(f"{name} report ({disk.name})"):
+        at_report = machine_check()  # the machine as the calibration found it (about)
+        print(f"  machine before the report: one loop {at_report['one_s']:.2f} s, "
+              f"{at_report['cores']:.2f} cores' worth", flush=True)
         try:
             doc = report(disk, data, args.budget)
         except RuntimeError as exc:  # the working tree can be mid-edit: once more
@@ -384,14 +409,18 @@ def run_one(name: str, disk: Disk, args: argparse.Namespace) -> dict[str, Any]:
                          "applied": f"{how}; then the option's uproot step_size={step}",
                          "predicted_for": o["name"]})
     rates: dict[str, list[float]] = {v: [] for v, _ in variants}
+    checks: list[dict[str, float]] = []
     if len(variants) > 1:
         with locked(f"{name} passes ({disk.name})"):
             for k in range(args.repeats):
+                checks.append(machine_check())
                 for v, kw in (variants if k % 2 == 0 else variants[::-1]):
                     kw = dict(kw)
                     rates[v].append(analysis(disk, kw.pop("files"), **kw))
                 print("  pass " + str(k + 1) + ": " + ", ".join(
-                    f"{v} {rates[v][-1]:,.0f}" for v, _ in variants) + " events/s", flush=True)
+                    f"{v} {rates[v][-1]:,.0f}" for v, _ in variants) + " events/s (machine: "
+                    f"one loop {checks[-1]['one_s']:.2f} s, {checks[-1]['cores']:.2f} cores' "
+                    "worth)", flush=True)
     before = statistics.median(rates["before"]) if rates["before"] else None
     for row in rows:
         after = rates.get(row["key"])
@@ -414,7 +443,8 @@ def run_one(name: str, disk: Disk, args: argparse.Namespace) -> dict[str, Any]:
                                                        "speedup_low", "speedup_high",
                                                        "contradicted", "rank_note")}
                                 for r in doc.get("recommendations") or []],
-            "rows": rows, "measured_at": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+            "rows": rows, "machine": checks, "machine_at_report": at_report,
+            "measured_at": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
             "load": os.getloadavg()[0]}
 
 
@@ -430,7 +460,8 @@ def slow_disk(size_mb: int) -> Any:
 
 def table(results: list[dict[str, Any]]) -> None:
     print("\n| dataset | disk | code | applied as | predicted (interval) | realised | realised "
-          "/ predicted | inside | within 20% |\n|---|---|---|---|---|---|---|---|---|")
+          "/ predicted | inside | within 20% | each pass's after / before (min-max) |\n"
+          "|---|---|---|---|---|---|---|---|---|---|")
     n = inside = within = 0
     w001: list[str] = []
     also: list[dict[str, Any]] = []
@@ -439,7 +470,7 @@ def table(results: list[dict[str, Any]]) -> None:
             pred = f"{r['predicted']:.2f} ({r['low']:.2f}–{r['high']:.2f})"
             if "realised" not in r:
                 print(f"| {res['dataset']} | {res['disk']} | {r['code']} | not applied: "
-                      f"{r['applied']} | {pred} | — | — | — | — |")
+                      f"{r['applied']} | {pred} | — | — | — | — | — |")
                 continue
             if not r.get("option") and not r.get("also"):
                 n += 1
@@ -455,9 +486,14 @@ def table(results: list[dict[str, Any]]) -> None:
                 code = f"{code} ({r['also']}; --also)"
             if r.get("option"):
                 how = r["predicted_for"]
+            # the same pass's two runs, side by side: how far the machine moves the ratio
+            each = [a / b for a, b in zip(r.get("after_events_per_s") or [],
+                                          res.get("before_events_per_s") or [], strict=False)
+                    if b]
+            spread = f"{min(each):.2f}–{max(each):.2f}" if each else "—"
             print(f"| {res['dataset']} | {res['disk']} | {code} | {how} | {pred} | "
                   f"{r['realised']:.2f} | {r['ratio']:.2f} | {'yes' if r['inside'] else '**no**'}"
-                  f" | {'yes' if r['within20'] else '**no**'} |")
+                  f" | {'yes' if r['within20'] else '**no**'} | {spread} |")
     if n:
         print(f"\napplied {n} (options not counted): within 20% {within} "
               f"({100 * within / n:.0f}%, target 90%); "
