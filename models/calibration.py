@@ -300,7 +300,7 @@ def _open_cost_inputs(x: _Inputs) -> None:
 
 
 def _call_cost_inputs(x: _Inputs) -> None:
-    loop = loop_call_costs(x.cal, x.tree)
+    loop = loop_call_costs(x.cal, x.tree, assume_baskets=False)
     if loop is not None and x.cal.event_loop is not None:
         # the calls hold about one basket per branch: the per-call cost from the warm loop
         # itself (see ``loop_call_costs``); the test's per-MB rate would count the baskets'
@@ -427,7 +427,8 @@ def dataset_decompression_mb_per_s(cal: Calibration, alg: str | None) -> float |
     return 0.0 if alg in (None, "none") else None
 
 
-def loop_call_costs(cal: Calibration, tree: TreeProfile | None) -> LoopCosts | None:
+def loop_call_costs(cal: Calibration, tree: TreeProfile | None, *, assume_baskets: bool = True
+                    ) -> LoopCosts | None:
     """The per-call cost of uproot's plain event loop from the calibration's warm loop
     (:func:`models.replay.predict.loop_costs`: the loop's time per file less its MB at the
     measured decompression rate, and the baskets beyond the first per branch and call at the
@@ -438,7 +439,10 @@ def loop_call_costs(cal: Calibration, tree: TreeProfile | None) -> LoopCosts | N
     branch) counts those fixed costs per MB: on three ROOT-written datasets of small files
     the fitted per-MB rate was 2-6x slower than reading a merged file of the same data.
     ``None`` where the loop ran another engine, reader or the user's analysis, or there is
-    no warm loop or measured decompression rate (where the data is compressed)."""
+    no warm loop or measured decompression rate (where the data is compressed).
+    ``assume_baskets``: where the per-basket test did not run, the baskets cost the replay's
+    assumption (:func:`models.replay.predict.assumed_baskets`); ``False``: nothing (the rate
+    model's rows then carry no baskets either)."""
     from .replay.predict import loop_costs
 
     loop = cal.event_loop
@@ -464,9 +468,9 @@ def loop_call_costs(cal: Calibration, tree: TreeProfile | None) -> LoopCosts | N
     up = cal.unpacking
     proc = up.compressed_mb_per_s if up is not None and (
         up.basket_call_s is not None or up.branch_call_s is not None) else None
-    bc = cal.basket_cost
+    measured = cal.basket_cost.basket_s if cal.basket_cost is not None else None
     return loop_costs(per_file / warm, mb, calls, baskets - read * calls, dec,
-                      bc.basket_s if bc is not None else None, proc)
+                      measured if measured is not None or assume_baskets else 0.0, proc)
 
 
 def _branches_with_data(tree: TreeProfile) -> int:
