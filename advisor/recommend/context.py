@@ -331,6 +331,9 @@ class Context:
                       "fixed": "assumed"}[p.source]
             if p.uncertainty is not None:
                 note = f"± {_round(p.uncertainty * scale, digits)} (1σ)"
+            elif p.source == "assumed":
+                note = ("no measurement constrains it: where the fit left it, with no interval "
+                        "of its own")
         return Evidence(label, _round(self.param(name) * scale, digits), unit or
                         (p.unit if p else ""), source, note)  # type: ignore[arg-type]
 
