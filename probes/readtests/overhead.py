@@ -248,14 +248,23 @@ def measure_parallel_loop(session: Session, files: Sequence[str], tree_name: str
     # one run: the processes' start, and the data at the single loop's rate where known
     mb = sum(p.compressed_bytes for p in plan.parts if p.path in paths) / 1e6
     run_s = START_S + (mb / rate_mb_per_s if rate_mb_per_s else 0.0)
+    from .conversion import MIN_BUDGET_S as CONVERSION_MIN_BUDGET_S
+
+    # the later tests' time is free where the one that needs it (the TTree -> RNTuple
+    # conversion) will not run: a budget too short for it (it skips itself), or not listed
+    free = "conversion" not in session.pending or session.budget_s < CONVERSION_MIN_BUDGET_S
+
     def room(seconds: float) -> float:
-        """Seconds available for a run: this test's share, or beyond it the time the later
-        tests need no part of for their minimums (``Session.spare``), the deadline moved
-        out where that is what fits.  Two runs are worth more than one run's point alone:
-        at --budget 30, ten calibrations of five datasets left the k workers' run out six
-        times (and the whole test four times), and ended 2-7 s under their budget."""
+        """Seconds available for a run: this test's share, or beyond it (where ``free``) the
+        time the later tests need no part of for their minimums (``Session.spare``), the
+        deadline moved out where that is what fits.  Two runs are worth more than one run's
+        point alone: at --budget 30, ten calibrations of five datasets left the k workers'
+        run out six times (and the whole test four times), and ended 2-7 s under their
+        budget, the conversion's share unused."""
         nonlocal deadline
         left = session.left(deadline)
+        if not free:
+            return left
         if left < seconds <= session.spare() - ROOM_MARGIN_S:
             deadline = session.clock() + seconds + ROOM_MARGIN_S  # checked again at once
             session.extend(seconds + ROOM_MARGIN_S)
