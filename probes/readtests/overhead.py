@@ -38,6 +38,10 @@ CANDIDATES = 8
 MERGE_INPUTS = 2
 #: A merge of the inputs takes about this many times opening them (reading every branch).
 MERGE_OPENS = 4
+#: MB of arrays (uncompressed) per second uproot's writer compresses with LZMA, about: two
+#: NanoAOD-like files of 592 branches (LZMA-9) took 23 s to merge here, over a 28 s budget
+#: (a budget estimate, not a figure the advice shows)
+LZMA_WRITE_MB_PER_S = 1.0
 #: Compressed bytes the per-call test reads in its long read at most.
 SPLIT_BYTES = 16e6
 #: ... and at most this many per second of the share left when the reads start.
@@ -187,16 +191,29 @@ def measure_call_cost(session: Session, files: Sequence[str], tree_name: str,
             break
     with tempfile.TemporaryDirectory(prefix="hep-advisor-calls-") as tmp:
         if best is None:
-            inputs = [p.path for p in plan.parts[:MERGE_INPUTS]]
-            if len(inputs) < 2:
-                inputs = [p.path for p in plan_reads(
-                    largest, tree_name, branches, max_bytes=1e12).parts[:MERGE_INPUTS]]
+            parts = list(plan.parts[:MERGE_INPUTS])
+            if len(parts) < 2:
+                # the first plan stopped at its deadline after one file: plan the inputs again
+                # only where that and the merge fit (without a deadline it opened up to
+                # CANDIDATES files)
+                session.need((1 + MERGE_OPENS) * MERGE_INPUTS * open_s,
+                             f"opening and merging {MERGE_INPUTS} files into a temporary "
+                             "file (the files hold one basket per branch)", deadline)
+                parts = list(plan_reads(largest[:MERGE_INPUTS], tree_name, branches,
+                                        max_bytes=1e12).parts)
+            inputs = [p.path for p in parts]
             if len(inputs) < 2:
                 raise ValueError("one file with one basket per branch: no per-call cost")
-            # reading the inputs whole and writing them takes a few times opening them
-            session.need(MERGE_OPENS * open_s * len(inputs),
+            # reading the inputs whole and writing them takes a few times opening them, and
+            # LZMA's compression on top (the copy is compressed as the data is)
+            with uproot.open(inputs[0]) as f:
+                lzma = type(getattr(f.file, "compression", None)).__name__ == "LZMA"
+            write_s = sum(p.uncompressed_bytes for p in parts) / 1e6 / LZMA_WRITE_MB_PER_S \
+                if lzma else 0.0
+            session.need(MERGE_OPENS * open_s * len(inputs) + write_s,
                          f"merging {len(inputs)} files into a temporary file (the files hold "
-                         "one basket per branch)", deadline)
+                         "one basket per branch)" + (", LZMA-compressed" if lzma else ""),
+                         deadline)
             session.report(test, 0.2, f"merging {len(inputs)} files into a temporary file")
             path, first = _merged_copy(inputs, tree_name, selected, tmp)
             source = f"a temporary merge of {len(inputs)} files (removed)"
