@@ -169,7 +169,8 @@ def main() -> int:
 
     from advisor.core import advise_from, sample_basket_maps
     from advisor.demo.root_writer import hadd_path
-    from models.replay.predict import STEP_BYTES, costs_from, layout_time, merge_prediction
+    from models.replay.cpucosts import costs_from
+    from models.replay.predict import STEP_BYTES, layout_time, merge_prediction
     from probes.basketmap import read_basket_map
     from testbench import availability, emulated_disks
 

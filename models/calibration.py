@@ -430,7 +430,7 @@ def dataset_decompression_mb_per_s(cal: Calibration, alg: str | None) -> float |
 def loop_call_costs(cal: Calibration, tree: TreeProfile | None, *, assume_baskets: bool = True
                     ) -> LoopCosts | None:
     """The per-call cost of uproot's plain event loop from the calibration's warm loop
-    (:func:`models.replay.predict.loop_costs`: the loop's time per file less its MB at the
+    (:func:`models.replay.cpucosts.loop_costs`: the loop's time per file less its MB at the
     measured decompression rate, and the baskets beyond the first per branch and call at the
     per-basket cost where measured), where the loop's calls hold at most
     ``LOOP_CALL_MAX_BASKETS`` baskets per branch: small files, whose read calls cost what
@@ -441,9 +441,9 @@ def loop_call_costs(cal: Calibration, tree: TreeProfile | None, *, assume_basket
     ``None`` where the loop ran another engine, reader or the user's analysis, or there is
     no warm loop or measured decompression rate (where the data is compressed).
     ``assume_baskets``: where the per-basket test did not run, the baskets cost the replay's
-    assumption (:func:`models.replay.predict.assumed_baskets`); ``False``: nothing (the rate
+    assumption (:func:`models.replay.cpucosts.assumed_baskets`); ``False``: nothing (the rate
     model's rows then carry no baskets either)."""
-    from .replay.predict import loop_costs
+    from .replay.cpucosts import loop_costs
 
     loop = cal.event_loop
     if tree is None or loop is None or loop.engine != "uproot" or loop.analysis is not None \

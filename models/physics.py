@@ -136,6 +136,14 @@ class Cores:
         on_threads = np.clip(n - self.cores, 0.0, extra_threads)
         return on_cores + self.ht_weight * on_threads
 
+    def oversubscribed(self, workers: np.ndarray, share: float) -> np.ndarray:
+        """What is left of the CPU work's rate with ``workers`` busy: 1 up to the logical
+        cores, ``share`` (the ``oversubscribed`` parameter) at twice them, linearly between,
+        no lower beyond."""
+        logical = float(self.cores * max(self.threads_per_core, 1))
+        over = np.clip((np.asarray(workers, dtype=float) - logical) / logical, 0.0, 1.0)
+        return 1.0 - (1.0 - share) * over
+
 
 def softmin(a: np.ndarray, b: np.ndarray, p: float = SOFTMIN_P) -> np.ndarray:
     return (np.power(a, -p) + np.power(b, -p)) ** (-1.0 / p)
@@ -207,11 +215,8 @@ def rates(p: Params, X: np.ndarray, cores: Cores) -> np.ndarray:
     n_cores = cores.effective(busy)
     cpu_work = (dec > 0.5) | (proc > 0.5) | (opens > 0.5) | (calls > 0) | (baskets > 0)
     n_eff = np.where(cpu_work, 1.0 + p.parallel_efficiency * (n_cores - 1.0), n_cores)
-    # workers beyond the logical cores take turns on them: at twice the logical cores their
-    # CPU work runs at ``oversubscribed`` of the logical cores' rate, linearly between
-    logical = float(cores.cores * max(cores.threads_per_core, 1))
-    over = np.clip((busy - logical) / logical, 0.0, 1.0)
-    n_eff = np.where(cpu_work, n_eff * (1.0 - (1.0 - p.oversubscribed) * over), n_eff)
+    # workers beyond the logical cores take turns on them
+    n_eff = np.where(cpu_work, n_eff * cores.oversubscribed(busy, p.oversubscribed), n_eff)
     # contention on the devices: none for cached or in-memory data (each worker its own stream)
     contended = (io > 0.5) & (cached < 0.5)
     total = np.where(contended, shared_devices(n_eff, r1, r_io, p.devices), n_eff * r1)

@@ -114,7 +114,7 @@ class ReaderCpu:
 
     @classmethod
     def from_costs(cls, costs: CpuCosts) -> ReaderCpu:
-        """A local calibration's terms (``models.replay.predict.costs_from``): the open's CPU
+        """A local calibration's terms (``models.replay.cpucosts.costs_from``): the open's CPU
         part, decompression + processing per MB, the cost per basket (per call: not a round
         trip's, so not used here)."""
         return cls(costs.open_s, costs.per_mb_s(), costs.basket_s)

@@ -11,7 +11,8 @@ import pytest
 
 from helpers import clustered_map
 from models.replay import LocalDevice
-from models.replay.predict import CpuCosts, Reader, layout_time
+from models.replay.cpucosts import CpuCosts
+from models.replay.predict import Reader, layout_time
 from models.replay.rewrite import (
     recoded_costs,
     recompressed,

@@ -303,7 +303,7 @@ def test_job_overlaps_cpu_for_uproot_and_adds_it_for_root(bmap: BasketMap) -> No
 
 def test_reader_cpu_from_a_local_calibration() -> None:
     from models.remote import ReaderCpu
-    from models.replay.predict import CpuCosts
+    from models.replay.cpucosts import CpuCosts
 
     cpu = ReaderCpu.from_costs(CpuCosts(open_s=0.02, call_s=0.001, basket_s=1e-5,
                                         decompress_mb_per_s=200.0, process_mb_per_s=100.0))

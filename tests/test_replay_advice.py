@@ -13,8 +13,8 @@ import pytest
 from helpers import clustered_map as interleaved
 from models import scenarios as sc
 from models.replay import LocalDevice
+from models.replay.cpucosts import CpuCosts
 from models.replay.predict import (
-    CpuCosts,
     Reader,
     cluster_step,
     layout_time,

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from models.replay import LocalDevice
+from models.replay.cpucosts import CpuCosts
 from models.replay.layouts import fast_merge, groups, optimized_merge
-from models.replay.predict import CpuCosts, layout_time, merge_prediction
+from models.replay.predict import layout_time, merge_prediction
 from probes.basketmap import BasketMap, Region, synthetic_map
 
 KB = 1000

@@ -9,17 +9,19 @@ from dataclasses import replace
 import pytest
 
 from models.replay import LocalDevice
-from models.replay.overlap import CallShapes, call_shapes
-from models.replay.predict import (
+from models.replay.cpucosts import (
     UPROOT_BASKET_S,
     UPROOT_BASKET_S_RANGE,
     CpuCosts,
     LoopCosts,
+    costs_from,
+    loop_costs,
+)
+from models.replay.overlap import CallShapes, call_shapes
+from models.replay.predict import (
     MergePrediction,
     Reader,
-    costs_from,
     layout_time,
-    loop_costs,
     merge_prediction,
     reader_loop_costs,
 )
@@ -263,7 +265,8 @@ def test_the_programs_reader_replayed_costs_what_its_warm_loop_measured() -> Non
 
 
 def test_the_pre_pass_keys_assumed_cost_spans_the_interval() -> None:
-    from models.replay.predict import UPROOT_KEY_S_RANGE, reader_change
+    from models.replay.cpucosts import UPROOT_KEY_S_RANGE
+    from models.replay.predict import reader_change
 
     m = one_file("/x.root", branches=20, baskets=2, size=50_000)
     warm = replace(DEV, warm=True)

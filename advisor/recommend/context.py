@@ -10,20 +10,22 @@ from functools import cached_property
 from models.calibration import dataset_decompression_mb_per_s, loop_call_costs
 from models.replay import LocalDevice
 from models.replay.baseline import ReaderBaseline
-from models.replay.predict import (
-    STEP_BYTES,
+from models.replay.cpucosts import (
     UPROOT_BASKET_S,
     UPROOT_BASKET_S_RANGE,
     UPROOT_KEY_S,
-    UPROOT_OVERLAP,
-    UPROOT_OVERLAP_RANGE,
     CpuCosts,
-    LayoutTime,
     LoopCosts,
-    MergePrediction,
-    Reader,
     assumed_baskets,
     costs_from,
+)
+from models.replay.predict import (
+    STEP_BYTES,
+    UPROOT_OVERLAP,
+    UPROOT_OVERLAP_RANGE,
+    LayoutTime,
+    MergePrediction,
+    Reader,
     layout_time,
     merge_prediction,
     reader_change,
@@ -195,7 +197,7 @@ class Context:
     def replay_costs(self) -> CpuCosts:
         """The CPU terms of one worker: the warm open where it was measured; the per-call cost
         from the warm event loop with the measured decompression rate where the calibration
-        has them (:func:`~models.replay.predict.loop_costs`), else the fitted terms; uproot's
+        has them (:func:`~models.replay.cpucosts.loop_costs`), else the fitted terms; uproot's
         overlap of I/O and CPU (an assumption, with its range)."""
         opened = self.calibration.open_overhead_s if self.calibration is not None else None
         return costs_from(self.baseline.params, self.baseline.row(1),
@@ -268,7 +270,7 @@ class Context:
         the fitted per-call cost, the pre-pass's keys and the baskets beyond one per branch
         and call is work per MB: the measured decompression, the rest processing.  The
         baskets cost what the per-basket test measured, else an assumption over its range
-        (:func:`~models.replay.predict.assumed_baskets`); the per-call cost is the fitted
+        (:func:`~models.replay.cpucosts.assumed_baskets`); the per-call cost is the fitted
         one only where the fit constrained it (one call per file cannot tell it from the
         baskets' cost: 0 then, the calls of large files being the smaller part).  ``None``
         where nothing is left or the decompression rate is unmeasured."""

@@ -17,10 +17,10 @@ The basket maps come from :mod:`probes.basketmap`.
 
 from __future__ import annotations
 
+from .cpucosts import CpuCosts
 from .device import Link, LocalDevice, Transfer
 from .layouts import fast_merge, optimized_merge
 from .predict import (
-    CpuCosts,
     LayoutTime,
     MergePrediction,
     Reader,

@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING
 from probes.basketmap import BasketMap
 from probes.readtests.readers import ReaderSpec
 
+from .cpucosts import costs_from
 from .device import LocalDevice
-from .predict import LayoutTime, Reader, costs_from, layout_time
+from .predict import LayoutTime, Reader, layout_time
 from .sitedevice import site_device
 
 if TYPE_CHECKING:

@@ -34,9 +34,10 @@ import numpy as np
 
 from probes.basketmap import BasketMap, Region
 
+from .cpucosts import CpuCosts
 from .device import LocalDevice
 from .layouts import groups, optimized_merge
-from .predict import CpuCosts, LayoutTime, Reader, layout_time, retimed
+from .predict import LayoutTime, Reader, layout_time, retimed
 
 #: Inputs replayed into the one merged file at most: a larger merge is replayed as merges of
 #: this many inputs (each output's fixed costs then counted once per this many inputs).

@@ -113,8 +113,7 @@ class SharedJob:
         jobs = min(self.parallelism(n), float(n))
         cores_used = float(cores.effective(np.array([jobs]))[0])
         n_cpu = 1.0 + efficiency * (cores_used - 1.0)  # cores' worth of CPU for the job
-        logical = float(cores.cores * max(cores.threads_per_core, 1))
-        n_cpu *= 1.0 - (1.0 - oversubscribed) * min(max((jobs - logical) / logical, 0.0), 1.0)
+        n_cpu *= float(cores.oversubscribed(np.array([jobs]), oversubscribed)[0])
         io = self.device_s(n)
         if self.limit == "max":
             return max(io / min(self.devices, jobs), cpu / n_cpu)

@@ -1,0 +1,179 @@
+"""The CPU side of a replay: one worker's CPU terms (:class:`CpuCosts`), and the per-call,
+per-basket and per-MB costs taken from the calibration's warm event loop (:func:`loop_costs`,
+:class:`LoopCosts`), with the assumptions where a test did not run (uproot's CPU per key of a
+memory-size step's pre-pass, per basket).  :mod:`.predict` replays the reads and adds these."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..physics import Params
+
+#: uproot's CPU per basket key in a memory-size step's pre-pass (``"100 MB"``: every selected
+#: basket's key read, one call each).  An assumption from one check (uproot 5.7.7, this
+#: project's machine, warm, process CPU time): ``iterate`` over every branch at "100 MB" less
+#: the same at an entry step with as many calls, over the keys, on five ROOT-written datasets
+#: (100-1,200 branches, 2,073-12,000 keys): 45-62 µs (``benchmarks/RESULTS.md``).  The range
+#: the intervals span: half to one and a half times it (single runs gave 32-128 µs).
+UPROOT_KEY_S = 50e-6
+UPROOT_KEY_S_RANGE = (25e-6, 75e-6)
+#: uproot's CPU per basket read beyond the first of its branch in a read call (interpreting
+#: it, joining it to the branch's array) where the calibration's per-basket test did not run
+#: (its budget ran out): an assumption, the rate model's own default, from that test on the
+#: demo data (68-116 us over runs; ``benchmarks/RESULTS.md``, "Rewriting tiny baskets").  The
+#: warm event loop's time is then split with it (what is left per call, or per MB), and the
+#: intervals span the range, each end with the loop's time split again.  Without it, every
+#: basket was free: a merge that halves the read calls but writes more, smaller baskets
+#: (``hadd -O`` on 8 KB baskets) was credited with the whole per-call time.
+UPROOT_BASKET_S = 100e-6
+UPROOT_BASKET_S_RANGE = (50e-6, 150e-6)
+
+
+@dataclass(frozen=True)
+class CpuCosts:
+    """The fitted model's CPU terms for one worker.  ``open_s``: the CPU part of opening a
+    file (the warm open; its reads are replayed); a rate of 0 is a cost not paid."""
+
+    open_s: float
+    call_s: float = 0.0
+    basket_s: float = 0.0
+    decompress_mb_per_s: float = 0.0
+    process_mb_per_s: float = 0.0
+    #: the share of uproot's streamed I/O that hides behind the read calls' CPU (0: none, the
+    #: sum of I/O and CPU), and the range the intervals span (``None``: no range)
+    overlap: float = 0.0
+    overlap_range: tuple[float, float] | None = None
+    #: ``basket_s`` is paid only by the baskets beyond one per branch and call (``call_s``,
+    #: from the event loop, holds the first basket of each branch)
+    extra_baskets: bool = False
+    #: the terms a ROOT ``GetEntry`` loop pays where they differ from uproot's (``None``:
+    #: these)
+    root: CpuCosts | None = None
+    #: CPU per key of a memory-size step's pre-pass (``UPROOT_KEY_S``; 0: not apart, as fitted)
+    key_s: float = 0.0
+    #: ``basket_s`` is assumed (``UPROOT_BASKET_S``: the per-basket test did not run), and the
+    #: same measurements split with the ends of its range: the intervals' corners
+    basket_assumed: bool = False
+    variants: tuple[CpuCosts, ...] = ()
+
+    def alternatives(self) -> tuple[CpuCosts, ...]:
+        """These costs and the variants the intervals span (each without variants)."""
+        return (replace(self, variants=()), *self.variants)
+
+    def for_engine(self, engine: str) -> CpuCosts:
+        return self.root if engine == "root" and self.root is not None else self
+
+    def per_mb_s(self) -> float:
+        s = 0.0
+        if self.decompress_mb_per_s > 0:
+            s += 1.0 / self.decompress_mb_per_s
+        if self.process_mb_per_s > 0:
+            s += 1.0 / self.process_mb_per_s
+        return s
+
+    def scaled(self, f: float) -> CpuCosts:
+        """The per-file costs (open, call, basket) times ``f``."""
+        return replace(self, open_s=self.open_s * f, call_s=self.call_s * f,
+                       basket_s=self.basket_s * f, key_s=self.key_s * f,
+                       root=self.root.scaled(f) if self.root is not None else None,
+                       variants=tuple(v.scaled(f) for v in self.variants))
+
+
+def costs_from(params: Params, row: Mapping[str, float], warm_open_s: float | None = None,
+               *, loop: LoopCosts | None = None, overlap: float = 0.0,
+               overlap_range: tuple[float, float] | None = None) -> CpuCosts:
+    """The fitted model's CPU terms for one worker (``row``: the baseline's configuration,
+    which says whether the job decompresses and processes); the open's CPU part is the
+    measured warm open where there is one (its cold part is replayed), else ``open_s``.
+
+    ``loop`` (see :func:`loop_costs`): the per-call cost from the warm event loop and the
+    measured decompression rate replace the fitted per-call, per-basket and per-MB terms (the
+    fitted per-MB rate absorbs per-branch costs that a merge removes).  ``overlap`` (and its
+    ``overlap_range``): uproot's I/O hidden behind the CPU (see the module's notes)."""
+    open_s = params.open_s if warm_open_s is None else min(warm_open_s, params.open_s)
+    if row.get("opens", 1.0) < 0.5:
+        open_s = 0.0
+    dec = float(params.decompress_mb_per_s) if row.get("decompress", 1.0) > 0.5 else 0.0
+    proc = float(params.process_mb_per_s) if row.get("process", 1.0) > 0.5 else 0.0
+    fitted = CpuCosts(
+        open_s=float(open_s), call_s=float(params.call_s), basket_s=float(params.basket_s),
+        decompress_mb_per_s=dec, process_mb_per_s=proc, overlap=overlap,
+        overlap_range=overlap_range)
+    if loop is None:
+        return fitted
+    # ROOT's GetEntry loop keeps the fitted terms (the event loop measured uproot's calls)
+
+    def of(lc: LoopCosts) -> CpuCosts:
+        return CpuCosts(open_s=float(open_s), call_s=lc.call_s, basket_s=lc.basket_s,
+                        decompress_mb_per_s=lc.decompress_mb_per_s if dec else 0.0,
+                        process_mb_per_s=lc.process_mb_per_s, overlap=overlap,
+                        overlap_range=overlap_range, extra_baskets=True, root=fitted,
+                        key_s=lc.key_s, basket_assumed=lc.basket_assumed)
+
+    return replace(of(loop), variants=tuple(of(v) for v in loop.variants))
+
+
+@dataclass(frozen=True)
+class LoopCosts:
+    """CPU terms of uproot's event loop taken from measurements (:func:`loop_costs`)."""
+
+    call_s: float
+    basket_s: float
+    decompress_mb_per_s: float
+    process_mb_per_s: float = 0.0
+    key_s: float = UPROOT_KEY_S  # per key of a memory-size step's pre-pass, not in call_s
+    #: ``basket_s`` assumed (``UPROOT_BASKET_S``), and the same measurements split with the
+    #: ends of its range (``UPROOT_BASKET_S_RANGE``) where they leave time to split
+    basket_assumed: bool = False
+    variants: tuple[LoopCosts, ...] = ()
+
+
+def assumed_baskets(split: Callable[[float], LoopCosts | None]) -> LoopCosts | None:
+    """A warm loop's time split with the per-basket cost assumed (:data:`UPROOT_BASKET_S`)
+    where the per-basket test did not run: ``split(basket_s)`` at the assumption, with the
+    splits at its range's ends as variants.  Where the assumption leaves no time (a loop
+    faster than that), the lower end, else no per-basket cost at all (as before there was an
+    assumption), each without variants."""
+    lo, hi = UPROOT_BASKET_S_RANGE
+    central = split(UPROOT_BASKET_S)
+    if central is None:
+        low = split(lo)
+        return replace(low, basket_assumed=True) if low is not None else split(0.0)
+    ends = tuple(replace(v, basket_assumed=True) for v in (split(lo), split(hi))
+                 if v is not None)
+    return replace(central, basket_assumed=True, variants=ends)
+
+
+def loop_costs(file_s: float, file_mb: float, calls: float, extra_baskets: float,
+               decompress_mb_per_s: float, basket_s: float | None = None,
+               process_mb_per_s: float | None = None, keys: float = 0.0,
+               key_s: float = UPROOT_KEY_S) -> LoopCosts | None:
+    """The per-call cost of uproot's event loop from its warm time per file ``file_s`` (the
+    calibration's warm event loop: opening not timed, ``calls`` read calls per file of
+    ``file_mb`` compressed MB, ``extra_baskets`` baskets per file beyond one per branch and
+    call): what is left of a file's time after decompressing its MB at the measured rate
+    (and processing them, where measured apart from the fixed costs), and the baskets beyond
+    the first of each branch at ``basket_s`` (the per-basket test; ``None`` where it did not
+    run: :func:`assumed_baskets`), per call.  So the per-branch work of each call (finding
+    the baskets, building the arrays) is a per-call cost, not a per-MB rate.  ``keys``:
+    basket keys per file the loop's memory-size step read in its pre-pass (0: an entry
+    step), at ``key_s`` each, left out of the per-call cost (a replay charges them where its
+    reader reads them).  ``None`` where nothing is left (the loop was faster than its
+    decompression alone: a noisy measurement)."""
+    if file_s <= 0 or calls <= 0 or decompress_mb_per_s < 0:
+        return None
+    if basket_s is None:  # unmeasured: assumed, over its range
+        return assumed_baskets(lambda b: loop_costs(
+            file_s, file_mb, calls, extra_baskets, decompress_mb_per_s, b, process_mb_per_s,
+            keys, key_s))
+    per_mb = (1.0 / decompress_mb_per_s if decompress_mb_per_s > 0 else 0.0) + \
+        (1.0 / process_mb_per_s if process_mb_per_s else 0.0)
+    b = basket_s or 0.0
+    left = file_s - file_mb * per_mb - max(extra_baskets, 0.0) * b - max(keys, 0.0) * key_s
+    if left <= 0:
+        return None
+    return LoopCosts(call_s=left / calls, basket_s=b, decompress_mb_per_s=decompress_mb_per_s,
+                     process_mb_per_s=process_mb_per_s or 0.0, key_s=key_s)
