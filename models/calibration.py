@@ -427,6 +427,20 @@ def dataset_decompression_mb_per_s(cal: Calibration, alg: str | None) -> float |
     return 0.0 if alg in (None, "none") else None
 
 
+def uproot_key_cost(cal: Calibration | None) -> tuple[float, tuple[float, float], bool]:
+    """uproot's CPU per basket key of a memory-size step's pre-pass: ``(seconds, the range
+    the intervals span, measured)``.  The per-key test's median and the range of its samples
+    where it ran; else the assumption (:data:`~models.replay.cpucosts.UPROOT_KEY_S` over
+    ``UPROOT_KEY_S_RANGE``)."""
+    from .replay.cpucosts import UPROOT_KEY_S, UPROOT_KEY_S_RANGE
+
+    kc = cal.key_cost if cal is not None else None
+    if kc is not None and kc.key_s is not None and kc.key_s > 0:
+        samples = [x for x in kc.measurement.samples if x > 0] or [kc.key_s]
+        return kc.key_s, (min(samples), max(samples)), True
+    return UPROOT_KEY_S, UPROOT_KEY_S_RANGE, False
+
+
 def loop_call_costs(cal: Calibration, tree: TreeProfile | None, *, assume_baskets: bool = True
                     ) -> LoopCosts | None:
     """The per-call cost of uproot's plain event loop from the calibration's warm loop
@@ -469,8 +483,10 @@ def loop_call_costs(cal: Calibration, tree: TreeProfile | None, *, assume_basket
     proc = up.compressed_mb_per_s if up is not None and (
         up.basket_call_s is not None or up.branch_call_s is not None) else None
     measured = cal.basket_cost.basket_s if cal.basket_cost is not None else None
+    key_s, key_range, _ = uproot_key_cost(cal)
     return loop_costs(per_file / warm, mb, calls, baskets - read * calls, dec,
-                      measured if measured is not None or assume_baskets else 0.0, proc)
+                      measured if measured is not None or assume_baskets else 0.0, proc,
+                      key_s=key_s, key_range=key_range)
 
 
 def _branches_with_data(tree: TreeProfile) -> int:

@@ -76,7 +76,7 @@ def test_calibrate_runs_on_an_rntuple_dataset(rntuple_file: Path) -> None:
     assert cal.event_loop is not None and cal.event_loop.events_per_s
     assert any(p.algorithm == "ZLIB" for p in cal.decompression)
     reasons = {s.test: s.reason for s in cal.skipped}
-    for name in ("call_cost", "basket_cost", "parallel_loop", "conversion"):
+    for name in ("call_cost", "basket_cost", "key_cost", "parallel_loop", "conversion"):
         assert "RNTuple" in reasons[name], reasons
     assert not any("AttributeError" in r for r in reasons.values())
     assert cal.conversion is None

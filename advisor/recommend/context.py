@@ -7,13 +7,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from models.calibration import dataset_decompression_mb_per_s, loop_call_costs
+from models.calibration import dataset_decompression_mb_per_s, loop_call_costs, uproot_key_cost
 from models.replay import LocalDevice
 from models.replay.baseline import ReaderBaseline
 from models.replay.cpucosts import (
     UPROOT_BASKET_S,
     UPROOT_BASKET_S_RANGE,
-    UPROOT_KEY_S,
     CpuCosts,
     LoopCosts,
     assumed_baskets,
@@ -215,6 +214,16 @@ class Context:
                 "per-basket test did not run (a longer --budget runs it); the warm event "
                 "loop's time is split with it into per-call and per-basket costs",)
 
+    def key_cost_note(self) -> str | None:
+        """The assumption line of uproot's CPU per basket key in a memory-size step's
+        pre-pass, where the per-key test did not run (``None`` where it measured it)."""
+        key_s, (lo, hi), measured = uproot_key_cost(self.calibration)
+        if measured:
+            return None
+        return (f"uproot's CPU per basket key of a memory-size step's pre-pass is assumed at "
+                f"{key_s * 1e6:.0f} µs (the range spans {lo * 1e6:.0f}-{hi * 1e6:.0f} µs): "
+                "the calibration's per-key test did not run (a longer --budget runs it)")
+
     def _loop_costs(self) -> LoopCosts | None:
         """The per-call cost of uproot's plain event loop from the calibration's warm loop
         (:func:`models.calibration.loop_call_costs`); where that loop ran the program's own
@@ -262,7 +271,8 @@ class Context:
             return self._reader_mb_costs(lt, float(loop.warm.median))
         return reader_loop_costs(lt, float(loop.warm.median), rates.decompress_mb_per_s,
                                  None if rates.basket_assumed else rates.basket_s,
-                                 rates.process_mb_per_s or None)
+                                 rates.process_mb_per_s or None, key_s=rates.key_s,
+                                 key_range=rates.key_range)
 
     def _reader_mb_costs(self, lt: LayoutTime, warm: float) -> LoopCosts | None:
         """Where the program's reader's calls hold several baskets per branch (larger files):
@@ -280,18 +290,19 @@ class Context:
         dec = dataset_decompression_mb_per_s(cal, tree.compression.algorithm)
         if dec is None:
             return None
+        key_s, key_range, _ = uproot_key_cost(cal)
         fitted = self.summary.parameters.get("call_s")
         call = self.param("call_s") if fitted is not None and \
             fitted.source in ("measured", "fitted") else 0.0
 
         def split(b: float) -> LoopCosts | None:
-            left = lt.entries / warm - lt.calls * call - lt.keys * UPROOT_KEY_S - \
+            left = lt.entries / warm - lt.calls * call - lt.keys * key_s - \
                 max(lt.baskets - lt.branch_calls, 0.0) * b
             per_mb = left / lt.compressed_mb - (1.0 / dec if dec else 0.0)
             if left <= 0 or per_mb <= 0:
                 return None
             return LoopCosts(call_s=call, basket_s=b, decompress_mb_per_s=dec,
-                             process_mb_per_s=1.0 / per_mb)
+                             process_mb_per_s=1.0 / per_mb, key_s=key_s, key_range=key_range)
 
         measured = cal.basket_cost.basket_s if cal.basket_cost is not None else None
         return split(measured) if measured is not None else assumed_baskets(split)

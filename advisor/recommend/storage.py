@@ -6,6 +6,7 @@ from __future__ import annotations
 import shlex
 
 from models import scenarios as sc
+from models.calibration import uproot_key_cost
 from models.replay.predict import STEP_BYTES, Reader, cluster_step
 
 from ..advice import MIN_SPEEDUP, Action, Evidence, Option, Recommendation, contradicted
@@ -184,7 +185,13 @@ def treecache_rule(ctx: Context) -> Recommendation | None:
         best, what = max(replayed, key=lambda x: x[0].speedup)
         point = replay_point(best)
         extra = (f"the speed-up is {what}, replayed on today's files through a model of the "
-                 "device (the other reader's is among the options)", *ctx.replay_cost_notes())
+                 "device (the other reader's is among the options)", *ctx.replay_cost_notes(),
+                 *((k,) if up is not None and (k := ctx.key_cost_note()) else ()))
+    if up is not None:
+        key_s, (k_lo, k_hi), measured = uproot_key_cost(ctx.calibration)
+        ev.append(Evidence("uproot's CPU per basket key (a memory-size step's pre-pass)",
+                           round(key_s * 1e6, 1), "µs", "measured" if measured else "assumed",
+                           f"range {k_lo * 1e6:.0f}-{k_hi * 1e6:.0f} µs"))
     cal = ctx.calibration
     if cal is not None and cal.root_cache_off is not None and cal.root_cache_on is not None:
         ev += [Evidence("ROOT reads without TTreeCache",

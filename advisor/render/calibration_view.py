@@ -121,6 +121,14 @@ def _basket_cost_rows(cal: Calibration) -> list[Row]:
              "warm)[/]")]
 
 
+def _key_cost_rows(cal: Calibration) -> list[Row]:
+    kc = cal.key_cost
+    if kc is None or kc.key_s is None:
+        return []
+    return [("per basket key", f"{_m(kc.measurement, 1, 1e6, ' µs')} [dim](a memory-size "
+             f"step's pre-pass: {kc.keys} keys per repetition, warm)[/]")]
+
+
 def _parallel_rows(cal: Calibration) -> list[Row]:
     if not cal.parallel_loop:
         return []
@@ -140,6 +148,7 @@ _ROWS: dict[str, Callable[[Calibration], list[Row]]] = {
     "event_loop": _event_loop_rows,
     "call_cost": _call_cost_rows,
     "basket_cost": _basket_cost_rows,
+    "key_cost": _key_cost_rows,
     "parallel_loop": _parallel_rows,
     "page_cache": _page_cache_rows,
 }

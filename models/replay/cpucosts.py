@@ -52,8 +52,10 @@ class CpuCosts:
     #: the terms a ROOT ``GetEntry`` loop pays where they differ from uproot's (``None``:
     #: these)
     root: CpuCosts | None = None
-    #: CPU per key of a memory-size step's pre-pass (``UPROOT_KEY_S``; 0: not apart, as fitted)
+    #: CPU per key of a memory-size step's pre-pass (the per-key test's, else ``UPROOT_KEY_S``;
+    #: 0: not apart, as fitted), and the range the intervals span
     key_s: float = 0.0
+    key_range: tuple[float, float] = UPROOT_KEY_S_RANGE
     #: ``basket_s`` is assumed (``UPROOT_BASKET_S``: the per-basket test did not run), and the
     #: same measurements split with the ends of its range: the intervals' corners
     basket_assumed: bool = False
@@ -111,7 +113,8 @@ def costs_from(params: Params, row: Mapping[str, float], warm_open_s: float | No
                         decompress_mb_per_s=lc.decompress_mb_per_s if dec else 0.0,
                         process_mb_per_s=lc.process_mb_per_s, overlap=overlap,
                         overlap_range=overlap_range, extra_baskets=True, root=fitted,
-                        key_s=lc.key_s, basket_assumed=lc.basket_assumed)
+                        key_s=lc.key_s, key_range=lc.key_range,
+                        basket_assumed=lc.basket_assumed)
 
     return replace(of(loop), variants=tuple(of(v) for v in loop.variants))
 
@@ -125,6 +128,7 @@ class LoopCosts:
     decompress_mb_per_s: float
     process_mb_per_s: float = 0.0
     key_s: float = UPROOT_KEY_S  # per key of a memory-size step's pre-pass, not in call_s
+    key_range: tuple[float, float] = UPROOT_KEY_S_RANGE  # what the intervals span
     #: ``basket_s`` assumed (``UPROOT_BASKET_S``), and the same measurements split with the
     #: ends of its range (``UPROOT_BASKET_S_RANGE``) where they leave time to split
     basket_assumed: bool = False
@@ -150,7 +154,8 @@ def assumed_baskets(split: Callable[[float], LoopCosts | None]) -> LoopCosts | N
 def loop_costs(file_s: float, file_mb: float, calls: float, extra_baskets: float,
                decompress_mb_per_s: float, basket_s: float | None = None,
                process_mb_per_s: float | None = None, keys: float = 0.0,
-               key_s: float = UPROOT_KEY_S) -> LoopCosts | None:
+               key_s: float = UPROOT_KEY_S,
+               key_range: tuple[float, float] = UPROOT_KEY_S_RANGE) -> LoopCosts | None:
     """The per-call cost of uproot's event loop from its warm time per file ``file_s`` (the
     calibration's warm event loop: opening not timed, ``calls`` read calls per file of
     ``file_mb`` compressed MB, ``extra_baskets`` baskets per file beyond one per branch and
@@ -160,7 +165,8 @@ def loop_costs(file_s: float, file_mb: float, calls: float, extra_baskets: float
     run: :func:`assumed_baskets`), per call.  So the per-branch work of each call (finding
     the baskets, building the arrays) is a per-call cost, not a per-MB rate.  ``keys``:
     basket keys per file the loop's memory-size step read in its pre-pass (0: an entry
-    step), at ``key_s`` each, left out of the per-call cost (a replay charges them where its
+    step), at ``key_s`` each (measured by the per-key test, else assumed; ``key_range``: the
+    range the intervals span), left out of the per-call cost (a replay charges them where its
     reader reads them).  ``None`` where nothing is left (the loop was faster than its
     decompression alone: a noisy measurement)."""
     if file_s <= 0 or calls <= 0 or decompress_mb_per_s < 0:
@@ -168,7 +174,7 @@ def loop_costs(file_s: float, file_mb: float, calls: float, extra_baskets: float
     if basket_s is None:  # unmeasured: assumed, over its range
         return assumed_baskets(lambda b: loop_costs(
             file_s, file_mb, calls, extra_baskets, decompress_mb_per_s, b, process_mb_per_s,
-            keys, key_s))
+            keys, key_s, key_range))
     per_mb = (1.0 / decompress_mb_per_s if decompress_mb_per_s > 0 else 0.0) + \
         (1.0 / process_mb_per_s if process_mb_per_s else 0.0)
     b = basket_s or 0.0
@@ -176,4 +182,5 @@ def loop_costs(file_s: float, file_mb: float, calls: float, extra_baskets: float
     if left <= 0:
         return None
     return LoopCosts(call_s=left / calls, basket_s=b, decompress_mb_per_s=decompress_mb_per_s,
-                     process_mb_per_s=process_mb_per_s or 0.0, key_s=key_s)
+                     process_mb_per_s=process_mb_per_s or 0.0, key_s=key_s,
+                     key_range=key_range)

@@ -415,14 +415,15 @@ def _compare(before_maps: Sequence[BasketMap], after_maps: Sequence[BasketMap],
     lows, highs = [s], [s]
     sd_bw, sd_acc = device_sd
     overlaps = costs.overlap_range or (costs.overlap,)
-    keys = UPROOT_KEY_S_RANGE if costs.key_s else (0.0,)  # the pre-pass's assumed cost
+    keys = costs.key_range if costs.key_s else (0.0,)  # the pre-pass's cost per key, its range
     if sd_bw > 0 or sd_acc > 0 or cpu_sd > 0 or len(overlaps) > 1 or costs.key_s or \
             costs.variants:
         io: dict[tuple[int, int], tuple[LayoutTime, LayoutTime]] = {}  # the device's corners
         for fb, fa, fc, phi, k, v in itertools.product((-1, 1), (-1, 1), (-1, 1), overlaps,
                                                        keys, costs.alternatives()):
             bw, acc = math.exp(fb * z * sd_bw), math.exp(fa * z * sd_acc)
-            cpu = replace(v.scaled(math.exp(fc * z * cpu_sd)), overlap=phi, key_s=k)
+            f = math.exp(fc * z * cpu_sd)
+            cpu = replace(v.scaled(f), overlap=phi, key_s=k * f)
             if (fb, fa) not in io:  # a retimed throttled replay is costly: once per corner
                 io[fb, fa] = retimed(b0, device, bw, acc), retimed(a0, later, bw, acc)
             b, a = (x.with_costs(cpu) for x in io[fb, fa])
@@ -457,7 +458,8 @@ def retimed(lt: LayoutTime, device: LocalDevice, bw_factor: float, access_factor
 
 def reader_loop_costs(lt: LayoutTime, warm_events_per_s: float, decompress_mb_per_s: float,
                       basket_s: float | None = None, process_mb_per_s: float | None = None,
-                      key_s: float = UPROOT_KEY_S) -> LoopCosts | None:
+                      key_s: float = UPROOT_KEY_S,
+                      key_range: tuple[float, float] = UPROOT_KEY_S_RANGE) -> LoopCosts | None:
     """:func:`~.cpucosts.loop_costs` from a warm event loop that ran the program's own uproot reader
     (``warm_events_per_s``: its warm time per event, opening not timed), with that reader's
     read calls, baskets and pre-pass keys as its replay ``lt`` on today's files counts them
@@ -469,4 +471,4 @@ def reader_loop_costs(lt: LayoutTime, warm_events_per_s: float, decompress_mb_pe
     n = lt.files
     return loop_costs(lt.entries / warm_events_per_s / n, lt.compressed_mb / n, lt.calls / n,
                       (lt.baskets - lt.branch_calls) / n, decompress_mb_per_s, basket_s,
-                      process_mb_per_s, keys=lt.keys / n, key_s=key_s)
+                      process_mb_per_s, keys=lt.keys / n, key_s=key_s, key_range=key_range)

@@ -228,6 +228,16 @@ class BasketCost:
 
 
 @dataclass(frozen=True)
+class KeyCost:
+    """uproot's CPU per basket key read as a memory-size step's pre-pass reads it
+    (``key_s``, seconds), warm; ``keys`` read per repetition; one sample per repetition."""
+
+    key_s: float | None
+    keys: int
+    measurement: Measurement
+
+
+@dataclass(frozen=True)
 class ParallelPoint:
     """The event loop by ``workers`` processes (warm, pull-based over ``units`` files)."""
 
@@ -320,6 +330,8 @@ class Calibration:
     parallel_loop: tuple[ParallelPoint, ...] = ()
     #: the fixed cost of one basket read (uproot)
     basket_cost: BasketCost | None = None
+    #: uproot's CPU per basket key in a memory-size step's pre-pass
+    key_cost: KeyCost | None = None
     #: uproot's unpacking of decompressed baskets into arrays (processing per MB, uproot)
     unpacking: Unpacking | None = None
     #: a sample of the largest TTree converted to RNTuple, the same read timed on both

@@ -14,6 +14,7 @@ from .results import (
     ConcurrencyPoint,
     DecompressionPoint,
     EventLoop,
+    KeyCost,
     Measurement,
     OpenOverhead,
     ParallelPoint,
@@ -146,6 +147,13 @@ def basket_cost(ctx: Context, share_s: float) -> BasketCost:
     from .baskets import measure_basket_cost
 
     return measure_basket_cost(ctx.session, ctx.files, ctx.tree.name, ctx.branches, share_s)
+
+
+def key_cost(ctx: Context, share_s: float) -> KeyCost:
+    _not_rntuple(ctx)
+    from .keys import measure_key_cost
+
+    return measure_key_cost(ctx.session, ctx.files, ctx.tree.name, ctx.branches, share_s)
 
 
 def parallel_loop(ctx: Context, share_s: float) -> tuple[ParallelPoint, ...]:
