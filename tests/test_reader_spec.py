@@ -256,8 +256,10 @@ def test_python_root_loops_measure_cold_and_warm(tmp_path: Path) -> None:
         assert loop.engine == "root" and loop.branches == 2
         assert loop.warm is not None and loop.warm.median and loop.warm.median > 0
         assert loop.cold is not None and len(loop.cold.samples) >= 1
-        # RDataFrame's one-time compilation is measured apart; a GetEntry loop has none
-        assert (loop.setup_s is not None and loop.setup_s > 0) == (text == "rdataframe")
+        # RDataFrame's one-time compilation is measured apart (its first set-up pass less a
+        # second: about 0 where this process compiled the same actions before); a GetEntry
+        # loop has none
+        assert (loop.setup_s is not None and loop.setup_s >= 0) == (text == "rdataframe")
     assert snapshot(tmp_path) == before
 
 

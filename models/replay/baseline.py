@@ -164,8 +164,9 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
     setup = loop.setup_s if mine and loop is not None and loop.setup_s else 0.0
     if setup:  # once per program run (RDataFrame's just-in-time compilation), measured
         cpu_s += setup
-        notes.append(f"includes {setup:.2f} s paid once per run (RDataFrame's just-in-time "
-                     f"compilation, measured): the rate grows with the events read")
+        notes.append(f"includes {setup:.2f} s paid once per run (RDataFrame's first "
+                     f"just-in-time compilation: its first set-up pass less a second one, "
+                     f"measured): the rate grows with the events read")
     limit = str(getattr(device, "limit", "additive"))
     total = io_s + cpu_s
     if limit == "max":

@@ -264,10 +264,11 @@ def python_root_event_loop(session: Any, files: Sequence[str], tree_name: str,
                               clock=clock)
             parts = [(p.path, p.entries if p.entries < p.tree_entries else -1)
                      for p in plan.parts]
+    first = [(parts[0][0], min(16, plan.parts[0].tree_entries))]
     s0 = time.perf_counter()
     # the one-time set-up: RDataFrame compiles its actions here (a few entries, no more than
     # the file holds: ROOT warns of a range past its end)
-    run([(parts[0][0], min(16, plan.parts[0].tree_entries))])
+    run(first)
     setup_s = time.perf_counter() - s0 if spec.kind == "rdataframe" else None
     evictions: list[Eviction] = []
 
@@ -275,6 +276,14 @@ def python_root_event_loop(session: Any, files: Sequence[str], tree_name: str,
         evictions.extend(evict(p) for p, _ in parts)
 
     evict_all()
+    if setup_s is not None:
+        # the same pass again, its pages evicted as before: the first one's excess over it is
+        # paid once per program (ROOT's interpreter and the first compilation); the rest, its
+        # cold reads and each pass's own compilation, the timed passes and the replay count
+        s1 = time.perf_counter()
+        run(first)
+        setup_s = max(setup_s - (time.perf_counter() - s1), 0.0)
+        evict_all()
     p0 = clock()
     pilot = run(parts, PILOT_FRACTION * max(0.0, share_s - (p0 - t0)))
     pass_s = clock() - p0
