@@ -8,7 +8,7 @@ the replay times them; warm, each key still costs CPU: the call, the read system
 key's parse.  That CPU is what an entry step saves beside the reads, so T001 credits it; and
 the warm event loop of such a reader holds it (it is taken out before the rest is split into
 per-call and per-MB costs).  On a network or FUSE file system, where each open costs more,
-it can be many times this machine's 47-71 µs.
+it can be many times the 47-93 µs measured on this project's machine.
 
 *How.*  The dataset's files are read once sequentially, one after the other (each up to
 ``MAX_BYTES``, all within a part of the share), so that their pages are cached, until they
@@ -80,9 +80,10 @@ def measure_key_cost(session: Session, files: Sequence[str], tree_name: str,
                      branches: Sequence[str] | None, share_s: float) -> KeyCost:
     """Seconds of CPU per basket key read as a memory-size step's pre-pass reads it, warm,
     with uproot's default source, on ``files`` (the first, then more where it holds fewer
-    than ``MAX_KEYS`` keys); see the module's notes.  Raises ``ValueError`` where the files
-    hold fewer than ``MIN_KEYS`` normal baskets of the branches, or a branch is unknown;
-    :class:`~probes.readtests.runner.OutOfTime` where not even one repetition fits."""
+    than ``MAX_KEYS`` keys); see the module's notes.  Raises ``ValueError`` where no file
+    holds the tree with baskets, the files read hold fewer than ``MIN_KEYS`` normal baskets
+    of the branches, or a branch is unknown.  At least one repetition runs (a few tenths of a
+    second at most: ``MAX_KEYS`` keys)."""
     import uproot
 
     clock = session.clock
