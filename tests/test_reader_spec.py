@@ -263,6 +263,36 @@ def test_python_root_loops_measure_cold_and_warm(tmp_path: Path) -> None:
     assert snapshot(tmp_path) == before
 
 
+def test_rdataframe_setup_is_its_first_pass_less_a_second(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """The one-time part of RDataFrame's set-up: the first set-up pass less the same pass
+    again (whose open, cold reads and per-pass work the timed passes count)."""
+    pytest.importorskip("ROOT")
+    import time
+
+    from probes.readtests import pyloops
+
+    f = str(write_flat(tmp_path / "f.root", entries=300, branches=3, chunks=3))
+    calls: list[list[tuple[str, int]]] = []
+
+    def fake(parts: list[tuple[str, int]], *args: Any) -> Any:
+        calls.append(list(parts))
+        time.sleep(0.4 if len(calls) == 1 else 0.1)  # the first pass pays 0.3 s more
+        return pyloops.LoopPass(tuple(n if n >= 0 else 300 for _, n in parts), 0.1)
+
+    monkeypatch.setattr(pyloops, "rdataframe_pass", fake)
+    loop = pyloops.python_root_event_loop(Session(60), [f], "t", ["b0"], 6.0,
+                                          parse_reader("rdataframe"))
+    assert calls[0] == calls[1] == [(f, 16)]  # the set-up pass, twice
+    assert loop.setup_s is not None and 0.2 < loop.setup_s < 0.38
+    # no room in the share for the second pass: the first stands
+    calls.clear()
+    short = pyloops.python_root_event_loop(Session(60), [f], "t", ["b0"], 1.0,
+                                           parse_reader("rdataframe"))
+    assert calls[1] != [(f, 16)] and short.setup_s is not None and short.setup_s >= 0.38
+
+
 def test_rate_limited_device_hides_spaced_out_reads(tmp_path: Path) -> None:
     """On a rate limiter (the device form "max") the reads are paced by the CPU work between
     them: the baseline lies between the larger of the I/O and CPU times and their sum; on a
