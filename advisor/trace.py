@@ -12,6 +12,7 @@ picture).  UI-free.
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -231,6 +232,15 @@ def time_split(capture: Any, io: float, decompression: float | None) -> TimeSpli
     return TimeSplit(io, decompression, user, rest, wait, par, disk, tracer)
 
 
+def _evicted_all(reads: Sequence[Any], evicted: Sequence[str]) -> tuple[bool, list[str]]:
+    """Whether every local file the program read was evicted before it ran (vacuously, where
+    it read none), and those that were not (in read order)."""
+    gone = {os.path.realpath(f) for f in evicted}
+    read = list(dict.fromkeys(r.file for r in reads))
+    missed = [f for f in read if os.path.realpath(f) not in gone]
+    return not missed, missed
+
+
 def analyse(capture: Any, *, cold: bool = False, uses: Sequence[str] = ()) -> TraceRun:
     """Attribution, time split and reader findings of a :class:`probes.trace.Capture`."""
     from models.attribution import attribute, device_from_trace
@@ -295,6 +305,15 @@ def analyse(capture: Any, *, cold: bool = False, uses: Sequence[str] = ()) -> Tr
                else (None, None))
     local = [r for r in capture.reads if "://" not in r.file]
     remote = len(local) < len(capture.reads)
+    if cold:  # --cold evicts the ROOT files named on the command line, and only those
+        cold, missed = _evicted_all(local, getattr(capture, "evicted", ()))
+        if missed:
+            notes.append(f"--cold evicted only the ROOT files named on the command line: "
+                         f"{len(missed)} of the files the program read were not evicted "
+                         f"(e.g. {missed[0]}), so their reads may have come from the page "
+                         "cache; name the files (or their directory) on the command line, "
+                         "or drop the page cache first (as root: sync; echo 1 > "
+                         "/proc/sys/vm/drop_caches)")
     device = device_from_trace(local, None, *counted) if local else None
     if device is not None and device.large_reads < 3 and cold and order and not remote:
         # too few large reads reached the device: measure its streaming rate (one cold read)

@@ -72,8 +72,27 @@ def test_trace_json_exit_code_and_nothing_left(data: Path, tmp_path: Path) -> No
     assert [p["name"] for p in t["phases"]][-1] == "processing"
     assert "pre-pass" in [p["name"] for p in t["phases"]]
     assert set(t["time_split"]) >= {"io", "decompression", "user"}
+    assert t["cold"] is True  # the file named on the command line was evicted first
     assert list(tmp.iterdir()) == []  # the trace's scratch files are gone
     assert listing(data) == before  # the data untouched
+
+
+def test_cold_is_not_claimed_for_files_the_command_line_does_not_name(data: Path,
+                                                                      tmp_path: Path) -> None:
+    # the program finds its file in a list: --cold cannot know it, and says so
+    listed = tmp_path / "files.txt"
+    listed.write_text(str(data / "t.root") + "\n")
+    prog = tmp_path / "listed.py"
+    prog.write_text(PROGRAM.replace("sys.argv[1] + ", "open(sys.argv[1]).read().strip() + "))
+    done = hep(["trace", "--json", "--cold", "--", sys.executable, str(prog), str(listed),
+                "0"], tmp_path)
+    if "ptrace" in done.stderr or "Operation not permitted" in done.stderr:
+        pytest.skip("ptrace not permitted here")
+    assert done.returncode == 0, done.stderr
+    t = json.loads(done.stdout)["trace"]
+    assert len(t["files"]) == 1
+    assert t["cold"] is False
+    assert any("--cold evicted only the ROOT files named" in n for n in t["notes"])
 
 
 def test_trace_writes_html_and_text(data: Path, tmp_path: Path) -> None:
