@@ -10,7 +10,7 @@ import pytest
 
 from models.replay import LocalDevice
 from models.replay.cpucosts import CpuCosts
-from models.replay.layouts import fast_merge, groups, optimized_merge
+from models.replay.layouts import fast_merge, groups, hadd_step, optimized_merge
 from models.replay.predict import layout_time, merge_prediction
 from probes.basketmap import BasketMap, Region, synthetic_map
 
@@ -167,3 +167,17 @@ def test_optimized_merge_with_jobs_merges_partials_fast() -> None:
         assert b.entries.tolist() == [0, 300, 600]
     flat = m.flat()
     assert flat["branch"].tolist() == [0, 1, 2, 0, 1, 2]
+
+
+def test_hadd_jobs_split_as_root_does() -> None:
+    # ROOT's hadd -j: ceil(inputs / jobs) files per process, at least 3; one process left
+    # means no partial files at all (the wide validation dataset: hadd -j 2 -O of 2 inputs
+    # wrote 11,280 baskets, as a plain hadd -O does, not the 9,120 of two partials)
+    assert [hadd_step(n, 2) for n in (1, 2, 3, 4, 5, 6, 7)] == [1, 2, 3, 3, 3, 3, 4]
+    assert hadd_step(8, 4) == 3 and hadd_step(12, 4) == 3 and hadd_step(20, 4) == 5
+    assert hadd_step(5, 1) == 5
+    files = [small_file(f"f{i}") for i in range(2)]
+    one = optimized_merge(files, jobs=1)
+    two = optimized_merge(files, jobs=2)
+    assert [b.entries.tolist() for b in two.branches] == [b.entries.tolist()
+                                                          for b in one.branches]

@@ -306,6 +306,22 @@ def _first_flush(fills: Sequence[BranchFill], per: Sequence[int], entries: int,
     return lo
 
 
+#: ``hadd -j`` gives each process at least this many input files (ROOT's hadd.cxx: "each
+#: process should handle at least 3 files for efficiency").
+HADD_MIN_FILES_PER_PROCESS = 3
+
+
+def hadd_step(inputs: int, jobs: int) -> int:
+    """Input files per partial file of ``hadd -j jobs`` over ``inputs`` files, as ROOT's
+    ``hadd`` splits them: ``ceil(inputs / jobs)``, at least
+    :data:`HADD_MIN_FILES_PER_PROCESS` (the processes then fewer); ``inputs`` itself where
+    that leaves one process (no partial files: hadd merges as without ``-j``)."""
+    if jobs <= 1 or inputs <= 1:
+        return max(inputs, 1)
+    step = max(math.ceil(inputs / jobs), HADD_MIN_FILES_PER_PROCESS)
+    return inputs if math.ceil(inputs / step) <= 1 else step
+
+
 def optimized_merge(maps: Sequence[BasketMap], path: str = "<optimized>", *,
                     basket_bytes: int = ROOT_BASKET_BYTES,
                     autoflush: int | None = None, jobs: int = 1,
@@ -314,21 +330,22 @@ def optimized_merge(maps: Sequence[BasketMap], path: str = "<optimized>", *,
 
     ``autoflush``: the tree's ``fAutoFlush`` (default: the first input's, as ``hadd -O``
     keeps it); ``basket_bytes``: the buffer of a branch whose map does not give its
-    ``fBasketSize``.  ``jobs``: ``hadd -j``: the inputs are split into ``jobs`` even runs,
-    each merged with ``-O`` into a partial file, and the partial files are then merged fast
-    (:func:`fast_merge`), as ROOT 6.40's ``hadd -j 2 -O`` was seen to lay them out (no
-    basket cut at the end of a partial's first input: ``first_written`` False; not checked
-    further: on nano-like files the real partials held 6% more baskets than this).  See the
-    module's notes for the rule and what is approximated.
+    ``fBasketSize``.  ``jobs``: ``hadd -j``: the inputs are split into runs of
+    :func:`hadd_step` files, each merged with ``-O`` into a partial file, and the partial
+    files are then merged fast (:func:`fast_merge`), as ROOT 6.40's ``hadd -j 2 -O`` was seen
+    to lay them out (no basket cut at the end of a partial's first input: ``first_written``
+    False; not checked further: on nano-like files the real partials held 6% more baskets
+    than this); where that leaves one run, hadd merges in one process, as without ``-j``.
+    See the module's notes for the rule and what is approximated.
     """
     if not maps:
         raise ValueError("nothing to merge")
-    if jobs > 1 and len(maps) > 1:
-        per_job = math.ceil(len(maps) / min(jobs, len(maps)))
-        partials = [optimized_merge(maps[i:i + per_job], f"{path} part {i // per_job}",
+    step = hadd_step(len(maps), jobs)
+    if step < len(maps):
+        partials = [optimized_merge(maps[i:i + step], f"{path} part {i // step}",
                                     basket_bytes=basket_bytes, autoflush=autoflush,
                                     first_written=False)
-                    for i in range(0, len(maps), per_job)]
+                    for i in range(0, len(maps), step)]
         return fast_merge(partials, path)
     first = maps[0]
     fills = branch_fills(maps, basket_bytes)
