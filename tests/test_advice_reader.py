@@ -198,3 +198,29 @@ def test_larger_files_take_the_loops_leftover_as_work_per_mb() -> None:
     assert r.after.cpu_s == pytest.approx(r.after.entries / loop.warm.median
                                           + r.after.files * costs.open_s)
     assert costs.process_mb_per_s != plain.replay_costs().process_mb_per_s
+
+
+def test_measured_costs_that_overfill_the_loop_are_scaled_to_its_time() -> None:
+    """Where the measured per-basket cost (with the per-call and per-key costs) adds up to
+    more than the warm loop took beyond its decompression, the three are scaled down together
+    to fill it: the reader's replay still costs the loop's measured time, nothing is left for
+    processing, and a merge cannot save more than the loop spent."""
+    from probes.readtests.results import BasketCost
+
+    _, ctx = contexts(300)
+    cal = ctx.calibration
+    assert cal is not None and cal.event_loop is not None and cal.event_loop.warm is not None
+    assert ctx.reader is not None
+    loop = replace(cal.event_loop, reader=ctx.reader.text)
+    slow = BasketCost(basket_s=1.0, mb_per_s=None, baskets=10,
+                      measurement=replace(loop.warm, samples=(1.0,), median=1.0, unit="s"))
+    mine = replace(ctx, calibration=replace(cal, event_loop=loop, basket_cost=slow))
+    costs = mine.replay_costs()
+    assert 0 < costs.basket_s < 1.0 and costs.process_mb_per_s == 0.0
+    assert not costs.basket_assumed
+    prog = mine.program_reader
+    assert prog is not None
+    r = mine.reader_replay(prog, prog, after_warm=True)
+    assert r is not None
+    assert r.after.cpu_s == pytest.approx(r.after.entries / loop.warm.median
+                                          + r.after.files * costs.open_s)
