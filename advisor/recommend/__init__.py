@@ -34,18 +34,20 @@ from .data import branches_rule, compression_rule
 from .files import merge_rule, rewrite_rule
 from .parallel import workers_rule
 from .rntuple import rntuple_rule, silence_ttree_rules
+from .runspread import with_run_spread
 from .storage import cache_rule, layout_rule, readahead_rule, treecache_rule
 
 
 def recommend(ctx: Context) -> list[Recommendation]:
-    """Every recommendation that applies, ranked by predicted speed-up."""
+    """Every recommendation that applies, ranked by predicted speed-up, its interval widened by
+    the machine's measured run-to-run spread (:mod:`.runspread`)."""
     merge = merge_rule(ctx)
     merged = merge is not None and merge.contradicted is None  # "not recommended": R001 stays
     found = [merge, rewrite_rule(ctx, merged), compression_rule(ctx),
              branches_rule(ctx), readahead_rule(ctx), treecache_rule(ctx), cache_rule(ctx),
              layout_rule(ctx), workers_rule(ctx), rntuple_rule(ctx)]
     recs = [r for r in silence_ttree_rules(ctx, found) if r is not None]
-    return sorted(recs, key=rank_key)
+    return sorted(with_run_spread(ctx, recs), key=rank_key)
 
 
 __all__ = ["Context", "recommend"]

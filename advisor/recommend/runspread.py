@@ -1,0 +1,82 @@
+"""The intervals of the local recommendations, widened by this machine's run-to-run spread.
+
+A rule's interval is the model's: how far the prediction moves within the parameters'
+uncertainty.  What the user measures is one run before the change and one after, and on a
+machine whose CPU speed moves from run to run that ratio scatters even where the model is right
+(a pure-Python loop on the shared development machine took 0.53-1.03 s from one minute to the
+next).  :func:`with_run_spread` adds the calibration's measured CPU spread
+(:func:`models.runspread.cpu_run_spread`), scaled by the CPU's share of the analysis' time, to
+each side of every interval (and of each option's) in quadrature, at the model's level, and says
+so in an evidence row that also keeps the model's own interval; a critical or warning interval
+widened past 3x then names what would narrow it.  Where the calibration repeated no CPU-bound work
+often enough to tell, the intervals stay the model's and the row says that nothing measured
+the spread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from statistics import NormalDist
+
+from models.runspread import RunSpread, cpu_run_spread, ratio_sd, widened
+
+from ..advice import Evidence, Option, Recommendation, with_narrowing
+from .context import Context
+
+#: The evidence row's name.
+ROW = "this machine's run-to-run spread"
+#: The limits whose time is I/O (the rest is CPU).
+_IO_LIMITS = ("storage", "network")
+
+
+def cpu_share(ctx: Context) -> tuple[float, str]:
+    """The CPU's share of the analysis' time, and where it comes from: the program's reader
+    replayed (``--reader``), else the verdict's shares of the fitted model."""
+    rb = ctx.reader_baseline
+    if rb is not None and rb.cpu_s + rb.io_s > 0:
+        return rb.cpu_s / (rb.cpu_s + rb.io_s), "the program's reader replayed"
+    io = sum(s.share for s in ctx.verdict.shares if s.limit in _IO_LIMITS)
+    return max(0.0, 1.0 - io), "the fitted model's shares"
+
+
+def _row(spread: RunSpread | None, share: float, share_from: str, half: float,
+         rec: Recommendation, level: float) -> Evidence:
+    if spread is None:
+        return Evidence(ROW, "not measured", "", "assumed",
+                        "no CPU-bound read test repeated often enough to tell: the interval "
+                        "holds the model's uncertainty only, and a run before and after the "
+                        "change may land outside it where the machine's speed moves")
+    return Evidence(
+        ROW, round(100 * half, 1), "%", "measured",
+        f"± of a realised speed-up (one run before, one after) at {level:.0%}: one run's CPU "
+        f"rate scattered by {100 * spread.sd:.1f}% (1σ) over {spread.samples} samples of "
+        f"{spread.measurements} repeated measurements ({', '.join(spread.names)}); the CPU "
+        f"takes {100 * share:.0f}% of the time ({share_from}); added to the model's interval "
+        f"({rec.speedup_low:.2f}–{rec.speedup_high:.2f}x) in quadrature. Measured over seconds: "
+        "a machine whose speed drifts over minutes scatters more")
+
+
+def with_run_spread(ctx: Context, recs: Sequence[Recommendation]) -> list[Recommendation]:
+    """``recs`` with their intervals widened by the measured run-to-run spread, each with the
+    evidence row that says by how much (see the module docstring)."""
+    spread = cpu_run_spread(ctx.calibration)
+    share, share_from = cpu_share(ctx)
+    sd = ratio_sd(spread, share) if spread is not None else 0.0
+    z = NormalDist().inv_cdf(0.5 + ctx.level / 2)
+    out = []
+    for rec in recs:
+        row = _row(spread, share, share_from, z * sd, rec, ctx.level)
+        low, high = widened(rec.predicted_speedup, rec.speedup_low, rec.speedup_high, sd, z)
+        options = tuple(_option(o, sd, z) for o in rec.options)
+        out.append(with_narrowing(replace(
+            rec, speedup_low=round(min(low, rec.speedup_low), 3),
+            speedup_high=round(max(high, rec.speedup_high), 3), options=options,
+            evidence=(*rec.evidence, row))))
+    return out
+
+
+def _option(o: Option, sd: float, z: float) -> Option:
+    low, high = widened(o.predicted_speedup, o.speedup_low, o.speedup_high, sd, z)
+    return replace(o, speedup_low=round(min(low, o.speedup_low), 3),
+                   speedup_high=round(max(high, o.speedup_high), 3))

@@ -1,0 +1,100 @@
+"""The machine's run-to-run spread (models.runspread) and the local recommendations' intervals
+widened by it (advisor.recommend.runspread), on the fixture calibration and synthetic
+samples."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import replace
+
+import pytest
+from test_replay_advice import interleaved, slow_disk_context
+
+from advisor.recommend import Context, recommend
+from advisor.recommend.runspread import ROW, cpu_share
+from models.runspread import cpu_run_spread, ratio_sd, widened
+from probes.readtests.results import Calibration
+
+
+def _with_decompression(cal: Calibration, *sample_sets: tuple[float, ...]) -> Calibration:
+    assert cal.decompression, "the fixture calibration has a decompression point"
+    d0 = cal.decompression[0]
+    points = tuple(replace(d0, measurement=replace(d0.measurement, samples=s))
+                   for s in sample_sets)
+    return replace(cal, decompression=points, unpacking=None, key_cost=None, basket_cost=None,
+                   event_loop=None)
+
+
+def _fixture_calibration() -> Calibration:
+    from tui_helpers import fixture_advice
+
+    cal = fixture_advice().calibration
+    assert cal is not None
+    return cal
+
+
+def test_the_spread_pools_repeated_cpu_measurements() -> None:
+    cal = _with_decompression(_fixture_calibration(), (100.0, 110.0, 90.0), (50.0, 50.0, 50.0),
+                              (10.0, 20.0))  # the last: too few samples to count
+    s = cpu_run_spread(cal)
+    assert s is not None and s.measurements == 2 and s.samples == 6
+    logs = [math.log(x) for x in (100.0, 110.0, 90.0)]
+    mean = sum(logs) / 3
+    expected = math.sqrt(sum((x - mean) ** 2 for x in logs) / (2 + 2))  # pooled, 4 dof
+    assert s.sd == pytest.approx(expected)
+    steady = _with_decompression(cal, (50.0, 50.0, 50.0))
+    assert cpu_run_spread(steady) is not None and cpu_run_spread(steady).sd == 0.0  # type: ignore[union-attr]
+    assert cpu_run_spread(_with_decompression(cal, (1.0, 2.0))) is None
+    assert cpu_run_spread(None) is None
+
+
+def test_a_ratio_of_two_runs_scatters_by_the_cpu_share() -> None:
+    cal = _with_decompression(_fixture_calibration(), (100.0, 110.0, 90.0))
+    s = cpu_run_spread(cal)
+    assert s is not None
+    assert ratio_sd(s, 1.0) == pytest.approx(math.sqrt(2) * s.sd)
+    assert ratio_sd(s, 0.25) == pytest.approx(ratio_sd(s, 1.0) / 4)
+    assert ratio_sd(s, 0.0) == 0.0 and ratio_sd(s, 3.0) == ratio_sd(s, 1.0)
+
+
+def test_widening_adds_in_quadrature_on_each_side() -> None:
+    lo, hi = widened(2.0, 1.5, 3.0, 0.1, 1.645)
+    assert lo == pytest.approx(2.0 * math.exp(-math.hypot(math.log(2 / 1.5), 0.1645)))
+    assert hi == pytest.approx(2.0 * math.exp(math.hypot(math.log(1.5), 0.1645)))
+    assert widened(2.0, 1.5, 3.0, 0.0, 1.645) == (1.5, 3.0)
+    lo, hi = widened(1.2, 1.2, 1.2, 0.05, 2.0)  # no interval of its own: the spread alone
+    assert lo == pytest.approx(1.2 * math.exp(-0.1)) and hi == pytest.approx(1.2 * math.exp(0.1))
+
+
+def _context(cal_change: Callable[[Calibration], Calibration]) -> Context:
+    maps = tuple(interleaved(f"f{i}") for i in range(4))
+    _, ctx = slow_disk_context(maps)
+    assert ctx.calibration is not None
+    return replace(ctx, calibration=cal_change(ctx.calibration))
+
+
+def test_every_local_recommendation_carries_the_spread_and_holds_the_models_interval() -> None:
+    noisy = _context(lambda c: _with_decompression(c, (100.0, 130.0, 80.0, 95.0)))
+    steady = _context(lambda c: _with_decompression(c, (100.0, 100.0, 100.0, 100.0)))
+    wide, narrow = recommend(noisy), recommend(steady)
+    assert wide and [r.code for r in wide] == [r.code for r in narrow]
+    share, _ = cpu_share(noisy)
+    for w, n in zip(wide, narrow, strict=True):
+        row = next(e for e in w.evidence if e.name == ROW)
+        assert row.source == "measured" and isinstance(row.value, float)
+        assert w.predicted_speedup == n.predicted_speedup
+        assert w.speedup_low <= n.speedup_low and w.speedup_high >= n.speedup_high
+        if share > 0.05:  # a CPU share to scatter: strictly wider
+            assert w.speedup_high / w.speedup_low > n.speedup_high / n.speedup_low
+        for wo, no in zip(w.options, n.options, strict=True):
+            assert wo.speedup_low <= no.speedup_low and wo.speedup_high >= no.speedup_high
+
+
+def test_without_repeated_cpu_measurements_the_row_says_so() -> None:
+    bare = _context(lambda c: _with_decompression(c, (100.0,)))
+    recs = recommend(bare)
+    assert recs
+    for r in recs:
+        row = next(e for e in r.evidence if e.name == ROW)
+        assert row.source == "assumed" and row.value == "not measured"
