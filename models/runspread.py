@@ -10,13 +10,13 @@ remains.
 
 The calibration repeats several pieces of pure CPU work (decompressing the same baskets,
 unpacking them into arrays, reading the same basket keys, the warm event loop) and keeps every
-sample.  The per-basket test is left out: each of its samples is the difference of two timed
-reads, whose spread is the subtraction's, not the machine's (it scattered by 63% on the demo's
-LZMA file where the same calibration's decompression scattered by 1-5%).  :func:`cpu_run_spread` pools them: one sample's standard deviation of the log of its
+sample.  :func:`cpu_run_spread` pools them: one sample's standard deviation of the log of its
 rate, over every repeated CPU-bound measurement with at least ``MIN_SAMPLES`` samples, each
 weighted by its degrees of freedom.  That is the spread of one run's CPU time over seconds; a
 machine whose speed drifts over minutes moves more than this, so it is a lower bound there (the
-evidence row says so).
+evidence row says so).  The per-basket test is left out: each of its samples is the difference
+of two timed reads, whose spread is the subtraction's, not the machine's (it scattered by 63% on
+the demo's LZMA file where the same calibration's decompression scattered by 1-5%).
 
 :func:`ratio_sd` turns it into the spread of a realised speed-up: two runs (before and after),
 each scattering by the CPU's share of its time times the CPU spread, independently.
