@@ -19,7 +19,7 @@ from models.replay.baseline import replay_reader
 from models.replay.predict import MergePrediction, Reader
 from models.scenarios import Scenario
 from probes.readtests.readers import parse_reader
-from probes.readtests.results import Calibration
+from probes.readtests.results import BasketCost, Calibration, EventLoop
 
 
 def contexts(size: int) -> tuple[Context, Context]:
@@ -183,44 +183,46 @@ def test_larger_files_take_the_loops_leftover_as_work_per_mb() -> None:
     """Calls of several baskets per branch (larger files): the program's reader's measured
     warm loop still sets its replayed CPU, the fitted per-call cost kept and the rest per MB."""
     plain, ctx = contexts(300)  # ten baskets per branch and call
-    cal = ctx.calibration
-    assert cal is not None and cal.event_loop is not None and cal.event_loop.warm is not None
-    assert ctx.reader is not None
-    loop = replace(cal.event_loop, reader=ctx.reader.text)
+    cal, loop = _reader_loop(ctx)
     mine = replace(ctx, calibration=replace(cal, event_loop=loop))
     costs = mine.replay_costs()
     assert costs.call_s == pytest.approx(mine.param("call_s"))
     assert costs.key_s > 0 and costs.process_mb_per_s > 0
-    prog = mine.program_reader
-    assert prog is not None
-    r = mine.reader_replay(prog, prog, after_warm=True)
+    _assert_replay_costs_the_loop(mine, loop, costs.open_s)
+    assert costs.process_mb_per_s != plain.replay_costs().process_mb_per_s
+
+
+def _reader_loop(ctx: Context) -> tuple[Calibration, EventLoop]:
+    """The context's calibration, and its warm event loop as one of the program's reader."""
+    cal = ctx.calibration
+    assert cal is not None and cal.event_loop is not None and cal.event_loop.warm is not None
+    assert ctx.reader is not None
+    return cal, replace(cal.event_loop, reader=ctx.reader.text)
+
+
+def _assert_replay_costs_the_loop(ctx: Context, loop: EventLoop, open_s: float) -> None:
+    """The program's reader replayed warm on today's files costs the loop's measured time per
+    event, plus the opens."""
+    prog = ctx.program_reader
+    assert prog is not None and loop.warm is not None and loop.warm.median
+    r = ctx.reader_replay(prog, prog, after_warm=True)
     assert r is not None
     assert r.after.cpu_s == pytest.approx(r.after.entries / loop.warm.median
-                                          + r.after.files * costs.open_s)
-    assert costs.process_mb_per_s != plain.replay_costs().process_mb_per_s
+                                          + r.after.files * open_s)
 
 
 def test_measured_costs_that_overfill_the_loop_are_scaled_to_its_time() -> None:
     """Where the measured per-basket cost (with the per-call and per-key costs) adds up to
     more than the warm loop took beyond its decompression, the three are scaled down together
     to fill it: the reader's replay still costs the loop's measured time, nothing is left for
-    processing, and a merge cannot save more than the loop spent."""
-    from probes.readtests.results import BasketCost
-
+    processing."""
     _, ctx = contexts(300)
-    cal = ctx.calibration
-    assert cal is not None and cal.event_loop is not None and cal.event_loop.warm is not None
-    assert ctx.reader is not None
-    loop = replace(cal.event_loop, reader=ctx.reader.text)
+    cal, loop = _reader_loop(ctx)
+    assert loop.warm is not None
     slow = BasketCost(basket_s=1.0, mb_per_s=None, baskets=10,
                       measurement=replace(loop.warm, samples=(1.0,), median=1.0, unit="s"))
     mine = replace(ctx, calibration=replace(cal, event_loop=loop, basket_cost=slow))
     costs = mine.replay_costs()
     assert 0 < costs.basket_s < 1.0 and costs.process_mb_per_s == 0.0
     assert not costs.basket_assumed
-    prog = mine.program_reader
-    assert prog is not None
-    r = mine.reader_replay(prog, prog, after_warm=True)
-    assert r is not None
-    assert r.after.cpu_s == pytest.approx(r.after.entries / loop.warm.median
-                                          + r.after.files * costs.open_s)
+    _assert_replay_costs_the_loop(mine, loop, costs.open_s)
