@@ -306,7 +306,7 @@ def analyse(capture: Any, *, cold: bool = False, uses: Sequence[str] = ()) -> Tr
     local = [r for r in capture.reads if "://" not in r.file]
     remote = len(local) < len(capture.reads)
     if cold:  # --cold evicts the ROOT files named on the command line, and only those
-        cold, missed = _evicted_all(local, getattr(capture, "evicted", ()))
+        cold, missed = _evicted_all(local, capture.evicted)
         if missed:
             notes.append(f"--cold evicted only the ROOT files named on the command line: "
                          f"{len(missed)} of the files the program read were not evicted "

@@ -308,20 +308,21 @@ class Context:
         measured = cal.basket_cost.basket_s if cal.basket_cost is not None else None
         if measured is None:
             return assumed_baskets(split)
-        return split(measured) or self._scaled_to_loop(lt, warm, dec, call, measured, key_s,
-                                                       key_range)
+        return split(measured) or self._scaled_to_loop(lt, warm, dec, call, extra, measured,
+                                                       key_s, key_range)
 
     @staticmethod
-    def _scaled_to_loop(lt: LayoutTime, warm: float, dec: float, call: float, basket_s: float,
-                        key_s: float, key_range: tuple[float, float]) -> LoopCosts | None:
+    def _scaled_to_loop(lt: LayoutTime, warm: float, dec: float, call: float, extra: float,
+                        basket_s: float, key_s: float, key_range: tuple[float, float]
+                        ) -> LoopCosts | None:
         """Where the measured per-call, per-basket and per-key costs add up to more than the
         warm loop's time beyond its decompression (each was timed at another moment, on a
         machine whose speed moves: on the 1,200-branch validation dataset they over-explained
         it by 40%), the three scaled down together to fill that time, nothing left for
         processing: the loop's own time bounds what a merge or a reader change can save,
         where the fitted terms alone (the fallback) charged the whole loop to its calls.
-        ``None`` where not even the decompression fits."""
-        extra = max(lt.baskets - lt.branch_calls, 0.0)
+        ``extra``: the baskets beyond one per branch and call.  ``None`` where not even the
+        decompression fits."""
         fixed = lt.calls * call + lt.keys * key_s + extra * basket_s
         left = lt.entries / warm - (lt.compressed_mb / dec if dec else 0.0)
         if left <= 0 or fixed <= 0:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from statistics import NormalDist
+from typing import TypeVar
 
 from models.runspread import RunSpread, cpu_run_spread, ratio_sd, widened
 
@@ -28,6 +29,8 @@ from .context import Context
 ROW = "this machine's run-to-run spread"
 #: The limits whose time is I/O (the rest is CPU).
 _IO_LIMITS = ("storage", "network")
+#: What carries a predicted speed-up and its interval.
+_Ranged = TypeVar("_Ranged", Recommendation, Option)
 
 
 def cpu_share(ctx: Context) -> tuple[float, str]:
@@ -67,16 +70,14 @@ def with_run_spread(ctx: Context, recs: Sequence[Recommendation]) -> list[Recomm
     out = []
     for rec in recs:
         row = _row(spread, share, share_from, z * sd, rec, ctx.level)
-        low, high = widened(rec.predicted_speedup, rec.speedup_low, rec.speedup_high, sd, z)
-        options = tuple(_option(o, sd, z) for o in rec.options)
-        out.append(with_narrowing(replace(
-            rec, speedup_low=round(min(low, rec.speedup_low), 3),
-            speedup_high=round(max(high, rec.speedup_high), 3), options=options,
-            evidence=(*rec.evidence, row))))
+        options = tuple(_widen(o, sd, z) for o in rec.options)
+        out.append(with_narrowing(replace(_widen(rec, sd, z), options=options,
+                                          evidence=(*rec.evidence, row))))
     return out
 
 
-def _option(o: Option, sd: float, z: float) -> Option:
-    low, high = widened(o.predicted_speedup, o.speedup_low, o.speedup_high, sd, z)
-    return replace(o, speedup_low=round(min(low, o.speedup_low), 3),
-                   speedup_high=round(max(high, o.speedup_high), 3))
+def _widen(x: _Ranged, sd: float, z: float) -> _Ranged:
+    """A recommendation or an option with its interval widened (never narrowed)."""
+    low, high = widened(x.predicted_speedup, x.speedup_low, x.speedup_high, sd, z)
+    return replace(x, speedup_low=round(min(low, x.speedup_low), 3),
+                   speedup_high=round(max(high, x.speedup_high), 3))
