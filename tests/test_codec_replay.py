@@ -256,3 +256,24 @@ def test_the_range_holds_where_the_bytes_fall() -> None:
     scan = recompression_prediction(maps, 3, DISK, costs, interval=False, rate_sd=(0.3, 0.3),
                                     **kw)  # type: ignore[arg-type]
     assert scan.low == scan.high == scan.speedup == plain.speedup
+
+
+def test_each_size_of_the_range_replays_its_own_layout() -> None:
+    # 24 MB of baskets: one cluster at today's size; at twice the bytes ROOT's 30 MB AutoFlush
+    # refills every branch's baskets anew, and that end of the range reads that layout
+    maps = [flat_file(f"f{i}", entries=2000, branches=20, size=120_000) for i in range(10)]
+    costs = CpuCosts(open_s=0.01, call_s=0.001, basket_s=0.005, decompress_mb_per_s=50.0)
+    reader = Reader(step=500)
+    pred = recompression_prediction(maps, 10, DISK, costs, size_factor=1.0,
+                                    decompress_mb_per_s=100.0, reader=reader,
+                                    size_range=(1.0, 2.0), alignment=False)
+    bigger, scale, _ = rewritten_layout(maps, 10, 2.0)
+    assert len(bigger[0].clusters) - 1 == 2
+    assert bigger[0].baskets != pred.after.baskets
+    after = layout_time(bigger, DISK, recoded_costs(costs, 100.0, 2.0), scale=scale,
+                        reader=reader)
+    assert pred.low == pytest.approx(min(pred.speedup, pred.before.total_s / after.total_s))
+    # not the one-cluster layout's requests scaled (the old corner): other baskets
+    from models.replay.rewrite import resized
+    scaled = resized(pred.after, DISK, 2.0).with_costs(recoded_costs(costs, 100.0, 2.0))
+    assert after.total_s != pytest.approx(scaled.total_s, rel=0.05)

@@ -7,7 +7,9 @@ compression scenario (decompression rate and bytes changed, layout unchanged) is
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
@@ -25,6 +27,13 @@ MERGE_MAX_MB = 10_000.0
 #: rewritten bytes may be up to this share smaller than the sample's factor says (an
 #: assumption, from the ZLIB-1 and LZ4 rewrites seen: 10-13% smaller); the range spans it.
 LARGER_BASKETS_SHRINK = 0.15
+#: The smallest relative one-sigma uncertainty given to a measured size change (the sample's
+#: standard error counts its baskets as independent, but the baskets of one branch compress
+#: alike; an assumption).
+MIN_SIZE_SD = 0.02
+#: The relative one-sigma uncertainty of a size change whose spread was not measured (an
+#: assumed factor, or a calibration written before the spread was recorded).
+ASSUMED_SIZE_SD = 0.15
 #: The smallest relative one-sigma uncertainty given to a measured decompression rate (the
 #: loop decompresses among other work; an assumption).
 MIN_RATE_SD = 0.05
@@ -69,6 +78,30 @@ def rate_sd(ctx: Context, cand: str) -> tuple[float, bool]:
     return max(spread / 1.349, MIN_RATE_SD), True  # IQR / median -> sigma
 
 
+def size_sd(ctx: Context, cand: str) -> tuple[float, bool]:
+    """(relative one-sigma uncertainty of ``cand``'s size change, measured?): the recompressed
+    sample's standard error over its baskets (at least ``MIN_SIZE_SD``), else
+    ``ASSUMED_SIZE_SD``."""
+    tree = ctx.tree
+    alg = tree.compression.algorithm if tree is not None else None
+    point = next((d for d in (ctx.calibration.decompression if ctx.calibration else ())
+                  if d.algorithm == cand and d.source == "recompressed"
+                  and d.recompressed_from == alg and d.compression_factor
+                  and d.dataset_factor), None)
+    if point is None or point.size_change_sd is None:
+        return ASSUMED_SIZE_SD, False
+    return max(point.size_change_sd, MIN_SIZE_SD), True
+
+
+def size_range(ctx: Context, cand: str, size_factor: float) -> tuple[float, float]:
+    """The size factors C001's range spans: down by ``LARGER_BASKETS_SHRINK`` or the sample's
+    error at the interval's level, whichever is more, and up by the sample's error."""
+    sd, _ = size_sd(ctx, cand)
+    z = NormalDist().inv_cdf(0.5 + ctx.level / 2)
+    return (size_factor * min(1 - LARGER_BASKETS_SHRINK, math.exp(-z * sd)),
+            size_factor * math.exp(z * sd))
+
+
 def codec_replay(ctx: Context, cand: str, size_factor: float, rate: float, *,
                  parts: bool = True, interval: bool = True) -> CodecReplay | None:
     """C001's command for ``cand`` (``size_factor``: new over old compressed bytes; ``rate``:
@@ -94,7 +127,8 @@ def codec_replay(ctx: Context, cand: str, size_factor: float, rate: float, *,
     fitted = ctx.param("decompress_mb_per_s")
     if not measured and fitted > 0:
         rate = old_rate * rate / fitted
-    shrink = (size_factor * (1 - LARGER_BASKETS_SHRINK), size_factor)
+    sizes = size_range(ctx, cand, size_factor)
+    z = NormalDist().inv_cdf(0.5 + ctx.level / 2)
 
     def run(factor: float, dec: float, together: bool, sds: tuple[float, float],
             sizes: tuple[float, float] | None, alignment: bool = True
@@ -105,11 +139,11 @@ def codec_replay(ctx: Context, cand: str, size_factor: float, rate: float, *,
             branches=rctx.branches or None,
             device_sd=(_rel(ctx, "storage_mb_per_s"), _rel(ctx, "access_ms")),
             cpu_sd=max(_rel(ctx, "open_s"), _rel(ctx, "call_s"), _rel(ctx, "basket_s")),
-            rate_sd=sds, size_range=sizes, alignment=alignment, interval=interval,
+            rate_sd=sds, size_range=sizes, z=z, alignment=alignment, interval=interval,
             memo=rctx.replay_memo)
 
     try:
-        command = run(size_factor, rate, merge, (sd_old, sd_new), shrink)
+        command = run(size_factor, rate, merge, (sd_old, sd_new), sizes)
         # the parts are evidence: their ranges leave out where the bytes fall (alignment)
         merge_only = run(1.0, old_rate, True, (0.0, 0.0), None, False) \
             if parts and merge and old_rate > 0 else None
@@ -193,13 +227,17 @@ def replay_assumption(rep: CodecReplay) -> str:
             + ", each basket's bytes scaled by the measured size change) through a model of "
             "the device, plus the CPU costs with the new codec's decompression rate; its range "
             "spans the device's, the per-file costs' and both decompression rates' "
-            "uncertainties, uproot's overlap (up to all hidden) and rewritten files up to "
+            "uncertainties, uproot's overlap (up to all hidden), the size change's sampling "
+            "error (both ways) and rewritten files up to "
             f"{100 * LARGER_BASKETS_SHRINK:.0f}% smaller than the sample's factor says "
-            "(larger baskets compress better: an assumption), and where the new file's bytes "
+            "(larger baskets compress better: an assumption), each size's layout replayed "
+            "anew (ROOT's 30 MB AutoFlush may cut the merged file at one size and not at "
+            "another), and where the new file's bytes "
             "fall against the read-ahead windows (its layout replayed again with every basket "
             f"{100 * (1 - ALIGNMENT[0]):.0f}% smaller and {100 * (ALIGNMENT[1] - 1):.0f}% "
             "larger: a cold read of many small requests moves with it)")
 
 
 __all__ = ["CodecReplay", "buffers_known", "codec_replay", "entry_autoflush", "layout_caveat",
-           "merges", "rate_sd", "replay_assumption", "replay_evidence"]
+           "merges", "rate_sd", "replay_assumption", "replay_evidence", "size_range",
+           "size_sd"]

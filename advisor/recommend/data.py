@@ -194,7 +194,9 @@ def _candidate_evidence(ctx: Context, cand: str, alg: str | None, rate: float,
             "size change", round(size_change, 1), "%", "measured",
             f"compressed bytes after recompressing: {cand} factor "
             f"{factor.compression_factor:.2f} vs {alg} {factor.dataset_factor:.2f} on a "
-            f"recompressed sample of {factor.baskets} baskets")
+            f"recompressed sample of {factor.baskets} baskets"
+            + (f" (standard error {100 * factor.size_change_sd:.1f}% of the size, from each "
+               "basket's own change)" if factor.size_change_sd is not None else ""))
     else:
         size_ev = Evidence("size change", round(size_change, 1), "%", "assumed",
                            "compressed bytes after recompressing; " + sc.FACTOR_SOURCE)

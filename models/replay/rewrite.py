@@ -16,7 +16,8 @@ new codec.  Its time is replayed like a merge's (:mod:`.predict`), with three di
 The baskets are refilled by ROOT's rule (:func:`~.layouts.optimized_merge`: the first file's
 buffers and AutoFlush, the buffers resized at the first flush).  Not modelled: larger baskets
 compressing better (the sample's factor is of today's baskets), so the rewritten files can
-come out smaller than the replay says; the range spans ``size_range`` for that.  A merge of
+come out smaller than the replay says; the range spans ``size_range`` for that (and for the
+size factor's own sampling error), each end's layout replayed anew.  A merge of
 more than ``MAX_MERGED_INPUTS`` files is replayed on its first that many: where the whole
 merge would first flush on bytes (ROOT's default AutoFlush) only beyond them, the replay
 keeps the files' buffers throughout.  Where the printed command does not merge
@@ -150,9 +151,9 @@ def recompression_prediction(
     The range: every corner at ``z`` sigmas of the device's bandwidth and access time
     (``device_sd``, relative), the per-file costs (``cpu_sd``), today's and the new codec's
     decompression rates (``rate_sd``), uproot's overlap range (``costs.overlap_range``), and
-    the size factor at both ends of ``size_range`` (the rewritten layout's replay with its
-    bytes scaled: the same requests, their transfer times and the MB decompressed scaled;
-    the cluster boundaries are the central size's), and where the rewritten file's bytes
+    the size factor at both ends of ``size_range`` (the rewritten layout built and replayed
+    again at each size: ROOT's AutoFlush of 30 MB may cut the merged file's baskets at one
+    size and not at the other), and where the rewritten file's bytes
     fall against the device's read-ahead windows (``alignment``; :data:`ALIGNMENT`: the
     layout replayed again with every basket a little smaller and larger, its bytes then scaled
     back, at the central costs; the ratio to the central replay widens every corner).
@@ -210,8 +211,8 @@ def recompression_prediction(
                    .total_s for fo in signs]
         afters = []
         for f in factors:
-            if (fb, fa, f) not in io:  # another size: the same requests, f / size_factor
-                io[fb, fa, f] = resized(central, device, f / size_factor, bw, acc)
+            if (fb, fa, f) not in io:  # another size: its own layout (a flush may come or go)
+                io[fb, fa, f] = retimed(after_replay(f), device, bw, acc)
             afters += [io[fb, fa, f].with_costs(recoded_costs(
                 cpu, decompress_mb_per_s * math.exp(fn * z * sd_new), f)).total_s
                 for fn in signs]

@@ -22,25 +22,27 @@ Bounds: at most ``sample_bytes`` compressed per algorithm are held (32 MB by def
 memory stays near the number of algorithms times that), at most ``scan_bytes`` more are read
 while looking for baskets, and the time one repetition takes is cut to fit the share of the budget.
 
-*Recompressed samples* (the algorithm that would read fastest here, and its size cost).  After
-the dataset's own algorithm (that of its largest tree, else the one holding most sampled bytes)
-is timed, a bounded part of its sampled baskets (at most ``RECOMPRESS_BYTES`` uncompressed,
-baskets drawn in a fixed pseudo-random order, so that a part covers the branches evenly) is
-decompressed into memory, and each candidate the dataset does not already use
-(``CANDIDATES``: LZ4-4, ZSTD-5, ZLIB-1, LZMA-7, ROOT's settings 404, 505, 101, 207)
-recompresses every basket into ROOT's block format with uproot's own writer
-(``uproot.compression.compress``: 9-byte headers, LZ4's XXH64 checksum, blocks of at most
-2^24 - 1 bytes), as ROOT would write the basket.  A basket the candidate cannot shrink is kept
-stored uncompressed, as ROOT keeps it.  The candidate's blocks are then decompressed by the
-same decoders as above and timed in the same way.  Each becomes a
+*Recompressed samples* (the algorithm that would read fastest here, and its size cost). Each
+pool's baskets are put in a fixed pseudo-random order first (they were read in file order,
+whole clusters: a part cut from the front would hold only the first branches). Before the
+dataset's own algorithm (that of its largest tree, else the one holding most sampled bytes) is
+timed, a bounded part of its sampled baskets (at most ``RECOMPRESS_BYTES`` uncompressed, drawn
+from the whole pool, so that a part covers the branches evenly) is decompressed into memory,
+and each candidate the dataset does not already use (``CANDIDATES``: LZ4-4, ZSTD-5, ZLIB-1,
+LZMA-7, ROOT's settings 404, 505, 101, 207) recompresses every basket into ROOT's block format
+with uproot's own writer (``uproot.compression.compress``: 9-byte headers, LZ4's XXH64
+checksum, blocks of at most 2^24 - 1 bytes), as ROOT would write the basket. A basket the
+candidate cannot shrink is kept stored uncompressed, as ROOT keeps it. The candidate's blocks
+are then decompressed by the same decoders as above and timed in the same way. Each becomes a
 :class:`~probes.readtests.results.DecompressionPoint` with ``source="recompressed"``, its
 measured compression factor (uncompressed / stored bytes of the sample) and the dataset's own
-factor on the very same baskets (``dataset_factor``): their ratio is the size change,
-measured.  These points take ``RECOMPRESS_FRACTION`` of the test's share (what the dataset's
-own algorithms leave unused flows to them); compressing is slow for LZMA (about 2 MB/s), so
-each candidate compresses baskets only while ``COMPRESS_FRACTION`` of its part (and at most
-``MAX_COMPRESS_S``) lasts, at least one basket; a candidate with no time left is skipped, with
-the reason, into ``skipped``.  Peak memory adds about twice ``RECOMPRESS_BYTES``.
+factor on the very same baskets (``dataset_factor``): their ratio is the size change, measured,
+with its standard error over the baskets (``size_change_sd``). These points take
+``RECOMPRESS_FRACTION`` of the test's share (what the dataset's own algorithms leave unused
+flows to them); compressing is slow for LZMA (about 2 MB/s), so each candidate compresses
+baskets only while ``COMPRESS_FRACTION`` of its part (and at most ``MAX_COMPRESS_S``) lasts, at
+least one basket; a candidate with no time left is skipped, with the reason, into ``skipped``.
+Peak memory adds about twice ``RECOMPRESS_BYTES``.
 
 The parts live beside this module: :mod:`.rootblocks` (ROOT's block format, collecting the
 baskets), :mod:`.decoders` (uproot's codecs), :mod:`.recompress` (the recompressed samples)
@@ -173,6 +175,16 @@ def measure_decompression(
         alg_start = clock()
         alg_share = max(0.0, own_share - (alg_start - t0)) / (len(pools) - k)
         decode, library = decoder(pool.algorithm)
+        # the pool holds whole clusters in file order: spread it, so that the part the pilot
+        # keeps (and the recompressed sample) covers the branches, not the first ones
+        pool.reorder(shuffled_order(pool.baskets))
+        if pool.algorithm == source and cands:
+            # at most a quarter of the candidates' part goes to decompressing their input,
+            # drawn from the whole pool before the pilot cuts it to what its timing needs
+            payloads = basket_payloads(pool, RECOMPRESS_BYTES,
+                                       deadline=clock() + 0.25 * (share - own_share),
+                                       clock=clock)
+            alg_start = clock()
         # the pilot pass sizes the pool so that three repetitions fit the algorithm's share
         _pilot(pool, decode, max(alg_share / 4, 1e-3), clock)
         left = max(0.0, alg_share - (clock() - alg_start))
@@ -185,11 +197,6 @@ def measure_decompression(
         ), f"decompressing {pool.algorithm} ({pool.baskets} baskets)")
         points.append(_point(pool, library, m))
         _report_point(session, points[-1], (k + 1) / steps)
-        if pool.algorithm == source and cands:
-            # at most a quarter of the candidates' part goes to decompressing their input
-            payloads = basket_payloads(pool, RECOMPRESS_BYTES,
-                                       deadline=t0 + share - 0.75 * (share - own_share),
-                                       clock=clock)
         pool.blocks = []  # free the memory before the next algorithm
     recompressed: list[DecompressionPoint] = []
     for k, alg in enumerate(cands):
@@ -220,7 +227,7 @@ def measure_decompression(
         recompressed.append(replace(
             _point(pool, library, m), baskets=rec.baskets, source="recompressed",
             compression_factor=rec.factor, level=rec.level, recompressed_from=source,
-            dataset_factor=rec.dataset_factor))
+            dataset_factor=rec.dataset_factor, size_change_sd=rec.size_change_sd))
         _report_point(session, recompressed[-1], (len(pools) + k + 1) / steps)
     recompressed.sort(key=lambda p: ORDER.index(p.algorithm))
     return tuple(points + recompressed)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .decoders import inflater
 from .rootblocks import Pool, split_blocks, stored_bytes
@@ -48,6 +48,8 @@ class Recompressed:
     uncompressed_bytes: int = 0  # of every basket tried
     dataset_bytes: int = 0  # the same baskets as the dataset stores them
     compress_s: float = 0.0
+    #: per basket tried, in order: (as the dataset stores it, as the candidate stores it)
+    sizes: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def stored_bytes(self) -> int:
@@ -60,6 +62,30 @@ class Recompressed:
     @property
     def dataset_factor(self) -> float | None:
         return self.uncompressed_bytes / self.dataset_bytes if self.dataset_bytes else None
+
+    @property
+    def size_change_sd(self) -> float | None:
+        """The relative standard error of the size change (stored bytes with the candidate
+        over stored bytes now: a ratio of sums over the baskets tried), from the spread of
+        the baskets' own changes about it (:func:`ratio_sd`); ``None`` under two baskets."""
+        return ratio_sd(self.sizes)
+
+
+def ratio_sd(pairs: Sequence[tuple[int, int]]) -> float | None:
+    """The relative standard error of ``R = sum(y) / sum(x)`` over ``pairs`` of (x, y), a
+    random sample of baskets (the ratio estimator's: ``sqrt(sum((y - R x)^2) / (n (n - 1)))
+    / mean(x) / R``); ``None`` under two pairs or where ``R`` is not positive.  Baskets of one
+    branch compress alike, so a sample of few branches can be further off than this says."""
+    n = len(pairs)
+    if n < 2:
+        return None
+    sx = sum(x for x, _ in pairs)
+    sy = sum(y for _, y in pairs)
+    if sx <= 0 or sy <= 0:
+        return None
+    r = sy / sx
+    ss = sum((y - r * x) ** 2 for x, y in pairs)
+    return float((ss / (n * (n - 1))) ** 0.5 / (sx / n) / r)
 
 
 def shuffled_order(n: int, seed: int = 0) -> list[int]:
@@ -112,7 +138,9 @@ def recompress(payloads: Sequence[Payload], algorithm: str, level: int | None = 
         if len(out) >= len(p.data):  # not shrunk: ROOT stores such a basket uncompressed
             r.raw_baskets += 1
             r.raw_bytes += len(p.data)
+            r.sizes.append((p.stored_bytes, len(p.data)))
             continue
+        r.sizes.append((p.stored_bytes, len(out)))
         parsed = split_blocks(bytes(out))
         if parsed is None or parsed[0] != algorithm:
             raise ValueError(f"uproot wrote no {algorithm} blocks")

@@ -117,6 +117,10 @@ class DecompressionPoint:
     #: the dataset's own compression factor on the same baskets (recompressed points only):
     #: ``compression_factor / dataset_factor`` is the size change, measured
     dataset_factor: float | None = None
+    #: the size change's relative standard error over the sample's baskets (recompressed
+    #: points only; ``None`` under two baskets): the ratio estimator's, from each basket's own
+    #: change
+    size_change_sd: float | None = None
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,19 @@ class Pool:
         self.uncompressed_bytes += uncompressed
         self.basket_ends.append(len(self.blocks))
 
+    def reorder(self, order: Sequence[int]) -> None:
+        """Put the baskets in ``order`` (a permutation of their indices): a pool cut short by
+        :meth:`truncate` then keeps a spread of them, not the first branches of a file."""
+        if sorted(order) != list(range(self.baskets)):
+            raise ValueError("not a permutation of the pool's baskets")
+        blocks: list[Block] = []
+        ends: list[int] = []
+        for i in order:
+            start = self.basket_ends[i - 1] if i > 0 else 0
+            blocks.extend(self.blocks[start : self.basket_ends[i]])
+            ends.append(len(blocks))
+        self.blocks, self.basket_ends = blocks, ends
+
     def truncate(self, baskets: int) -> None:
         """Keep the first ``baskets`` baskets (at least one)."""
         baskets = max(1, min(baskets, self.baskets))
