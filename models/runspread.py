@@ -19,7 +19,8 @@ of two timed reads, whose spread is the subtraction's, not the machine's (it sca
 the demo's LZMA file where the same calibration's decompression scattered by 1-5%).
 
 :func:`ratio_sd` turns it into the spread of a realised speed-up: two runs (before and after),
-each scattering by the CPU's share of its time times the CPU spread, independently.
+each scattering by the CPU's share of its time times the CPU spread, independently; a change
+that removes I/O leaves a run after that is mostly CPU, and scatters more.
 """
 
 from __future__ import annotations
@@ -84,12 +85,16 @@ def cpu_run_spread(cal: Calibration | None) -> RunSpread | None:
     return RunSpread(math.sqrt(ss / dof), used, samples, tuple(names))
 
 
-def ratio_sd(spread: RunSpread, cpu_share: float) -> float:
+def ratio_sd(spread: RunSpread, cpu_share: float, speedup: float = 1.0) -> float:
     """One sigma (of the log) of a realised speed-up, the ratio of a run before and a run after
-    a change, where the CPU takes ``cpu_share`` of each run's time and scatters by
-    ``spread.sd`` (the rest, I/O on a steady device, is taken as steady)."""
-    share = min(1.0, max(0.0, cpu_share))
-    return math.sqrt(2.0) * share * spread.sd
+    a change, where the CPU takes ``cpu_share`` of the run before's time and scatters by
+    ``spread.sd`` (the rest, I/O on a steady device, is taken as steady).  The run after is
+    ``speedup`` times shorter and taken to keep the CPU time (a change that removes I/O), so
+    the CPU takes ``min(1, cpu_share * speedup)`` of it; for a change that cuts CPU time too
+    that overstates the run after's scatter, never understates it."""
+    before = min(1.0, max(0.0, cpu_share))
+    after = min(1.0, before * max(0.0, speedup))
+    return math.hypot(before, after) * spread.sd
 
 
 def widened(predicted: float, low: float, high: float, sd: float, z: float

@@ -56,6 +56,10 @@ def test_a_ratio_of_two_runs_scatters_by_the_cpu_share() -> None:
     assert ratio_sd(s, 1.0) == pytest.approx(math.sqrt(2) * s.sd)
     assert ratio_sd(s, 0.25) == pytest.approx(ratio_sd(s, 1.0) / 4)
     assert ratio_sd(s, 0.0) == 0.0 and ratio_sd(s, 3.0) == ratio_sd(s, 1.0)
+    # a change that removes I/O: the run after keeps the CPU time, so it is mostly CPU
+    assert ratio_sd(s, 0.25, 2.0) == pytest.approx(math.hypot(0.25, 0.5) * s.sd)
+    assert ratio_sd(s, 0.25, 8.0) == pytest.approx(math.hypot(0.25, 1.0) * s.sd)
+    assert ratio_sd(s, 0.5, 0.5) == pytest.approx(math.hypot(0.5, 0.25) * s.sd)
 
 
 def test_widening_adds_in_quadrature_on_each_side() -> None:

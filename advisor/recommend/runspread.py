@@ -5,7 +5,8 @@ uncertainty.  What the user measures is one run before the change and one after,
 machine whose CPU speed moves from run to run that ratio scatters even where the model is right
 (a pure-Python loop on the shared development machine took 0.53-1.03 s from one minute to the
 next).  :func:`with_run_spread` adds the calibration's measured CPU spread
-(:func:`models.runspread.cpu_run_spread`), scaled by the CPU's share of the analysis' time, to
+(:func:`models.runspread.cpu_run_spread`), scaled by the CPU's share of each run's time (the
+run after a change that removes I/O is mostly CPU: :func:`models.runspread.ratio_sd`), to
 each side of every interval (and of each option's) in quadrature, at the model's level, and says
 so in an evidence row that also keeps the model's own interval; a critical or warning interval
 widened past 3x then names what would narrow it.  Where the calibration repeated no CPU-bound work
@@ -45,6 +46,7 @@ def cpu_share(ctx: Context) -> tuple[float, str]:
 
 def _row(spread: RunSpread | None, share: float, share_from: str, half: float,
          rec: Recommendation, level: float) -> Evidence:
+    after = min(1.0, share * max(0.0, rec.predicted_speedup))
     if spread is None:
         return Evidence(ROW, "not measured", "", "assumed",
                         "no CPU-bound read test repeated often enough to tell: the interval "
@@ -55,7 +57,8 @@ def _row(spread: RunSpread | None, share: float, share_from: str, half: float,
         f"± of a realised speed-up (one run before, one after) at {level:.0%}: one run's CPU "
         f"rate scattered by {100 * spread.sd:.1f}% (1σ) over {spread.samples} samples of "
         f"{spread.measurements} repeated measurements ({', '.join(spread.names)}); the CPU "
-        f"takes {100 * share:.0f}% of the time ({share_from}); added to the model's interval "
+        f"takes {100 * share:.0f}% of the time now ({share_from}) and about "
+        f"{100 * after:.0f}% after (its CPU time taken as kept); added to the model's interval "
         f"({rec.speedup_low:.2f}–{rec.speedup_high:.2f}x) in quadrature. Measured over seconds: "
         "a machine whose speed drifts over minutes scatters more")
 
@@ -65,13 +68,16 @@ def with_run_spread(ctx: Context, recs: Sequence[Recommendation]) -> list[Recomm
     evidence row that says by how much (see the module docstring)."""
     spread = cpu_run_spread(ctx.calibration)
     share, share_from = cpu_share(ctx)
-    sd = ratio_sd(spread, share) if spread is not None else 0.0
     z = NormalDist().inv_cdf(0.5 + ctx.level / 2)
+
+    def sd(x: Recommendation | Option) -> float:
+        return ratio_sd(spread, share, x.predicted_speedup) if spread is not None else 0.0
+
     out = []
     for rec in recs:
-        row = _row(spread, share, share_from, z * sd, rec, ctx.level)
-        options = tuple(_widen(o, sd, z) for o in rec.options)
-        out.append(with_narrowing(replace(_widen(rec, sd, z), options=options,
+        row = _row(spread, share, share_from, z * sd(rec), rec, ctx.level)
+        options = tuple(_widen(o, sd(o), z) for o in rec.options)
+        out.append(with_narrowing(replace(_widen(rec, sd(rec), z), options=options,
                                           evidence=(*rec.evidence, row))))
     return out
 
