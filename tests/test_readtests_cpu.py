@@ -342,3 +342,26 @@ def test_event_loop_cancelled_raises_cancelled(flat: dict[str, str]) -> None:
     session.cancel()
     with pytest.raises(Cancelled):
         measure_event_loop(session, [flat["ZLIB"]], "pythia", share_s=0.5)
+
+
+def test_the_warm_rate_takes_three_short_samples_past_a_spent_share() -> None:
+    """A cold pass that used the share leaves the warm loop one sample; where three take at
+    most ``WARM_GRACE_S`` more, it takes three (their median is the rate), else one."""
+    from probes.readtests.eventloop import WARM_GRACE_S, WARM_MIN_SAMPLES, cold_then_warm
+    from probes.readtests.results import Conditions
+
+    now = [0.0]
+
+    def run(per_sample_s: float) -> int:
+        session = Session(60, clock=lambda: now[0])
+
+        def sample(cold: bool) -> float:
+            now[0] += per_sample_s
+            return 100.0
+
+        _, warm, _ = cold_then_warm(session, "event_loop", "loop", Conditions(cache="warm"),
+                                    sample, 100.0, 5.0, 0.0, now[0], None)
+        return len(warm.samples)
+
+    assert run(0.1) == WARM_MIN_SAMPLES
+    assert run(WARM_GRACE_S) == 1

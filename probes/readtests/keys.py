@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from typing import Any
 
+from .raw import read_sequential
 from .results import Conditions, KeyCost
 from .runner import Session, measurement
 
@@ -42,6 +43,8 @@ MIN_KEYS = 20
 MIN_REPEATS = 3
 MAX_REPEATS = 7
 _CHUNK = 1 << 20
+#: A key's header lies within this many bytes of its seek (what must be cached to time it warm).
+_KEY_BYTES = 64
 
 
 def _keys(tree: Any, branches: Sequence[str] | None, limit: int) -> list[tuple[Any, int]]:
@@ -56,24 +59,12 @@ def _keys(tree: Any, branches: Sequence[str] | None, limit: int) -> list[tuple[A
         except Exception:
             raise ValueError(f"no branch {name!r} in tree {tree.name!r}") from None
         seeks = branch.member("fBasketSeek")
-        for i in range(int(getattr(branch, "_num_normal_baskets", 0))):
+        # the baskets with a key (uproot's count; an embedded basket has none, and no seek)
+        for i in range(int(getattr(branch, "_num_normal_baskets", branch.num_baskets))):
             seek = int(seeks[i])
-            if seek > 0 and seek + 64 <= limit:
+            if seek > 0 and seek + _KEY_BYTES <= limit:
                 out.append((branch, i))
     return out
-
-
-def _cache(path: str, limit: float, deadline: float, clock: Any) -> int:
-    """The file's first bytes read sequentially (at most ``limit``, and until ``deadline``):
-    their pages are cached.  Returns the bytes read."""
-    done = 0
-    with open(path, "rb", buffering=0) as f:
-        while done < limit and clock() < deadline:
-            block = f.read(_CHUNK)
-            if not block:
-                break
-            done += len(block)
-    return done
 
 
 def measure_key_cost(session: Session, files: Sequence[str], tree_name: str,
@@ -98,7 +89,8 @@ def measure_key_cost(session: Session, files: Sequence[str], tree_name: str,
                 break
             session.check()
             limit = int(min(os.path.getsize(path), MAX_BYTES))
-            got = _cache(path, limit, t_start + READ_SHARE * share_s, clock)
+            got = read_sequential(path, _CHUNK, limit, deadline=t_start + READ_SHARE * share_s,
+                                  clock=clock)
             f = stack.enter_context(uproot.open(path))
             try:
                 tree = f[tree_name]

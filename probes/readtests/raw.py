@@ -131,13 +131,15 @@ class Marks:
 
 
 def read_sequential(path: str, request: int, limit: int | None = None,
-                    buf: bytearray | None = None, marks: Marks | None = None) -> int:
-    """Read ``path`` front to back in ``request``-byte reads; return the bytes read."""
+                    buf: bytearray | None = None, marks: Marks | None = None,
+                    deadline: float | None = None, clock: Any = time.perf_counter) -> int:
+    """Read ``path`` front to back in ``request``-byte reads (at most ``limit`` bytes, and
+    none begun past ``deadline`` on ``clock``); return the bytes read."""
     buf = buf if buf is not None and len(buf) >= request else bytearray(request)
     view = memoryview(buf)[:request]
     total = 0
     with open(path, "rb", buffering=0) as fh:
-        while limit is None or total < limit:
+        while (limit is None or total < limit) and (deadline is None or clock() < deadline):
             n = fh.readinto(view)
             if not n:
                 break
