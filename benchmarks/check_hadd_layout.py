@@ -1,7 +1,7 @@
 """The modelled ``hadd -O`` layout against the real one (counts, no timing: no lock needed).
 
     python benchmarks/check_hadd_layout.py DATA_DIR [DATA_DIR ...] [--work /tmp/hadd_check]
-        [--setting N] [--before REV] [--tree Events] [--out FILE.json]
+        [--setting N] [--size-factor F ...] [--before REV] [--tree Events] [--out FILE.json]
 
 For each dataset: ROOT's own ``hadd -O -f<setting>`` merges every file of the directory into
 ``WORK/<dataset>.root`` (``--setting``: the compression setting; default the first file's
@@ -9,7 +9,10 @@ own, so that the bytes compare the layout and not a codec), then the basket maps
 give the modelled layout (:func:`models.replay.layouts.optimized_merge`), compared with the
 map read from the real output: baskets per branch and in all, cluster boundaries, compressed
 bytes (baskets with their keys).  ``--before REV``: the same with ``models/replay/layouts.py``
-as it was at git revision ``REV`` (a "before" column).  The merged files are removed at the end
+as it was at git revision ``REV`` (a "before" column).  ``--size-factor F``: also the layout
+C001's replay builds for a recompression whose output is ``F`` times today's bytes
+(:func:`models.replay.rewrite.rewritten_layout`; with ``--setting``, the real output is the new
+codec's: ROOT's 30 MB AutoFlush cuts it where its own bytes pass 30 MB).  The merged files are removed at the end
 unless ``--keep``.  Prints a Markdown table.
 """
 
@@ -32,6 +35,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from advisor.demo.root_writer import hadd_path  # noqa: E402
 from models.replay.layouts import optimized_merge  # noqa: E402
+from models.replay.rewrite import rewritten_layout  # noqa: E402
 from probes.basketmap import BasketMap, read_basket_map  # noqa: E402
 
 
@@ -93,6 +97,10 @@ def run_one(src: Path, args: argparse.Namespace, before: Any) -> dict[str, Any]:
         "after": compare(optimized_merge(maps, "<model>"), real)}
     if before is not None:
         res["before"] = compare(before.optimized_merge(maps, "<before>"), real)
+    for f in args.size_factor:
+        out_maps, _, _ = rewritten_layout(maps, len(maps), f)
+        if len(out_maps) == 1:  # one merged output, as the real one
+            res[f"size x{f:g}"] = compare(out_maps[0], real)
     if not args.keep:
         out.unlink(missing_ok=True)
     return res
@@ -103,7 +111,7 @@ def table(results: list[dict[str, Any]]) -> None:
           "(worst ratios) | same basket boundaries | clusters real / model | MB real / model "
           "|\n|---|---|---|---|---|---|---|---|")
     for res in results:
-        for key in ("before", "after"):
+        for key in ("before", "after", *(k for k in res if k.startswith("size x"))):
             c = res.get(key)
             if c is None:
                 continue
@@ -122,6 +130,7 @@ def main() -> int:
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "hadd_check")
     ap.add_argument("--setting", type=int, default=None)
     ap.add_argument("--before", default=None, metavar="REV")
+    ap.add_argument("--size-factor", type=float, nargs="*", default=[], metavar="F")
     ap.add_argument("--tree", default="Events")
     ap.add_argument("--keep", action="store_true", help="keep the merged files")
     ap.add_argument("--out", default=None)
