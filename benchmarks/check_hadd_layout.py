@@ -12,8 +12,8 @@ bytes (baskets with their keys).  ``--before REV``: the same with ``models/repla
 as it was at git revision ``REV`` (a "before" column).  ``--size-factor F``: also the layout
 C001's replay builds for a recompression whose output is ``F`` times today's bytes
 (:func:`models.replay.rewrite.rewritten_layout`; with ``--setting``, the real output is the new
-codec's: ROOT's 30 MB AutoFlush cuts it where its own bytes pass 30 MB).  The merged files are removed at the end
-unless ``--keep``.  Prints a Markdown table.
+codec's: ROOT's 30 MB AutoFlush cuts it where its own bytes pass 30 MB).  The merged files are
+removed at the end unless ``--keep``.  Prints a Markdown table.
 """
 
 from __future__ import annotations
