@@ -4,7 +4,7 @@
     python benchmarks/bench_advice_true.py [--only nano,split,...] [--disk slow|fast|both]
         [--repeats 3] [--budget 30] [--skip-write] [--out FILE.json]
         [--report-args "--reader uproot.iterate"] [--code DIR] [--also W001]
-    python benchmarks/bench_advice_true.py --table A.json B.json ...
+    python benchmarks/bench_advice_true.py --table A.json B.json ... [--readvise]
 
 Datasets (``benchmarks/_advice_true_data.py``): six, written once into ``/tmp/validate/data``
 (kept between runs; ``--skip-write`` uses what is there): five by ROOT, a NanoAOD-like mix (592
@@ -30,6 +30,13 @@ work directory's own disk):
    at once: this shared machine's single-core speed moved 2x between checks seconds apart),
    and one runs before the report: a CPU-bound miss can be read against them.  The table
    shows each pass's own after / before beside the medians' ratio.
+
+``--table ... --readvise``: the same runs' realised figures against the predictions of this
+working tree's code, advised again from each run's saved report (``NAME_DISK_report.json`` beside
+the ``--out`` file: its site, dataset and calibration, the reader its command named, the basket
+maps of the dataset's files): what a change to the rules or the intervals would have said of
+measurements already made.  A row whose recommendation the new advice does not make is shown
+"not advised now".
 
 ``--also W001`` also measures those codes where the report has them but does not show them as
 gains (outside the top three, or marked not recommended): rows counted apart.
@@ -460,6 +467,53 @@ def slow_disk(size_mb: int) -> Any:
                           tmp_root="/var/tmp")
 
 
+def readvise(results: list[dict[str, Any]], where: Path) -> list[dict[str, Any]]:
+    """``results`` with each row's prediction and interval from this working tree's code,
+    advised again from the run's saved report (see the module docstring)."""
+    from advisor.core import advise_from
+    from advisor.document import calibration_parts
+    from probes.basketmap import read_basket_map
+
+    out = []
+    for res in results:
+        saved = where / f"{res['dataset']}_{res['disk']}_report.json"
+        if not saved.exists():
+            print(f"  {res['dataset']} ({res['disk']}): no saved report {saved}", flush=True)
+            continue
+        doc = json.loads(saved.read_text())
+        d0 = doc["datasets"][0]
+        site, dataset, cal = calibration_parts({"site": doc["site"], "dataset": d0["dataset"],
+                                                "calibration": d0["calibration"]}, saved)
+        words = shlex.split(res["command"])
+        reader = words[words.index("--reader") + 1] if "--reader" in words else None
+        files = sorted(DATASETS[res["dataset"]].path.glob("*.root"))
+        maps = [read_basket_map(str(f), TREE) for f in files[:8]]
+        advice = advise_from(site, dataset, cal, basket_maps=maps, reader=reader,
+                             inputs=tuple(map(str, files)))
+        recs = {r.code: r for r in advice.recommendations}
+        rows = []
+        for row in res["rows"]:
+            rec = recs.get(row["code"])
+            if rec is None:  # shown without a realised figure: "not applied: not advised now"
+                then = row.get("realised")
+                rows.append({**{k: v for k, v in row.items() if k != "realised"},
+                             "applied": "not advised now" + (
+                                 f" (realised then {then:.2f})" if then else "")})
+                continue
+            x: Any = rec
+            if row.get("predicted_for"):  # an option (or the uproot snippet's own figure)
+                x = next((o for o in rec.options if o.name == row["predicted_for"]), rec)
+            new = {**row, "predicted": x.predicted_speedup, "low": x.speedup_low,
+                   "high": x.speedup_high}
+            if "realised" in row:
+                new.update(ratio=row["realised"] / new["predicted"],
+                           inside=new["low"] <= row["realised"] <= new["high"],
+                           within20=abs(row["realised"] / new["predicted"] - 1) <= 0.2)
+            rows.append(new)
+        out.append({**res, "rows": rows})
+    return out
+
+
 def table(results: list[dict[str, Any]]) -> None:
     print("\n| dataset | disk | code | applied as | predicted (interval) | realised | realised "
           "/ predicted | inside | within 20% | each pass's after / before (min-max) |\n"
@@ -535,9 +589,16 @@ def main() -> int:
     ap.add_argument("--report-args", default="", help="more arguments for report, one string")
     ap.add_argument("--table", nargs="+", default=None, metavar="JSON",
                     help="only print the tables of earlier runs' --out files")
+    ap.add_argument("--readvise", action="store_true", help="with --table: the predictions "
+                    "of this working tree's code, advised again from the saved reports")
     args = ap.parse_args()
     if args.table:
-        table([res for f in args.table for res in json.loads(Path(f).read_text())])
+        runs = [(res, Path(f).resolve().parent) for f in args.table
+                for res in json.loads(Path(f).read_text())]
+        if args.readvise:
+            table([r for res, where in runs for r in readvise([res], where)])
+        else:
+            table([res for res, _ in runs])
         return 0
     EXTRA.extend(shlex.split(args.report_args))
     if args.code:

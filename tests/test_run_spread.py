@@ -8,12 +8,13 @@ import math
 from collections.abc import Callable
 from dataclasses import replace
 
+import numpy as np
 import pytest
 from test_replay_advice import interleaved, slow_disk_context
 
 from advisor.recommend import Context, recommend
 from advisor.recommend.runspread import ROW, cpu_share
-from models.runspread import cpu_run_spread, ratio_sd, widened
+from models.runspread import cpu_run_spread, ratio_sd, robust_sd, widened
 from probes.readtests.results import Calibration
 
 
@@ -38,15 +39,57 @@ def test_the_spread_pools_repeated_cpu_measurements() -> None:
     cal = _with_decompression(_fixture_calibration(), (100.0, 110.0, 90.0), (50.0, 50.0, 50.0),
                               (10.0, 20.0))  # the last: too few samples to count
     s = cpu_run_spread(cal)
-    assert s is not None and s.measurements == 2 and s.samples == 6
-    logs = [math.log(x) for x in (100.0, 110.0, 90.0)]
-    mean = sum(logs) / 3
-    expected = math.sqrt(sum((x - mean) ** 2 for x in logs) / (2 + 2))  # pooled, 4 dof
-    assert s.sd == pytest.approx(expected)
+    assert s is not None and s.measurements == 2 and s.samples == 6 and s.loop_sd is None
+    groups = [[math.log(x) for x in g] for g in ((100.0, 110.0, 90.0), (50.0, 50.0, 50.0))]
+    assert s.sd == pytest.approx(robust_sd(groups)) and s.sd == s.kernel_sd
     steady = _with_decompression(cal, (50.0, 50.0, 50.0))
     assert cpu_run_spread(steady) is not None and cpu_run_spread(steady).sd == 0.0  # type: ignore[union-attr]
     assert cpu_run_spread(_with_decompression(cal, (1.0, 2.0))) is None
     assert cpu_run_spread(None) is None
+
+
+def test_the_robust_spread_is_the_median_distance_over_its_normal_scale() -> None:
+    groups = [[0.0, 0.1, -0.1, 0.3], [1.0, 1.02, 0.98]]
+    # distances from each group's median (0.05; 1.0): 0.05 0.05 0.15 0.25 | 0.0 0.02 0.02
+    dist = sorted([0.05, 0.05, 0.15, 0.25, 0.0, 0.02, 0.02])
+    rng = np.random.default_rng(7)
+    sims = [np.median(np.concatenate([np.abs(x - np.median(x)) for x in
+                                      (rng.standard_normal(4), rng.standard_normal(3))]))
+            for _ in range(4000)]
+    expected = dist[3] / float(np.mean(sims))
+    assert robust_sd(groups) == pytest.approx(expected, rel=0.05)  # another seed's simulation
+    assert robust_sd([[1.0, 2.0]]) is None and robust_sd([]) is None
+    # normal scatter: it estimates sigma
+    big = [list(0.05 * rng.standard_normal(5)) for _ in range(400)]
+    assert robust_sd(big) == pytest.approx(0.05, rel=0.1)
+
+
+def test_one_slow_sample_does_not_make_a_steady_machine_noisy() -> None:
+    # a NanoAOD-like file's unpacking test on a quiet machine: one 30 ms sample at a sixth of
+    # the others' rate; the analysis' own passes scattered by 3%
+    cal = _with_decompression(_fixture_calibration(), (94.7, 16.3, 96.5, 94.2, 92.7),
+                              (141.5, 137.7, 127.3, 133.7), (261.9, 269.3, 270.1))
+    s = cpu_run_spread(cal)
+    assert s is not None and s.sd < 0.06
+    logs = [math.log(x) for x in (94.7, 16.3, 96.5, 94.2, 92.7)]
+    mean = sum(logs) / 5
+    assert math.sqrt(sum((x - mean) ** 2 for x in logs) / 4) > 0.7  # the standard deviation
+
+
+def test_the_warm_loop_s_own_spread_is_a_floor() -> None:
+    base = _with_decompression(_fixture_calibration(), (175.9, 176.4, 177.2),
+                               (2545.2, 2579.8, 2541.0))
+    assert base.event_loop is None
+    el = _fixture_calibration().event_loop
+    assert el is not None and el.warm is not None
+    loop = (87743.3, 101030.6, 99316.8, 124436.7, 127263.8, 106292.6, 113571.4)
+    cal = replace(base, event_loop=replace(el, warm=replace(el.warm, samples=loop)))
+    alone, with_loop = cpu_run_spread(base), cpu_run_spread(cal)
+    assert alone is not None and with_loop is not None
+    assert with_loop.loop_sd == pytest.approx(robust_sd([[math.log(x) for x in loop]]))
+    assert with_loop.kernel_sd == pytest.approx(alone.sd)
+    assert with_loop.loop_sd is not None and with_loop.sd == with_loop.loop_sd > 5 * alone.sd
+    assert "event loop (warm)" in with_loop.names and with_loop.measurements == 3
 
 
 def test_a_ratio_of_two_runs_scatters_by_the_cpu_share() -> None:

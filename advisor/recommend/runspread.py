@@ -55,12 +55,23 @@ def _row(spread: RunSpread | None, share: float, share_from: str, half: float,
     return Evidence(
         ROW, round(100 * half, 1), "%", "measured",
         f"± of a realised speed-up (one run before, one after) at {level:.0%}: one run's CPU "
-        f"rate scattered by {100 * spread.sd:.1f}% (1σ) over {spread.samples} samples of "
-        f"{spread.measurements} repeated measurements ({', '.join(spread.names)}); the CPU "
+        f"rate scattered by {100 * spread.sd:.1f}% (1σ, robust: {_parts(spread)}) over "
+        f"{spread.samples} samples of {spread.measurements} repeated measurements "
+        f"({', '.join(spread.names)}); the CPU "
         f"takes {100 * share:.0f}% of the time now ({share_from}) and about "
         f"{100 * after:.0f}% after (its CPU time taken as kept); added to the model's interval "
         f"({rec.speedup_low:.2f}–{rec.speedup_high:.2f}x) in quadrature. Measured over seconds: "
         "a machine whose speed drifts over minutes scatters more")
+
+
+def _parts(spread: RunSpread) -> str:
+    """Where the spread comes from: the kernels' pooled figure and the warm loop's own."""
+    parts = []
+    if spread.kernel_sd is not None:
+        parts.append(f"the CPU kernels {100 * spread.kernel_sd:.1f}%")
+    if spread.loop_sd is not None:
+        parts.append(f"the warm event loop {100 * spread.loop_sd:.1f}%")
+    return ", ".join(parts) + (", the larger taken" if len(parts) > 1 else "")
 
 
 def with_run_spread(ctx: Context, recs: Sequence[Recommendation]) -> list[Recommendation]:
