@@ -441,6 +441,29 @@ def uproot_key_cost(cal: Calibration | None) -> tuple[float, tuple[float, float]
     return UPROOT_KEY_S, UPROOT_KEY_S_RANGE, False
 
 
+def first_touch_cost(cal: Calibration | None) -> tuple[float, tuple[float, float], bool]:
+    """Seconds per MB of memory a new process writes for the first time: ``(seconds, the
+    range the intervals span, measured)``.  The first-touch test's median and the range of
+    its samples where it ran; else the assumption
+    (:data:`~models.replay.cpucosts.FIRST_TOUCH_S_PER_MB` over ``FIRST_TOUCH_RANGE``)."""
+    from .replay.cpucosts import FIRST_TOUCH_RANGE, FIRST_TOUCH_S_PER_MB
+
+    ft = cal.first_touch if cal is not None else None
+    if ft is not None and ft.s_per_mb is not None and ft.s_per_mb > 0:
+        samples = [x for x in ft.measurement.samples if x > 0] or [ft.s_per_mb]
+        return ft.s_per_mb, (min(samples), max(samples)), True
+    return FIRST_TOUCH_S_PER_MB, FIRST_TOUCH_RANGE, False
+
+
+def step_touch(cal: Calibration | None) -> tuple[float, tuple[float, float]]:
+    """``CpuCosts.touch``: the first-touch cost per MB of a run's largest step of arrays, and
+    its range (:func:`models.replay.cpucosts.first_touch`)."""
+    from .replay.cpucosts import first_touch
+
+    s, rng, _ = first_touch_cost(cal)
+    return first_touch(s, rng)
+
+
 def loop_call_costs(cal: Calibration, tree: TreeProfile | None, *, assume_baskets: bool = True
                     ) -> LoopCosts | None:
     """The per-call cost of uproot's plain event loop from the calibration's warm loop

@@ -7,10 +7,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from models.calibration import dataset_decompression_mb_per_s, loop_call_costs, uproot_key_cost
+from models.calibration import (
+    dataset_decompression_mb_per_s,
+    first_touch_cost,
+    loop_call_costs,
+    step_touch,
+    uproot_key_cost,
+)
 from models.replay import LocalDevice
 from models.replay.baseline import ReaderBaseline
 from models.replay.cpucosts import (
+    MEMORY_GROWTH,
+    MEMORY_GROWTH_RANGE,
     UPROOT_BASKET_S,
     UPROOT_BASKET_S_RANGE,
     CpuCosts,
@@ -201,7 +209,8 @@ class Context:
         opened = self.calibration.open_overhead_s if self.calibration is not None else None
         return costs_from(self.baseline.params, self.baseline.row(1),
                           opened.warm if opened else None, loop=self._loop_costs(),
-                          overlap=UPROOT_OVERLAP, overlap_range=UPROOT_OVERLAP_RANGE)
+                          overlap=UPROOT_OVERLAP, overlap_range=UPROOT_OVERLAP_RANGE,
+                          touch=step_touch(self.calibration))
 
     def replay_cost_notes(self) -> tuple[str, ...]:
         """The assumption lines of the replay's CPU costs where one is assumed: uproot's cost
@@ -213,6 +222,25 @@ class Context:
                 f"(the range spans {lo * 1e6:.0f}-{hi * 1e6:.0f} µs): the calibration's "
                 "per-basket test did not run (a longer --budget runs it); the warm event "
                 "loop's time is split with it into per-call and per-basket costs",)
+
+    def touch_evidence(self, before: LayoutTime, after: LayoutTime, what: str
+                       ) -> list[Evidence]:
+        """The two replays' first writes of a new process's peak memory (part of their CPU):
+        one row, where either reads with uproot (a ROOT loop builds no such arrays)."""
+        touch = self.replay_costs().touch_s
+        if touch <= 0 or not (before.step_mb or after.step_mb):
+            return []
+        s, (lo, hi), measured = first_touch_cost(self.calibration)
+        g_lo, g_hi = MEMORY_GROWTH_RANGE
+        return [Evidence(
+            f"fresh memory now / {what}",
+            f"{before.step_mb * MEMORY_GROWTH:.0f} / {after.step_mb * MEMORY_GROWTH:.0f}", "MB",
+            "derived",
+            f"a new process writes its peak memory once: about {MEMORY_GROWTH:g}x its largest "
+            f"step's arrays ({before.step_mb:.0f} / {after.step_mb:.0f} MB; an assumption, "
+            f"{g_lo:g}-{g_hi:g}x), at {s * 1e3:.2f} ms per MB "
+            f"({'measured' if measured else 'assumed'}, {lo * 1e3:.2f}-{hi * 1e3:.2f}): "
+            f"{before.step_mb * touch:.2f} / {after.step_mb * touch:.2f} s of the CPU")]
 
     def key_cost_note(self) -> str | None:
         """The assumption line of uproot's CPU per basket key in a memory-size step's

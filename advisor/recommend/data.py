@@ -114,6 +114,7 @@ def compression_rule(ctx: Context) -> Recommendation | None:
     extra: tuple[str, ...] = ()
     if rep is not None:
         ev.extend(codec.replay_evidence(rep, tree.files))
+        ev.extend(ctx.touch_evidence(rep.command.before, rep.command.after, "rewritten"))
         caveat = codec.layout_caveat(ctx)
         extra = (codec.replay_assumption(rep), *((caveat,) if caveat else ()),
                  *ctx.replay_cost_notes())

@@ -173,6 +173,8 @@ def merge_rule(ctx: Context) -> Recommendation | None:
             "files and on the merged ones: the headline figure"))
     if replayed is not None:
         ev.extend(replay_evidence(mine or replayed, rate_model))
+        ev.extend(ctx.touch_evidence((mine or replayed).before, (mine or replayed).after,
+                                     "merged"))
         extra = REPLAY_ASSUMPTIONS if ctx.replay_merge else REPLAY_CHECKS
         if mine is not None and prog is not None:
             extra = (reader_assumption(prog), *REPLAY_CHECKS)

@@ -188,6 +188,7 @@ def treecache_rule(ctx: Context) -> Recommendation | None:
                  "device (the other reader's is among the options)", *ctx.replay_cost_notes(),
                  *((k,) if up is not None and (k := ctx.key_cost_note()) else ()))
     if up is not None:
+        ev += ctx.touch_evidence(up.before, up.after, f"{step:,}-entry steps")
         key_s, (k_lo, k_hi), measured = uproot_key_cost(ctx.calibration)
         ev.append(Evidence("uproot's CPU per basket key (a memory-size step's pre-pass)",
                            round(key_s * 1e6, 1), "µs", "measured" if measured else "assumed",

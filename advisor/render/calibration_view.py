@@ -129,6 +129,17 @@ def _key_cost_rows(cal: Calibration) -> list[Row]:
              f"step's pre-pass: {kc.keys} keys per repetition, warm)[/]")]
 
 
+def _first_touch_rows(cal: Calibration) -> list[Row]:
+    ft = cal.first_touch
+    if ft is None or ft.s_per_mb is None:
+        return []
+    m = ft.measurement
+    spread = f"±{100 * m.spread / 2:.0f}% " if m.spread is not None else ""
+    return [("fresh memory", f"{1e3 * ft.s_per_mb:.2f} ms per MB [dim]{spread}(n={len(m.samples)}"
+             "; a new process's first write of each page: what a program pays for its arrays' "
+             "peak)[/]")]
+
+
 def _parallel_rows(cal: Calibration) -> list[Row]:
     if not cal.parallel_loop:
         return []
@@ -144,6 +155,7 @@ _ROWS: dict[str, Callable[[Calibration], list[Row]]] = {
     "request_sweep": lambda cal: [],
     "concurrency": lambda cal: [],
     "open_cost": _open_rows,
+    "first_touch": _first_touch_rows,
     "decompression": _decompression_rows,
     "event_loop": _event_loop_rows,
     "call_cost": _call_cost_rows,

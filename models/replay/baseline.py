@@ -123,7 +123,10 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
     raw = calibration.raw_read if calibration is not None else None
     device = site_device(baseline.params, raw, site)
     opened = calibration.open_overhead_s if calibration is not None else None
-    costs = costs_from(baseline.params, baseline.row(1), opened.warm if opened else None)
+    from ..calibration import step_touch
+
+    costs = costs_from(baseline.params, baseline.row(1), opened.warm if opened else None,
+                       touch=step_touch(calibration))
     chosen = list(spec.branches) if spec.branches else (list(branches) if branches else None)
     scale = files / len(maps)
     try:
@@ -142,7 +145,9 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
         hot = layout_time(maps, replace(device, warm=True), costs, branches=chosen,
                           scale=scale, reader=replay_reader(spec))
         io_s = max(lt.io_s - hot.io_s, 0.0)  # the warm loop paid the page-cache part
-        cpu_s = lt.entries / warm + lt.files * open_s
+        # the warm loop ran in a process whose heap had grown: a new one pays the first
+        # writes of its peak memory (``CpuCosts.touch_s``; 0 for ROOT's loop)
+        cpu_s = lt.entries / warm + lt.files * open_s + lt.step_mb * costs.touch_s
         source = "measured"
         if spec.engine == "root" and calibration is not None and calibration.engine != "root" \
                 and open_s > 0:

@@ -30,6 +30,21 @@ UPROOT_KEY_S_RANGE = (25e-6, 75e-6)
 #: (``hadd -O`` on 8 KB baskets) was credited with the whole per-call time.
 UPROOT_BASKET_S = 100e-6
 UPROOT_BASKET_S_RANGE = (50e-6, 150e-6)
+#: MB of memory a new process writes for the first time per MB of its largest step's arrays
+#: (uproot: the decompressed baskets, each branch's array joined from them, awkward's step; the
+#: heap then reused, or unmapped and mapped again for arrays too large to keep).  An
+#: assumption from one check (uproot 5.7.7, this project's machine, one fresh process per
+#: run, warm page cache, the default ``iterate``): the pages faulted over 11 layouts of six
+#: datasets (steps of 0.5-100 MB) were 57 MB + 3.2 x the largest step's uncompressed MB
+#: (within +-40 MB; ``benchmarks/RESULTS.md``); the constant is paid by every run alike and
+#: left out.  The range the intervals span: 2-5.
+MEMORY_GROWTH = 3.2
+MEMORY_GROWTH_RANGE = (2.0, 5.0)
+#: Seconds per MB of memory a process writes for the first time, where the first-touch test
+#: did not run: an assumption from that test on this project's machine (0.65 ms per MB;
+#: 0.45-0.7 over runs); the range the intervals span.
+FIRST_TOUCH_S_PER_MB = 0.65e-3
+FIRST_TOUCH_RANGE = (0.4e-3, 1.2e-3)
 
 
 @dataclass(frozen=True)
@@ -60,6 +75,12 @@ class CpuCosts:
     #: same measurements split with the ends of its range: the intervals' corners
     basket_assumed: bool = False
     variants: tuple[CpuCosts, ...] = ()
+    #: CPU per MB of a run's largest step of arrays for the memory a new process writes for
+    #: the first time (:func:`first_touch`: the first-touch test's cost per MB times
+    #: ``MEMORY_GROWTH``; 0: not counted; a ROOT loop builds no such arrays), and the range
+    #: the intervals span (``None``: none)
+    touch_s: float = 0.0
+    touch_range: tuple[float, float] | None = None
 
     def alternatives(self) -> tuple[CpuCosts, ...]:
         """These costs and the variants the intervals span (each without variants)."""
@@ -80,13 +101,23 @@ class CpuCosts:
         """The per-file costs (open, call, basket) times ``f``."""
         return replace(self, open_s=self.open_s * f, call_s=self.call_s * f,
                        basket_s=self.basket_s * f, key_s=self.key_s * f,
+                       touch_s=self.touch_s * f,
                        root=self.root.scaled(f) if self.root is not None else None,
                        variants=tuple(v.scaled(f) for v in self.variants))
 
 
+def first_touch(s_per_mb: float, s_range: tuple[float, float]
+                ) -> tuple[float, tuple[float, float]]:
+    """(``CpuCosts.touch_s``, its range): seconds per MB of fresh memory (the first-touch
+    test's, and the range of its samples) times ``MEMORY_GROWTH`` (over its range)."""
+    lo, hi = MEMORY_GROWTH_RANGE
+    return s_per_mb * MEMORY_GROWTH, (s_range[0] * lo, s_range[1] * hi)
+
+
 def costs_from(params: Params, row: Mapping[str, float], warm_open_s: float | None = None,
                *, loop: LoopCosts | None = None, overlap: float = 0.0,
-               overlap_range: tuple[float, float] | None = None) -> CpuCosts:
+               overlap_range: tuple[float, float] | None = None,
+               touch: tuple[float, tuple[float, float]] | None = None) -> CpuCosts:
     """The fitted model's CPU terms for one worker (``row``: the baseline's configuration,
     which says whether the job decompresses and processes); the open's CPU part is the
     measured warm open where there is one (its cold part is replayed), else ``open_s``.
@@ -94,16 +125,18 @@ def costs_from(params: Params, row: Mapping[str, float], warm_open_s: float | No
     ``loop`` (see :func:`loop_costs`): the per-call cost from the warm event loop and the
     measured decompression rate replace the fitted per-call, per-basket and per-MB terms (the
     fitted per-MB rate absorbs per-branch costs that a merge removes).  ``overlap`` (and its
-    ``overlap_range``): uproot's I/O hidden behind the CPU (see the module's notes)."""
+    ``overlap_range``): uproot's I/O hidden behind the CPU (see the module's notes).
+    ``touch``: ``(touch_s, range)`` of :func:`first_touch` (``None``: not counted)."""
     open_s = params.open_s if warm_open_s is None else min(warm_open_s, params.open_s)
     if row.get("opens", 1.0) < 0.5:
         open_s = 0.0
     dec = float(params.decompress_mb_per_s) if row.get("decompress", 1.0) > 0.5 else 0.0
     proc = float(params.process_mb_per_s) if row.get("process", 1.0) > 0.5 else 0.0
+    touch_s, touch_range = touch if touch is not None else (0.0, None)
     fitted = CpuCosts(
         open_s=float(open_s), call_s=float(params.call_s), basket_s=float(params.basket_s),
         decompress_mb_per_s=dec, process_mb_per_s=proc, overlap=overlap,
-        overlap_range=overlap_range)
+        overlap_range=overlap_range, touch_s=touch_s, touch_range=touch_range)
     if loop is None:
         return fitted
     # ROOT's GetEntry loop keeps the fitted terms (the event loop measured uproot's calls)
@@ -114,7 +147,8 @@ def costs_from(params: Params, row: Mapping[str, float], warm_open_s: float | No
                         process_mb_per_s=lc.process_mb_per_s, overlap=overlap,
                         overlap_range=overlap_range, extra_baskets=True, root=fitted,
                         key_s=lc.key_s, key_range=lc.key_range,
-                        basket_assumed=lc.basket_assumed)
+                        basket_assumed=lc.basket_assumed, touch_s=touch_s,
+                        touch_range=touch_range)
 
     return replace(of(loop), variants=tuple(of(v) for v in loop.variants))
 

@@ -168,6 +168,9 @@ class LayoutTime:
     #: replayed through: on a rate limiter the time is the paced replay's
     pace: Pace | None = None
     device: LocalDevice | None = None
+    #: the largest step's arrays, uncompressed MB (uproot; 0 for ROOT's loop): a new
+    #: process's peak memory grows with it (``CpuCosts.touch_s``)
+    step_mb: float = 0.0
 
     def with_costs(self, costs: CpuCosts) -> LayoutTime:
         """The same replay with other CPU costs."""
@@ -177,7 +180,8 @@ class LayoutTime:
             baskets = max(self.baskets - self.branch_calls, 0.0)
         opens = self.files * costs.open_s
         cpu = (opens + self.calls * costs.call_s + self.keys * costs.key_s
-               + baskets * costs.basket_s + self.compressed_mb * costs.per_mb_s())
+               + baskets * costs.basket_s + self.compressed_mb * costs.per_mb_s()
+               + self.step_mb * costs.touch_s)
         overlap = costs.overlap if self.engine == "uproot" and self.sync is not None else 0.0
         return replace(self, cpu_s=cpu, cpu_open_s=opens, overlap=overlap,
                        cpu_keys_s=self.keys * costs.key_s)
@@ -186,6 +190,7 @@ class LayoutTime:
         return {"files": self.files, "entries": self.entries,
                 "compressed_mb": self.compressed_mb, "calls": self.calls,
                 "baskets": self.baskets, "keys": self.keys, "io_s": self.io_s, "cpu_s": self.cpu_s,
+                "step_mb": self.step_mb,
                 "total_s": self.total_s, "events_per_s": self.events_per_s,
                 "device_requests": self.io.device_requests * self.scale,
                 "seeks": self.io.seeks * self.scale, "seek_s": self.seek_s,
@@ -242,7 +247,7 @@ def layout_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
     if reader is not None:
         step = reader.step
     streams = []
-    calls = baskets = entries = branch_calls = 0.0
+    calls = baskets = entries = branch_calls = step_mb = 0.0
     mb = 0.0
     built = False
     sizes_of: list[int | str] = []
@@ -253,6 +258,9 @@ def layout_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
         sizes_of.append(size)
         streams.append(uproot_iterate(m, branches, step_size=size, streamers=needs))
         chosen = m.select(branches)
+        if m.entries:
+            unc = sum(b.uncompressed_bytes for b in chosen)
+            step_mb = max(step_mb, unc * min(per_call, m.entries) / m.entries / 1e6)
         n_calls = max(1, math.ceil(m.entries / per_call)) if m.entries else 0
         calls += n_calls
         branch_calls += n_calls * sum(1 for b in chosen if b.baskets)
@@ -272,7 +280,7 @@ def layout_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
                     cpu_s=0.0, _access_s=device.access_s, sync=sync,
                     branch_calls=branch_calls * scale, keys=keys * scale,
                     shapes=call_shapes(maps, branches, sizes_of), pace=Pace.of(buffered),
-                    device=device)
+                    device=device, step_mb=step_mb)
     return lt.with_costs(costs)
 
 
@@ -416,14 +424,15 @@ def _compare(before_maps: Sequence[BasketMap], after_maps: Sequence[BasketMap],
     sd_bw, sd_acc = device_sd
     overlaps = costs.overlap_range or (costs.overlap,)
     keys = costs.key_range if costs.key_s else (0.0,)  # the pre-pass's cost per key, its range
+    touches = costs.touch_range or (costs.touch_s,)  # fresh memory per MB of a step, its range
     if sd_bw > 0 or sd_acc > 0 or cpu_sd > 0 or len(overlaps) > 1 or costs.key_s or \
-            costs.variants:
+            costs.variants or len(touches) > 1:
         io: dict[tuple[int, int], tuple[LayoutTime, LayoutTime]] = {}  # the device's corners
-        for fb, fa, fc, phi, k, v in itertools.product((-1, 1), (-1, 1), (-1, 1), overlaps,
-                                                       keys, costs.alternatives()):
+        for fb, fa, fc, phi, k, t, v in itertools.product(
+                (-1, 1), (-1, 1), (-1, 1), overlaps, keys, touches, costs.alternatives()):
             bw, acc = math.exp(fb * z * sd_bw), math.exp(fa * z * sd_acc)
             f = math.exp(fc * z * cpu_sd)
-            cpu = replace(v.scaled(f), overlap=phi, key_s=k * f)
+            cpu = replace(v.scaled(f), overlap=phi, key_s=k * f, touch_s=t * f)
             if (fb, fa) not in io:  # a retimed throttled replay is costly: once per corner
                 io[fb, fa] = retimed(b0, device, bw, acc), retimed(a0, later, bw, acc)
             b, a = (x.with_costs(cpu) for x in io[fb, fa])

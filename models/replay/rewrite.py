@@ -202,9 +202,12 @@ def recompression_prediction(
     # a corner's before depends on today's rate (fo), its after on the new rate and the size
     # (fn, f), both on the rest: per shared corner the extremes are the extreme befores over
     # the extreme afters, each paced replay computed once (not once per full corner)
-    for fb, fa, fc, phi in itertools.product(signs, signs, signs, overlaps) if interval else ():
+    touches = costs.touch_range or (costs.touch_s,)
+    for fb, fa, fc, phi, t in itertools.product(signs, signs, signs, overlaps, touches) \
+            if interval else ():
         bw, acc = math.exp(fb * z * sd_bw), math.exp(fa * z * sd_acc)
-        cpu = replace(costs.scaled(math.exp(fc * z * cpu_sd)), overlap=phi)
+        f = math.exp(fc * z * cpu_sd)
+        cpu = replace(costs.scaled(f), overlap=phi, touch_s=t * f)
         if (fb, fa, 0.0) not in io:
             io[fb, fa, 0.0] = retimed(b0, device, bw, acc)
         befores = [io[fb, fa, 0.0].with_costs(_rate_scaled(cpu, math.exp(fo * z * sd_old)))

@@ -242,6 +242,15 @@ class KeyCost:
 
 
 @dataclass(frozen=True)
+class FirstTouch:
+    """Seconds per MB a process pays to write memory for the first time (``s_per_mb``: the
+    kernel's page faults, which zero each new page); one sample per fresh mapping."""
+
+    s_per_mb: float | None
+    measurement: Measurement
+
+
+@dataclass(frozen=True)
 class ParallelPoint:
     """The event loop by ``workers`` processes (warm, pull-based over ``units`` files)."""
 
@@ -336,6 +345,8 @@ class Calibration:
     basket_cost: BasketCost | None = None
     #: uproot's CPU per basket key in a memory-size step's pre-pass
     key_cost: KeyCost | None = None
+    #: the cost of memory a new process touches for the first time (its page faults)
+    first_touch: FirstTouch | None = None
     #: uproot's unpacking of decompressed baskets into arrays (processing per MB, uproot)
     unpacking: Unpacking | None = None
     #: a sample of the largest TTree converted to RNTuple, the same read timed on both

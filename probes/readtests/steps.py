@@ -14,6 +14,7 @@ from .results import (
     ConcurrencyPoint,
     DecompressionPoint,
     EventLoop,
+    FirstTouch,
     KeyCost,
     Measurement,
     OpenOverhead,
@@ -147,6 +148,12 @@ def basket_cost(ctx: Context, share_s: float) -> BasketCost:
     from .baskets import measure_basket_cost
 
     return measure_basket_cost(ctx.session, ctx.files, ctx.tree.name, ctx.branches, share_s)
+
+
+def first_touch(ctx: Context, share_s: float) -> FirstTouch:
+    from .firsttouch import measure_first_touch
+
+    return measure_first_touch(ctx.session, share_s)
 
 
 def key_cost(ctx: Context, share_s: float) -> KeyCost:

@@ -1,0 +1,74 @@
+"""A new process's first writes of its peak memory: the first-touch test and the replay's term
+for it."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+import pytest
+from test_basket_cost import _calibration
+from test_codec_replay import NO_IO, flat_file
+
+from models.calibration import first_touch_cost, step_touch
+from models.replay.cpucosts import (
+    FIRST_TOUCH_S_PER_MB,
+    MEMORY_GROWTH,
+    MEMORY_GROWTH_RANGE,
+    CpuCosts,
+)
+from models.replay.predict import Reader, layout_time, reader_change
+from probes.readtests.firsttouch import measure_first_touch
+from probes.readtests.results import Conditions, FirstTouch, Measurement
+from probes.readtests.runner import Session
+
+# -- the test --------------------------------------------------------------------------------
+
+
+def test_first_touch_is_measured_in_memory_and_leaves_nothing() -> None:
+    before = set(os.listdir("/tmp"))
+    ft = measure_first_touch(Session(10.0), 0.2)
+    assert ft.s_per_mb is not None and ft.s_per_mb > 0
+    assert len(ft.measurement.samples) >= 3 and ft.measurement.unit == "s/MB"
+    assert set(os.listdir("/tmp")) <= before  # no file written
+
+
+def test_the_cost_is_the_tests_where_it_ran_and_the_assumption_else() -> None:
+    cal, _, _ = _calibration(None)
+    assert first_touch_cost(cal)[2] is False and first_touch_cost(cal)[0] == FIRST_TOUCH_S_PER_MB
+    m = Measurement("s/MB", (1e-3, 2e-3, 3e-3), 2e-3, 0.5, Conditions("unknown"))
+    measured = replace(cal, first_touch=FirstTouch(2e-3, m))
+    s, rng, known = first_touch_cost(measured)
+    assert known and s == 2e-3 and rng == (1e-3, 3e-3)
+    touch, (lo, hi) = step_touch(measured)
+    assert touch == pytest.approx(2e-3 * MEMORY_GROWTH)
+    assert (lo, hi) == pytest.approx((1e-3 * MEMORY_GROWTH_RANGE[0], 3e-3 * MEMORY_GROWTH_RANGE[1]))
+
+
+# -- the replay's term -----------------------------------------------------------------------
+
+
+def test_the_replay_pays_the_largest_steps_arrays_once() -> None:
+    # 10 branches x 3,000 bytes on disk, twice that uncompressed: 60 kB of arrays per file
+    maps = [flat_file(f"f{i}", entries=1000, branches=10, size=3000) for i in range(3)]
+    touch = CpuCosts(open_s=0.0, touch_s=0.5)
+    free = CpuCosts(open_s=0.0)
+    whole = layout_time(maps, NO_IO, touch, reader=Reader(step=10**9))
+    assert whole.step_mb == pytest.approx(0.06)  # one file's arrays, not three files'
+    assert whole.cpu_s - layout_time(maps, NO_IO, free, reader=Reader(step=10**9)).cpu_s \
+        == pytest.approx(0.06 * 0.5)
+    quarter = layout_time(maps, NO_IO, touch, reader=Reader(step=250))
+    assert quarter.step_mb == pytest.approx(0.015)
+    # ROOT's GetEntry loop builds no arrays of a step
+    assert layout_time(maps, NO_IO, touch, reader=Reader("root", cache_bytes=0)).step_mb == 0
+
+
+def test_a_merge_into_larger_steps_pays_more_fresh_memory() -> None:
+    small = [flat_file(f"f{i}", entries=1000, branches=10, size=3000) for i in range(4)]
+    costs = CpuCosts(open_s=0.01, call_s=0.001, decompress_mb_per_s=100.0)
+    plain = reader_change(small, 4, NO_IO, costs, Reader(step=250), Reader(step=10**9))
+    touched = reader_change(small, 4, NO_IO, replace(costs, touch_s=1.0, touch_range=(0.5, 2.0)),
+                            Reader(step=250), Reader(step=10**9))
+    # the larger step writes four times the memory: the change gains less
+    assert touched.speedup < plain.speedup
+    assert touched.low < touched.speedup < touched.high
