@@ -1,5 +1,5 @@
-"""A new process's first writes of its peak memory: the first-touch test and the replay's term
-for it."""
+"""A new process's first writes of its peak memory (the first-touch test and the replay's term
+for it), and the parallel efficiency taken from the parallel loop's ratio of rates."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from test_basket_cost import _calibration
 from test_codec_replay import NO_IO, flat_file
 
-from models.calibration import first_touch_cost, step_touch
+from models.calibration import first_touch_cost, fit_inputs, step_touch
 from models.replay.cpucosts import (
     FIRST_TOUCH_S_PER_MB,
     MEMORY_GROWTH,
@@ -19,7 +19,7 @@ from models.replay.cpucosts import (
 )
 from models.replay.predict import Reader, layout_time, reader_change
 from probes.readtests.firsttouch import measure_first_touch
-from probes.readtests.results import Conditions, FirstTouch, Measurement
+from probes.readtests.results import Conditions, FirstTouch, Measurement, ParallelPoint
 from probes.readtests.runner import Session
 
 # -- the test --------------------------------------------------------------------------------
@@ -72,3 +72,39 @@ def test_a_merge_into_larger_steps_pays_more_fresh_memory() -> None:
     # the larger step writes four times the memory: the change gains less
     assert touched.speedup < plain.speedup
     assert touched.low < touched.speedup < touched.high
+
+
+# -- the parallel efficiency from the loop's ratio --------------------------------------------
+
+
+def _with_parallel(rates: dict[int, float], units: int = 8):  # type: ignore[no-untyped-def]
+    cal, dataset, site = _calibration(None)
+    points = tuple(ParallelPoint(w, r, 3.0, 1.0, units, Measurement(
+        "MB/s", (r * 0.98, r, r * 1.02), r, 0.02, Conditions("warm"))) for w, r in rates.items())
+    return replace(cal, parallel_loop=points), dataset, site
+
+
+def test_the_efficiency_is_the_ratio_of_the_loops_runs() -> None:
+    # the site: 4 physical cores, 8 logical; two workers scaled 1.73x
+    inputs = fit_inputs(*_with_parallel({1: 7.25, 2: 12.52}))
+    e, sd = inputs.priors["parallel_efficiency"]
+    assert e == pytest.approx(12.52 / 7.25 - 1.0)
+    assert 0 < sd < e
+    # the one-worker run stays a row (the per-file costs at a loop's pace), the scaling not
+    assert "parallel event loop 1" in inputs.labels
+    assert "parallel event loop 2" not in inputs.labels
+
+
+def test_the_efficiency_combines_the_worker_counts_and_keeps_its_bounds() -> None:
+    inputs = fit_inputs(*_with_parallel({1: 10.0, 2: 17.0, 4: 31.0}))
+    e, _ = inputs.priors["parallel_efficiency"]
+    assert e == pytest.approx(0.7)  # both counts said 0.70
+    superlinear = fit_inputs(*_with_parallel({1: 10.0, 2: 23.0}))
+    assert superlinear.priors["parallel_efficiency"][0] == 1.0  # held within the fit's bounds
+    # one file: the second worker had nothing to do, and nothing is learnt
+    idle = fit_inputs(*_with_parallel({1: 10.0, 2: 10.0}, units=1))
+    assert "parallel_efficiency" not in idle.priors
+    assert "parallel event loop 2" in idle.labels
+    # no one-worker run: the rows as before
+    alone = fit_inputs(*_with_parallel({2: 17.0}))
+    assert "parallel_efficiency" not in alone.priors and "parallel event loop 2" in alone.labels
