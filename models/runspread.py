@@ -22,7 +22,9 @@ sample.  :func:`cpu_run_spread` turns them into one run's spread of the log of i
 - *the program's own scale*: the pure-CPU kernels (decompression, unpacking, keys) are tight
   loops in compiled code and scatter less than a Python reader does (1-3% against 13% for the
   warm event loop in one calibration, where the analysis' passes scattered by 7%); where the
-  warm event loop has ``MIN_SAMPLES`` samples of its own, its spread is a floor.
+  warm event loop has ``MIN_SAMPLES`` samples of its own, its spread is a floor (where it
+  fitted two only, their range: a long loop often does, and one pair says little, but what it
+  says leans wide, not narrow).
 
 That is the spread of one run's CPU time over seconds; a machine whose speed drifts over minutes
 moves more than this, so it is a lower bound there (the evidence row says so).  The per-basket
@@ -117,8 +119,11 @@ def cpu_run_spread(cal: Calibration | None) -> RunSpread | None:
     kernels: list[list[float]] = []
     loop: list[float] | None = None
     names: list[str] = []
+    pair: list[float] | None = None
     for name, m in _cpu_measurements(cal):
         logs = [math.log(x) for x in m.samples if x > 0 and math.isfinite(x)]
+        if name == LOOP and len(logs) == 2:
+            pair = logs  # a long loop often fits two samples only: their range says enough
         if len(logs) < MIN_SAMPLES:
             continue
         if name == LOOP:
@@ -128,12 +133,22 @@ def cpu_run_spread(cal: Calibration | None) -> RunSpread | None:
         if name not in names:
             names.append(name)
     kernel_sd = robust_sd(kernels)
-    loop_sd = robust_sd([loop]) if loop is not None else None
+    loop_sd = robust_sd([loop]) if loop is not None else pair_sd(pair)
     known = [x for x in (kernel_sd, loop_sd) if x is not None]
     if not known:
         return None
+    if loop is None and pair is not None:
+        loop, names = pair, [*names, LOOP]
     return RunSpread(max(known), len(kernels) + (loop is not None),
                      sum(map(len, kernels)) + len(loop or ()), tuple(names), kernel_sd, loop_sd)
+
+
+def pair_sd(logs: Sequence[float] | None) -> float | None:
+    """One sigma from two samples: their distance over 1.128 (the mean range of two normal
+    draws, in sigmas); ``None`` without a pair."""
+    if logs is None or len(logs) != 2:
+        return None
+    return abs(logs[0] - logs[1]) / 1.128
 
 
 def ratio_sd(spread: RunSpread, cpu_share: float, speedup: float = 1.0) -> float:

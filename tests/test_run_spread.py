@@ -145,3 +145,14 @@ def test_without_repeated_cpu_measurements_the_row_says_so() -> None:
     for r in recs:
         row = next(e for e in r.evidence if e.name == ROW)
         assert row.source == "assumed" and row.value == "not measured"
+
+
+def test_a_warm_loop_of_two_samples_gives_its_range() -> None:
+    base = _with_decompression(_fixture_calibration(), (175.9, 176.4, 177.2))
+    el = _fixture_calibration().event_loop
+    assert el is not None and el.warm is not None
+    cal = replace(base, event_loop=replace(el, warm=replace(el.warm, samples=(24782.7, 19278.0))))
+    s = cpu_run_spread(cal)
+    assert s is not None and s.loop_sd is not None
+    assert s.loop_sd == pytest.approx(abs(math.log(24782.7 / 19278.0)) / 1.128)
+    assert s.sd == s.loop_sd and "event loop (warm)" in s.names and s.samples == 5
