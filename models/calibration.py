@@ -51,6 +51,7 @@ files from storage, decompressing and processing them, opening each file.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -366,7 +367,9 @@ def _efficiency_prior(x: _Inputs) -> bool:
     them, and that rate carries every error of the per-file costs: on 120 tiny files the
     model put the one-worker loop at 9.4 MB/s where it measured 7.2, and the fit gave
     e = 0.33 for runs that scaled 1.73x (e = 0.73); two processes of the analysis realised
-    1.90x (as rows beside the prior they gave e = 0.50).  The estimates of each k are
+    1.90x (as rows beside the prior they gave e = 0.50).  The ratio is first divided by the
+    balance of ``units`` equal units of work pulled by ``k`` workers,
+    ``units / (k ceil(units / k))``.  The estimates of each k are
     combined by their inverse variances (the two runs' standard errors in quadrature), the
     run-to-run spread likewise; ``e`` is held within the fit's bounds.  Whether a prior was
     set."""
@@ -388,7 +391,11 @@ def _efficiency_prior(x: _Inputs) -> bool:
         n = float(x.cores.effective(np.asarray(float(busy))))
         if n <= 1.0:
             continue
-        ratio = pp.aggregate_mb_per_s / one.aggregate_mb_per_s
+        # pull-based over equal units: the last round leaves workers idle (3 units on 2
+        # workers: the busier one reads 2, so at most 1.5x), which is not the cores' doing
+        units = pp.units if pp.units > 0 else pp.workers
+        balance = units / (pp.workers * math.ceil(units / pp.workers))
+        ratio = pp.aggregate_mb_per_s / one.aggregate_mb_per_s / balance
         scale = ratio / (n - 1.0)
         found.append(((ratio - 1.0) / (n - 1.0),
                       scale * float(np.hypot(s1, _sigma(pp.measurement, x.noise))),

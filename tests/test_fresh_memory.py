@@ -108,3 +108,11 @@ def test_the_efficiency_combines_the_worker_counts_and_keeps_its_bounds() -> Non
     # no one-worker run: the rows as before
     alone = fit_inputs(*_with_parallel({2: 17.0}))
     assert "parallel_efficiency" not in alone.priors and "parallel event loop 2" in alone.labels
+
+
+def test_the_ratio_is_taken_over_the_balance_of_the_units() -> None:
+    # 3 equal units on 2 workers: the busier one reads 2, so perfect cores give 1.5x
+    inputs = fit_inputs(*_with_parallel({1: 10.0, 2: 15.0}, units=3))
+    assert inputs.priors["parallel_efficiency"][0] == pytest.approx(1.0)
+    half = fit_inputs(*_with_parallel({1: 10.0, 2: 11.25}, units=3))
+    assert half.priors["parallel_efficiency"][0] == pytest.approx(0.5)
