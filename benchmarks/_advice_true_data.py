@@ -123,9 +123,9 @@ _UPW_CHUNK = 2500  # entries per ``extend``: one basket per branch, one cluster,
 
 def _write_uproot(d: Dataset) -> None:
     """``d.files`` files of ``d.entries`` entries written with ``uproot.recreate`` (ZLIB, or LZ4
-    for a setting of 4xx, at ``d.compression``'s level), one ``extend`` per ``_UPW_CHUNK`` entries; values rounded as
-    measured quantities are, so that they compress.  A file is renamed into place only when
-    complete; one already there is kept."""
+    for a setting of 4xx, at ``d.compression``'s level), one ``extend`` per ``_UPW_CHUNK``
+    entries; values rounded as measured quantities are, so that they compress.  A file is
+    renamed into place only when complete; one already there is kept."""
     import awkward as ak
     import numpy as np
     import uproot

@@ -13,8 +13,12 @@ from typing import Any
 import pytest
 
 from helpers import snapshot, write_flat
+from models.calibration import step_touch
 from models.physics import Params
+from models.replay import LocalDevice
 from models.replay.baseline import WHOLE_FILE, reader_baseline, replay_reader
+from models.replay.cpucosts import CpuCosts
+from models.replay.predict import layout_time
 from probes.basketmap import read_basket_map
 from probes.readtests.eventloop import measure_event_loop, plan_reads, read_pass
 from probes.readtests.readers import (
@@ -332,10 +336,17 @@ def test_the_open_per_file_is_added_only_where_the_loop_did_not_time_it(
     loop = SimpleNamespace(reader=spec.text, warm=rate, cold=None, setup_s=None,
                            events_per_s=10_000.0)
     cal: Any = SimpleNamespace(raw_read=None, engine="uproot", event_loop=loop,
-                               open_overhead_s=SimpleNamespace(warm=0.0005, cold=0.06))
+                               open_overhead_s=SimpleNamespace(warm=0.0005, cold=0.06),
+                               first_touch=None)
     rb = reader_baseline(spec, maps, 4, cal, site, _baseline(70, 8.0))
     assert rb.cpu_source == "measured" and rb.files == 4
-    assert rb.cpu_s == pytest.approx(rb.entries / 10_000 + (4 * 0.0005 if opens_added else 0.0))
+    # and a new process's first writes of its largest step's arrays (uproot's readers only)
+    step_mb = layout_time(maps, LocalDevice(70, 0.008), CpuCosts(open_s=0.0),
+                          reader=replay_reader(spec)).step_mb
+    assert (step_mb > 0) is (spec.engine == "uproot")
+    touch = step_mb * step_touch(None)[0]
+    assert rb.cpu_s == pytest.approx(rb.entries / 10_000 + (4 * 0.0005 if opens_added else 0.0)
+                                     + touch)
     assert any("uproot's, measured" in n for n in rb.notes) is (opens_added and
                                                                  spec.engine == "root")
 
