@@ -525,13 +525,23 @@ def first_touch_cost(cal: Calibration | None) -> tuple[float, tuple[float, float
     return FIRST_TOUCH_S_PER_MB, FIRST_TOUCH_RANGE, False
 
 
+def loop_refault(cal: Calibration | None) -> float:
+    """MB of memory per MB read that the calibration's warm uproot loop faulted again each
+    pass (0 where it was not recorded, or the loop ran ROOT's engine)."""
+    loop = cal.event_loop if cal is not None else None
+    if loop is None or loop.engine != "uproot" or loop.refault_per_mb is None:
+        return 0.0
+    return max(0.0, loop.refault_per_mb)
+
+
 def step_touch(cal: Calibration | None) -> tuple[float, tuple[float, float]]:
     """``CpuCosts.touch``: the first-touch cost per MB of a run's largest step of arrays, and
-    its range (:func:`models.replay.cpucosts.first_touch`)."""
+    its range (:func:`models.replay.cpucosts.first_touch`), less what the warm loop's own
+    faults already put in its rate (:func:`loop_refault`)."""
     from .replay.cpucosts import first_touch
 
     s, rng, _ = first_touch_cost(cal)
-    return first_touch(s, rng)
+    return first_touch(s, rng, loop_refault(cal))
 
 
 def loop_call_costs(cal: Calibration, tree: TreeProfile | None, *, assume_baskets: bool = True

@@ -10,7 +10,7 @@ import pytest
 from test_basket_cost import _calibration
 from test_codec_replay import NO_IO, flat_file
 
-from models.calibration import first_touch_cost, fit_inputs, step_touch
+from models.calibration import first_touch_cost, fit_inputs, loop_refault, step_touch
 from models.replay.cpucosts import (
     FIRST_TOUCH_S_PER_MB,
     MEMORY_GROWTH,
@@ -43,6 +43,26 @@ def test_the_cost_is_the_tests_where_it_ran_and_the_assumption_else() -> None:
     touch, (lo, hi) = step_touch(measured)
     assert touch == pytest.approx(2e-3 * MEMORY_GROWTH)
     assert (lo, hi) == pytest.approx((1e-3 * MEMORY_GROWTH_RANGE[0], 3e-3 * MEMORY_GROWTH_RANGE[1]))
+
+
+def test_what_the_warm_loop_refaulted_is_not_paid_twice() -> None:
+    cal, _, _ = _calibration(None)
+    m = Measurement("s/MB", (1e-3, 2e-3, 3e-3), 2e-3, 0.5, Conditions("unknown"))
+    measured = replace(cal, first_touch=FirstTouch(2e-3, m))
+    assert measured.event_loop is not None and measured.event_loop.engine == "uproot"
+    loop = replace(measured.event_loop, refault_per_mb=1.0, step_mb=8.0)
+    less = replace(measured, event_loop=loop)
+    assert loop_refault(less) == 1.0 and loop_refault(measured) == 0.0
+    touch, (lo, hi) = step_touch(less)
+    assert touch == pytest.approx(2e-3 * (MEMORY_GROWTH - 1.0))
+    assert (lo, hi) == pytest.approx((1e-3 * (MEMORY_GROWTH_RANGE[0] - 1.0),
+                                      3e-3 * (MEMORY_GROWTH_RANGE[1] - 1.0)))
+    # a loop that refaulted more than a new process grows: nothing left to add, never negative
+    more = replace(measured, event_loop=replace(loop, refault_per_mb=9.0))
+    assert step_touch(more) == (0.0, (0.0, 0.0))
+    # ROOT's engine builds no arrays of a step: its faults say nothing of uproot's
+    root = replace(measured, event_loop=replace(loop, engine="root"))
+    assert loop_refault(root) == 0.0
 
 
 # -- the replay's term -----------------------------------------------------------------------

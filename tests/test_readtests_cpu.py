@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import struct
+import subprocess
 import sys
 import time
 import zlib
@@ -262,6 +264,22 @@ def test_event_loop_rates_and_bytes_follow_the_metadata(loop, flat: dict[str, st
     assert loop.cold.unit == "events/s" and loop.cold.conditions.bytes_per_sample > 0
     top = loop.cold if loop.cold.conditions.cache == "cold" else loop.warm
     assert loop.events_per_s == top.median
+    # the warm passes' own page faults, per MB read, and the loop's largest step
+    assert loop.refault_per_mb is not None and loop.refault_per_mb >= 0
+    assert loop.step_mb is not None and 0 < loop.step_mb <= per_event_u * 4000 / 1e6 * 1.001
+
+
+def test_a_pass_counts_the_memory_it_faults(flat: dict[str, str]) -> None:
+    # in a new process (this one's heap has grown): one step, whose arrays are new memory
+    code = ("import sys, json; from probes.readtests.eventloop import plan_reads, read_pass; "
+            "p = plan_reads([sys.argv[1]], 'pythia'); r = read_pass(p, step_bytes=10**9); "
+            "print(json.dumps([r.faulted_bytes, r.array_bytes, p.uncompressed_bytes]))")
+    out = subprocess.run([sys.executable, "-c", code, flat["ZLIB"]], capture_output=True,
+                         text=True, check=True, cwd=Path(__file__).resolve().parents[1])
+    faulted, arrays, unzipped = json.loads(out.stdout.splitlines()[-1])
+    # at least the arrays' own pages (float32 payload), at most a few times them
+    assert arrays > 0 and faulted >= 0.5 * arrays
+    assert faulted < 50 * unzipped + 50e6
 
 
 def test_metadata_bytes_match_the_arrays_read(flat: dict[str, str]) -> None:

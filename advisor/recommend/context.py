@@ -11,6 +11,7 @@ from models.calibration import (
     dataset_decompression_mb_per_s,
     first_touch_cost,
     loop_call_costs,
+    loop_refault,
     step_touch,
     uproot_key_cost,
 )
@@ -231,6 +232,7 @@ class Context:
         if touch <= 0 or not (before.step_mb or after.step_mb):
             return []
         s, (lo, hi), measured = first_touch_cost(self.calibration)
+        refault = loop_refault(self.calibration)
         g_lo, g_hi = MEMORY_GROWTH_RANGE
         return [Evidence(
             f"fresh memory now / {what}",
@@ -239,8 +241,10 @@ class Context:
             f"a new process writes its peak memory once: about {MEMORY_GROWTH:g}x its largest "
             f"step's arrays ({before.step_mb:.0f} / {after.step_mb:.0f} MB; an assumption, "
             f"{g_lo:g}-{g_hi:g}x), at {s * 1e3:.2f} ms per MB "
-            f"({'measured' if measured else 'assumed'}, {lo * 1e3:.2f}-{hi * 1e3:.2f}): "
-            f"{before.step_mb * touch:.2f} / {after.step_mb * touch:.2f} s of the CPU")]
+            f"({'measured' if measured else 'assumed'}, {lo * 1e3:.2f}-{hi * 1e3:.2f})"
+            + (f", less the {refault:.1f} MB per MB the calibration's warm loop faulted "
+               "again each pass (measured; already in its rate)" if refault > 0 else "")
+            + f": {before.step_mb * touch:.2f} / {after.step_mb * touch:.2f} s of the CPU")]
 
     def key_cost_note(self) -> str | None:
         """The assumption line of uproot's CPU per basket key in a memory-size step's

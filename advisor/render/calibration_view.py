@@ -94,6 +94,10 @@ def _event_loop_rows(cal: Calibration) -> list[Row]:
                      f"{fmt.num(e.uncompressed_mb_per_s, 1)} MB/s uncompressed "
                      f"[dim]({e.engine}, {what}; cold {_m(e.cold, 0)}, warm {_m(e.warm, 0)} "
                      "events/s)[/]"))
+        if e.refault_per_mb is not None:
+            rows.append(("loop's memory", f"{e.refault_per_mb:.2f} MB faulted per MB read, "
+                         f"each warm pass [dim](steps of up to {fmt.num(e.step_mb, 1)} MB: "
+                         "memory unmapped and mapped again, already in the loop's rate)[/]"))
     for label, st in (("TTreeCache on", cal.root_cache_on), ("TTreeCache off", cal.root_cache_off)):
         if st is not None:
             rows.append((label, f"{st.read_calls:,} read calls of {fmt.kb(st.mean_read_bytes)}, "

@@ -108,12 +108,17 @@ class CpuCosts:
                        variants=tuple(v.scaled(f) for v in self.variants))
 
 
-def first_touch(s_per_mb: float, s_range: tuple[float, float]
+def first_touch(s_per_mb: float, s_range: tuple[float, float], refault: float = 0.0
                 ) -> tuple[float, tuple[float, float]]:
     """(``CpuCosts.touch_s``, its range): seconds per MB of fresh memory (the first-touch
-    test's, and the range of its samples) times ``MEMORY_GROWTH`` (over its range)."""
+    test's, and the range of its samples) times ``MEMORY_GROWTH`` (over its range), less
+    ``refault``: the MB per MB that the calibration's warm loop faulted again each pass (its
+    rate, and the CPU terms fitted to it, already pay that much for every step, the first
+    included; never below 0)."""
     lo, hi = MEMORY_GROWTH_RANGE
-    return s_per_mb * MEMORY_GROWTH, (s_range[0] * lo, s_range[1] * hi)
+    r = max(0.0, refault)
+    return (s_per_mb * max(0.0, MEMORY_GROWTH - r),
+            (s_range[0] * max(0.0, lo - r), s_range[1] * max(0.0, hi - r)))
 
 
 def costs_from(params: Params, row: Mapping[str, float], warm_open_s: float | None = None,

@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -42,6 +43,8 @@ DEFAULT_STEP_BYTES = 50_000_000
 #: ... and at most this many per second of the test's share: a step is read whole (cold, on a
 #: slow disk, a 50 MB step takes seconds), so a short share reads in smaller steps.
 STEP_BYTES_PER_S = 1_000_000
+#: bytes per page of memory (a minor page fault touches one)
+PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 #: Fraction of the share the first (pilot) pass may take; it fixes how much is read per sample.
 PILOT_FRACTION = 0.3
 #: With cold and warm samples, the fraction of what is left after the pilot that goes to cold.
@@ -116,6 +119,9 @@ class PassResult:
     seconds: float
     array_bytes: int
     complete: bool
+    #: bytes of memory the pass touched for the first time (minor page faults of this
+    #: process, every thread, while the reads were timed, times the page size)
+    faulted_bytes: int = 0
 
     @property
     def total_entries(self) -> int:
@@ -287,6 +293,7 @@ def read_pass(
     done: list[int] = []
     seconds = 0.0
     array_bytes = 0
+    faults = 0
     complete = True
     for part in plan.parts:
         if check is not None:
@@ -299,6 +306,7 @@ def read_pass(
         n = 0
         with uproot.open(part.path) as f:
             tree = f[plan.tree_name]
+            f0 = minor_faults()
             t0 = time.perf_counter()
             chunks = tree.iterate(list(plan.branches), step_size=step, entry_stop=part.entries,
                                   library="ak") if reader is None else \
@@ -326,11 +334,20 @@ def read_pass(
                     complete = False
                     break
             seconds += time.perf_counter() - t0
+            faults += minor_faults() - f0
         done.append(n)
         if not complete:
             break
     return PassResult(entries=tuple(done), seconds=seconds, array_bytes=array_bytes,
-                      complete=complete)
+                      complete=complete, faulted_bytes=faults * PAGE_BYTES)
+
+
+def minor_faults() -> int:
+    """This process's minor page faults so far (every thread): pages it wrote or read for the
+    first time since they were mapped."""
+    import resource
+
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_minflt)
 
 
 def truncate(plan: Plan, result: PassResult) -> Plan:
@@ -434,11 +451,15 @@ def measure_event_loop(
     session.bytes_read += int(plan.compressed_bytes)
     pilot_rate = pilot.total_entries / max(pilot.seconds, 1e-9)
 
+    refaults: list[float] = []  # warm passes: MB faulted per uncompressed MB read
+
     def sample(evict_first: bool) -> float:
         if evict_first:
             evict_plan(plan)
         r = read_pass(plan, step_bytes, func, check=session.check, reader=reader)
         session.bytes_read += int(plan.compressed_bytes)
+        if not evict_first and plan.uncompressed_bytes > 0:
+            refaults.append(r.faulted_bytes / plan.uncompressed_bytes)
         return r.total_entries / max(r.seconds, 1e-9)
 
     what = f"{'analysis ' + analysis_name if analysis_name else 'reading'} " \
@@ -457,4 +478,8 @@ def measure_event_loop(
                    figure=f"{rate:.0f} events/s" if rate is not None else None)
     loop = EventLoop.from_rate("uproot", len(plan.branches), rate, per_event_c, per_event_u,
                                cold_m, warm_m, analysis_name)
+    if refaults:
+        loop = replace(loop, refault_per_mb=statistics.median(refaults),
+                       step_mb=max(min(step_bytes, p.uncompressed_bytes * p.fraction)
+                                   for p in plan.parts) / 1e6)
     return loop if reader is None else replace(loop, reader=reader.text)

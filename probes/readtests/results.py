@@ -164,6 +164,12 @@ class EventLoop:
     #: seconds the reader costs once per program run, not per event, measured: RDataFrame's
     #: just-in-time compilation of its actions (``None``: none measured)
     setup_s: float | None = None
+    #: MB of memory the warm passes faulted per uncompressed MB they read (the median; the
+    #: loop's process had already grown its heap, so this is memory unmapped and mapped again
+    #: each pass, and its cost is inside the warm rate), and the loop's largest step of arrays
+    #: in MB (``None``: not recorded)
+    refault_per_mb: float | None = None
+    step_mb: float | None = None
 
     @classmethod
     def from_rate(cls, engine: str, branches: int, events_per_s: float | None,
