@@ -334,7 +334,7 @@ def test_the_open_per_file_is_added_only_where_the_loop_did_not_time_it(
     assert spec.opens_in_loop is not opens_added
     rate = SimpleNamespace(median=10_000.0, conditions=SimpleNamespace(cache="warm"))
     loop = SimpleNamespace(reader=spec.text, warm=rate, cold=None, setup_s=None,
-                           events_per_s=10_000.0)
+                           events_per_s=10_000.0, engine=spec.engine, refault_per_mb=None)
     cal: Any = SimpleNamespace(raw_read=None, engine="uproot", event_loop=loop,
                                open_overhead_s=SimpleNamespace(warm=0.0005, cold=0.06),
                                first_touch=None)

@@ -122,6 +122,8 @@ class PassResult:
     #: bytes of memory the pass touched for the first time (minor page faults of this
     #: process, every thread, while the reads were timed, times the page size)
     faulted_bytes: int = 0
+    #: the in-memory size of its largest chunk of arrays (one step)
+    largest_step_bytes: int = 0
 
     @property
     def total_entries(self) -> int:
@@ -294,6 +296,7 @@ def read_pass(
     seconds = 0.0
     array_bytes = 0
     faults = 0
+    largest = 0
     complete = True
     for part in plan.parts:
         if check is not None:
@@ -323,10 +326,12 @@ def read_pass(
                                             f"{type(exc).__name__}: {one_line(exc)}") from exc
                 if isinstance(arrays, dict):  # a reader with library="np"
                     n += len(next(iter(arrays.values()), ()))
-                    array_bytes += sum(int(a.nbytes) for a in arrays.values())
+                    chunk = sum(int(a.nbytes) for a in arrays.values())
                 else:
                     n += len(arrays)
-                    array_bytes += int(arrays.nbytes)
+                    chunk = int(arrays.nbytes)
+                array_bytes += chunk
+                largest = max(largest, chunk)
                 del arrays
                 if check is not None:
                     check()
@@ -339,7 +344,8 @@ def read_pass(
         if not complete:
             break
     return PassResult(entries=tuple(done), seconds=seconds, array_bytes=array_bytes,
-                      complete=complete, faulted_bytes=faults * PAGE_BYTES)
+                      complete=complete, faulted_bytes=faults * PAGE_BYTES,
+                      largest_step_bytes=largest)
 
 
 def minor_faults() -> int:
@@ -452,6 +458,7 @@ def measure_event_loop(
     pilot_rate = pilot.total_entries / max(pilot.seconds, 1e-9)
 
     refaults: list[float] = []  # warm passes: MB faulted per uncompressed MB read
+    steps: list[int] = []  # warm passes: the largest step's arrays (bytes)
 
     def sample(evict_first: bool) -> float:
         if evict_first:
@@ -460,6 +467,7 @@ def measure_event_loop(
         session.bytes_read += int(plan.compressed_bytes)
         if not evict_first and plan.uncompressed_bytes > 0:
             refaults.append(r.faulted_bytes / plan.uncompressed_bytes)
+            steps.append(r.largest_step_bytes)
         return r.total_entries / max(r.seconds, 1e-9)
 
     what = f"{'analysis ' + analysis_name if analysis_name else 'reading'} " \
@@ -480,6 +488,5 @@ def measure_event_loop(
                                cold_m, warm_m, analysis_name)
     if refaults:
         loop = replace(loop, refault_per_mb=statistics.median(refaults),
-                       step_mb=max(min(step_bytes, p.uncompressed_bytes * p.fraction)
-                                   for p in plan.parts) / 1e6)
+                       step_mb=max(steps) / 1e6)
     return loop if reader is None else replace(loop, reader=reader.text)

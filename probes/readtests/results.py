@@ -166,8 +166,8 @@ class EventLoop:
     setup_s: float | None = None
     #: MB of memory the warm passes faulted per uncompressed MB they read (the median; the
     #: loop's process had already grown its heap, so this is memory unmapped and mapped again
-    #: each pass, and its cost is inside the warm rate), and the loop's largest step of arrays
-    #: in MB (``None``: not recorded)
+    #: each pass, and its cost is inside the warm rate), and the in-memory size of the loop's
+    #: largest step of arrays in MB (``None``: not recorded)
     refault_per_mb: float | None = None
     step_mb: float | None = None
 
