@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from helpers import snapshot, write_flat
-from models.calibration import FitInputs, basket_density, fit_inputs
+from models.calcosts import basket_density
+from models.calibration import FitInputs, fit_inputs
 from models.physics import FEATURES
 from models.scenarios import (
     cached,

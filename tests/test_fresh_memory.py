@@ -10,7 +10,8 @@ import pytest
 from test_basket_cost import _calibration
 from test_codec_replay import NO_IO, flat_file
 
-from models.calibration import first_touch_cost, fit_inputs, loop_refault, step_touch
+from models.calcosts import first_touch_cost, loop_refault, step_touch
+from models.calibration import fit_inputs
 from models.replay.cpucosts import (
     FIRST_TOUCH_S_PER_MB,
     MEMORY_GROWTH,

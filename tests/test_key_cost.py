@@ -13,7 +13,7 @@ import pytest
 from test_basket_cost import _m
 
 from helpers import snapshot, write_flat
-from models.calibration import uproot_key_cost
+from models.calcosts import uproot_key_cost
 from models.replay.cpucosts import UPROOT_KEY_S, UPROOT_KEY_S_RANGE, CpuCosts
 from probes.readtests.keys import measure_key_cost
 from probes.readtests.results import Calibration, KeyCost, Measurement

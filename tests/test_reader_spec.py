@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from helpers import snapshot, write_flat
-from models.calibration import step_touch
+from models.calcosts import step_touch
 from models.physics import Params
 from models.replay import LocalDevice
 from models.replay.baseline import WHOLE_FILE, reader_baseline, replay_reader

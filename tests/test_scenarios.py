@@ -511,7 +511,8 @@ def test_small_files_take_the_per_call_cost_from_the_event_loop() -> None:
     unpacking row (fixed costs not separated) would count per-branch costs per MB."""
     from test_basket_cost import _calibration, _m
 
-    from models.calibration import fit_inputs, loop_call_costs
+    from models.calcosts import loop_call_costs
+    from models.calibration import fit_inputs
     from models.physics import FEATURES
     from probes.readtests.results import BasketCost, Unpacking
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from models.calibration import (
+from models.calcosts import (
     dataset_decompression_mb_per_s,
     first_touch_cost,
     loop_call_costs,
@@ -258,7 +258,7 @@ class Context:
 
     def _loop_costs(self) -> LoopCosts | None:
         """The per-call cost of uproot's plain event loop from the calibration's warm loop
-        (:func:`models.calibration.loop_call_costs`); where that loop ran the program's own
+        (:func:`models.calcosts.loop_call_costs`); where that loop ran the program's own
         uproot reader (``--reader``), from it (:meth:`_reader_loop_costs`)."""
         cal = self.calibration
         if cal is None:
@@ -276,13 +276,13 @@ class Context:
         measured rate, the baskets beyond one per branch and call and the pre-pass's keys,
         sets the per-call cost (the calls, baskets and keys counted by that reader's replay on
         today's files).  The rates and the small-files condition are
-        :func:`~models.calibration.loop_call_costs`' (the loop read as an entry-step loop
+        :func:`~models.calcosts.loop_call_costs`' (the loop read as an entry-step loop
         would), the condition checked again with the reader's own calls (where it fails:
         :meth:`_reader_mb_costs`).  ``None`` (the fitted terms) for another reader, a ROOT
         reader, no maps or no warm loop."""
         from dataclasses import replace
 
-        from models.calibration import LOOP_CALL_MAX_BASKETS
+        from models.calcosts import LOOP_CALL_MAX_BASKETS
 
         cal, spec, prog = self.calibration, self.reader, self.program_reader
         loop = cal.event_loop if cal is not None else None

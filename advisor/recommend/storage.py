@@ -6,7 +6,7 @@ from __future__ import annotations
 import shlex
 
 from models import scenarios as sc
-from models.calibration import uproot_key_cost
+from models.calcosts import uproot_key_cost
 from models.replay.predict import STEP_BYTES, Reader, cluster_step
 
 from ..advice import MIN_SPEEDUP, Action, Evidence, Option, Recommendation, contradicted

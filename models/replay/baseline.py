@@ -123,7 +123,7 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
     raw = calibration.raw_read if calibration is not None else None
     device = site_device(baseline.params, raw, site)
     opened = calibration.open_overhead_s if calibration is not None else None
-    from ..calibration import step_touch
+    from ..calcosts import step_touch
 
     costs = costs_from(baseline.params, baseline.row(1), opened.warm if opened else None,
                        touch=step_touch(calibration))

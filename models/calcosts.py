@@ -1,0 +1,166 @@
+"""What the replay's CPU terms read off a calibration: the decompression rate of the
+dataset's own algorithm, uproot's cost per basket key, a new process's cost per MB of fresh
+memory (less what the warm loop re-faulted), the per-call cost of the plain event loop, and
+the baskets per MB the loop reads.  Each returns the measured figure where its read test ran,
+else the assumption of :mod:`models.replay.cpucosts` with the range the intervals span.  The
+fit (:mod:`models.calibration`) takes the per-call cost and the basket density from here too.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from probes.readtests.overhead import calls_per_file
+from probes.readtests.results import Calibration, EventLoop
+from probes.results import TreeProfile
+
+if TYPE_CHECKING:
+    from .replay.predict import LoopCosts
+
+#: The loop's per-call cost is taken from the warm event loop where its read calls hold at
+#: most this many baskets per branch (``loop_call_costs``).
+LOOP_CALL_MAX_BASKETS = 1.5
+
+
+def dataset_decompression_mb_per_s(cal: Calibration, alg: str | None) -> float | None:
+    """The decompression test's rate (compressed MB/s) on the dataset's own baskets of
+    algorithm ``alg``; 0.0 for uncompressed data; ``None`` where the data are compressed and
+    the rate was not measured.  Where the probe did not name the algorithm, the one rate the
+    test measured on the dataset's baskets."""
+    own = [d for d in cal.decompression if d.source == "dataset" and d.compressed_mb_per_s]
+    found = next((d for d in own if d.algorithm == alg), None)
+    if found is None and alg in (None, "none") and len(own) == 1:
+        found = own[0]  # the probe did not name the algorithm; the test decompressed it
+    if found is not None and found.compressed_mb_per_s:
+        return float(found.compressed_mb_per_s)
+    return 0.0 if alg in (None, "none") else None
+
+
+def uproot_key_cost(cal: Calibration | None) -> tuple[float, tuple[float, float], bool]:
+    """uproot's CPU per basket key of a memory-size step's pre-pass: ``(seconds, the range
+    the intervals span, measured)``.  The per-key test's median and the range of its samples
+    where it ran; else the assumption (:data:`~models.replay.cpucosts.UPROOT_KEY_S` over
+    ``UPROOT_KEY_S_RANGE``)."""
+    from .replay.cpucosts import UPROOT_KEY_S, UPROOT_KEY_S_RANGE
+
+    kc = cal.key_cost if cal is not None else None
+    if kc is not None and kc.key_s is not None and kc.key_s > 0:
+        samples = [x for x in kc.measurement.samples if x > 0] or [kc.key_s]
+        return kc.key_s, (min(samples), max(samples)), True
+    return UPROOT_KEY_S, UPROOT_KEY_S_RANGE, False
+
+
+def first_touch_cost(cal: Calibration | None) -> tuple[float, tuple[float, float], bool]:
+    """Seconds per MB of memory a new process writes for the first time: ``(seconds, the
+    range the intervals span, measured)``.  The first-touch test's median and the range of
+    its samples where it ran; else the assumption
+    (:data:`~models.replay.cpucosts.FIRST_TOUCH_S_PER_MB` over ``FIRST_TOUCH_RANGE``)."""
+    from .replay.cpucosts import FIRST_TOUCH_RANGE, FIRST_TOUCH_S_PER_MB
+
+    ft = cal.first_touch if cal is not None else None
+    if ft is not None and ft.s_per_mb is not None and ft.s_per_mb > 0:
+        samples = [x for x in ft.measurement.samples if x > 0] or [ft.s_per_mb]
+        return ft.s_per_mb, (min(samples), max(samples)), True
+    return FIRST_TOUCH_S_PER_MB, FIRST_TOUCH_RANGE, False
+
+
+def loop_refault(cal: Calibration | None) -> float:
+    """MB of memory per MB read that the calibration's warm uproot loop faulted again each
+    pass (0 where it was not recorded, or the loop ran ROOT's engine)."""
+    loop = cal.event_loop if cal is not None else None
+    if loop is None or loop.engine != "uproot" or loop.refault_per_mb is None:
+        return 0.0
+    return max(0.0, loop.refault_per_mb)
+
+
+def step_touch(cal: Calibration | None) -> tuple[float, tuple[float, float]]:
+    """``CpuCosts.touch``: the first-touch cost per MB of a run's largest step of arrays, and
+    its range (:func:`models.replay.cpucosts.first_touch`), less what the warm loop's own
+    faults already put in its rate (:func:`loop_refault`)."""
+    from .replay.cpucosts import first_touch
+
+    s, rng, _ = first_touch_cost(cal)
+    return first_touch(s, rng, loop_refault(cal))
+
+
+def loop_call_costs(cal: Calibration, tree: TreeProfile | None, *, assume_baskets: bool = True
+                    ) -> LoopCosts | None:
+    """The per-call cost of uproot's plain event loop from the calibration's warm loop
+    (:func:`models.replay.cpucosts.loop_costs`: the loop's time per file less its MB at the
+    measured decompression rate, and the baskets beyond the first per branch and call at the
+    per-basket cost where measured), where the loop's calls hold at most
+    ``LOOP_CALL_MAX_BASKETS`` baskets per branch: small files, whose read calls cost what
+    their branches cost, not what their MB do.  The per-call test times calls of the same
+    file again and again, and the difference of its two reads (the second basket of every
+    branch) counts those fixed costs per MB: on three ROOT-written datasets of small files
+    the fitted per-MB rate was 2-6x slower than reading a merged file of the same data.
+    ``None`` where the loop ran another engine, reader or the user's analysis, or there is
+    no warm loop or measured decompression rate (where the data is compressed).
+    ``assume_baskets``: where the per-basket test did not run, the baskets cost the replay's
+    assumption (:func:`models.replay.cpucosts.assumed_baskets`); ``False``: nothing (the rate
+    model's rows then carry no baskets either)."""
+    from .replay.cpucosts import loop_costs
+
+    loop = cal.event_loop
+    if tree is None or loop is None or loop.engine != "uproot" or loop.analysis is not None \
+            or getattr(loop, "reader", None) is not None or loop.warm is None:
+        return None
+    warm = loop.warm.median
+    if not warm or not loop.events_per_s or not loop.compressed_mb_per_s or not tree.files \
+            or not tree.entries:
+        return None
+    per_file = tree.entries / tree.files
+    mb = loop.compressed_mb_per_s / loop.events_per_s * per_file
+    unc = (loop.uncompressed_mb_per_s or 0.0) * 1e6 / loop.events_per_s * per_file
+    calls = calls_per_file(unc)
+    with_data = branches_with_data(tree)
+    read = loop_branches(loop, tree)
+    baskets = (tree.baskets.count or 0) / tree.files * read / max(with_data, 1)
+    if not read or baskets / (read * calls) > LOOP_CALL_MAX_BASKETS:
+        return None
+    dec = dataset_decompression_mb_per_s(cal, tree.compression.algorithm)
+    if dec is None:
+        return None
+    up = cal.unpacking
+    proc = up.compressed_mb_per_s if up is not None and (
+        up.basket_call_s is not None or up.branch_call_s is not None) else None
+    measured = cal.basket_cost.basket_s if cal.basket_cost is not None else None
+    key_s, key_range, _ = uproot_key_cost(cal)
+    return loop_costs(per_file / warm, mb, calls, baskets - read * calls, dec,
+                      measured if measured is not None or assume_baskets else 0.0, proc,
+                      key_s=key_s, key_range=key_range)
+
+
+def branches_with_data(tree: TreeProfile) -> int:
+    """The tree's branches that hold baskets (all of them where the profile does not say)."""
+    return sum(1 for b in tree.branch_profiles if b.baskets.count > 0) or tree.branches
+
+
+def loop_branches(loop: EventLoop, tree: TreeProfile) -> int:
+    """The branches with data the event loop read."""
+    with_data = branches_with_data(tree)
+    return min(loop.branches, with_data) if loop.branches else with_data
+
+
+def basket_density(tree: TreeProfile, loop: EventLoop | None = None) -> float | None:
+    """Baskets per compressed MB of the branches the event loop reads: the tree's baskets
+    over its bytes; where the loop read a subset of the branches, scaled by the share of the
+    branches (with data) it read over the share of the bytes.  ``None`` where unknown."""
+    if not tree.baskets.count or not tree.compressed_bytes:
+        return None
+    with_data = branches_with_data(tree)
+    share = 1.0
+    if loop is not None and with_data and 0 < loop.branches < with_data:
+        per_event = compressed_per_event(loop)
+        if per_event and tree.entries:
+            bytes_share = min(1.0, max(per_event / (tree.compressed_bytes / tree.entries), 1e-3))
+            share = (loop.branches / with_data) / bytes_share
+    return tree.baskets.count * share / (tree.compressed_bytes / 1e6)
+
+
+def compressed_per_event(loop: object) -> float | None:
+    events = getattr(loop, "events_per_s", None)
+    mb = getattr(loop, "compressed_mb_per_s", None)
+    if not events or not mb:
+        return None
+    return float(mb) * 1e6 / float(events)
