@@ -14,14 +14,11 @@ written; the timed part takes ``/tmp/hep-bench.lock``.
 from __future__ import annotations
 
 import argparse
-import fcntl
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository
-
-LOCK = "/tmp/hep-bench.lock"
 
 
 def main() -> int:
@@ -32,31 +29,25 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
 
-    from check_loop_refault import tree_of
+    from check_loop_refault import locked_datasets, tree_of
 
     from probes.readtests.parallel import measure_job
 
     print("| dataset | files | round | MB/s (median) | runs | first unit (s) | later units, "
           "median (s) |\n|---|---|---|---|---|---|---|")
-    with open(LOCK, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        for d in map(Path, args.data):
-            files = sorted(str(p) for p in d.glob("*.root"))
-            if not files:
-                print(f"{d}: no .root files", file=sys.stderr)
-                continue
-            tree = tree_of(Path(files[0]))
-            counts = [len(files) if c == "all" else min(int(c), len(files))
-                      for c in args.counts.split(",")]
-            for n in dict.fromkeys(counts):
-                for rnd in range(args.rounds):
-                    res, m = measure_job(files[:n], tree, 1, repeats=args.repeats, cold=False)
-                    units = [r.seconds for r in sorted(res.per_file,
-                                                       key=lambda r: (r.path, r.entry_start))]
-                    later = f"{statistics.median(units[1:]):.3f}" if len(units) > 1 else "—"
-                    runs = ", ".join(f"{x:.1f}" for x in m.samples)
-                    print(f"| {d.name} | {n} | {rnd + 1} | {m.median or 0:.1f} | {runs} | "
-                          f"{units[0]:.3f} | {later} |", flush=True)
+    for d, files in locked_datasets(args.data):
+        tree = tree_of(Path(files[0]))
+        counts = [len(files) if c == "all" else min(int(c), len(files))
+                  for c in args.counts.split(",")]
+        for n in dict.fromkeys(counts):
+            for rnd in range(args.rounds):
+                res, m = measure_job(files[:n], tree, 1, repeats=args.repeats, cold=False)
+                units = [r.seconds for r in sorted(res.per_file,
+                                                   key=lambda r: (r.path, r.entry_start))]
+                later = f"{statistics.median(units[1:]):.3f}" if len(units) > 1 else "—"
+                runs = ", ".join(f"{x:.1f}" for x in m.samples)
+                print(f"| {d.name} | {n} | {rnd + 1} | {m.median or 0:.1f} | {runs} | "
+                      f"{units[0]:.3f} | {later} |", flush=True)
     return 0
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import fcntl
 import sys
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository
@@ -30,6 +31,19 @@ def tree_of(path: Path) -> str:
 
     with uproot.open(path) as f:
         return next(k.split(";")[0] for k, c in f.classnames().items() if c == "TTree")
+
+
+def locked_datasets(dirs: Sequence[str]) -> Iterator[tuple[Path, list[str]]]:
+    """Each directory and its ``.root`` files, sorted, holding ``LOCK`` throughout (one
+    without files is named on stderr and skipped)."""
+    with open(LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for d in map(Path, dirs):
+            files = sorted(str(p) for p in d.glob("*.root"))
+            if not files:
+                print(f"{d}: no .root files", file=sys.stderr)
+                continue
+            yield d, files
 
 
 def main() -> int:
@@ -47,25 +61,19 @@ def main() -> int:
     spec = parse_reader(args.reader) if args.reader else None
     print("| dataset | reader | step (MB) | MB faulted per MB | warm samples | events/s |\n"
           "|---|---|---|---|---|---|")
-    with open(LOCK, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        for d in map(Path, args.data):
-            files = sorted(str(p) for p in d.glob("*.root"))
-            if not files:
-                print(f"{d}: no .root files", file=sys.stderr)
-                continue
-            try:
-                loop = measure_event_loop(Session(max(60.0, 4 * args.share)), files,
-                                          args.tree or tree_of(Path(files[0])),
-                                          share_s=args.share, cold=False, reader=spec)
-            except (OSError, ValueError) as exc:
-                print(f"{d}: {exc}", file=sys.stderr)
-                continue
-            n = len(loop.warm.samples) if loop.warm is not None else 0
-            reader = args.reader or "the loop's own"
-            print(f"| {d.name} | {reader} | {loop.step_mb or 0:.1f} | "
-                  f"{loop.refault_per_mb or 0:.2f} | {n} | {loop.events_per_s or 0:,.0f} |",
-                  flush=True)
+    for d, files in locked_datasets(args.data):
+        try:
+            loop = measure_event_loop(Session(max(60.0, 4 * args.share)), files,
+                                      args.tree or tree_of(Path(files[0])),
+                                      share_s=args.share, cold=False, reader=spec)
+        except (OSError, ValueError) as exc:
+            print(f"{d}: {exc}", file=sys.stderr)
+            continue
+        n = len(loop.warm.samples) if loop.warm is not None else 0
+        reader = args.reader or "the loop's own"
+        print(f"| {d.name} | {reader} | {loop.step_mb or 0:.1f} | "
+              f"{loop.refault_per_mb or 0:.2f} | {n} | {loop.events_per_s or 0:,.0f} |",
+              flush=True)
     return 0
 
 
