@@ -41,7 +41,7 @@ from typing import Any
 
 from .eventloop import DEFAULT_STEP_BYTES, Analysis, leaf_branches, resolve_analysis
 from .pagecache import Eviction, evict_all, resident_fraction
-from .procs import end_processes
+from .procs import end_processes, start_processes
 from .raw import LARGE_REQUEST, cache_state, eviction_note, read_sequential
 from .results import CacheState, Conditions, Measurement
 from .runner import measurement
@@ -392,8 +392,7 @@ def run_job(
                          daemon=True, name=f"hep-advisor-job-{w}")
              for w in range(workers)]
     try:
-        for p in procs:
-            p.start()
+        start_processes(procs)
         try:
             barrier.wait(timeout=START_TIMEOUT_S)
         except Exception:

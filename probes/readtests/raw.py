@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .pagecache import Eviction, evict_all
-from .procs import end_processes
+from .procs import end_processes, start_processes
 from .results import CacheState, ConcurrencyPoint, Conditions, Measurement, Pattern, RequestPoint
 from .runner import Session, measurement
 
@@ -524,8 +524,7 @@ def concurrency_sweep(session: Session, files: FileSet, share_s: float,
             procs = [ctx.Process(target=_reader, args=(job, barrier, queue), daemon=True)
                      for job in jobs]
             try:
-                for p in procs:
-                    p.start()
+                start_processes(procs)
                 barrier.wait(timeout=60)
                 results = [queue.get(timeout=max(60.0, per_k * 4)) for _ in procs]
                 for p in procs:
