@@ -83,6 +83,16 @@ def step_touch(cal: Calibration | None) -> tuple[float, tuple[float, float]]:
     return first_touch(s, rng, loop_refault(cal))
 
 
+def loop_calls_per_file(loop: EventLoop | None, uncompressed_bytes_per_file: float) -> float:
+    """The read calls the calibration's event loop made per file of that many uncompressed
+    bytes: one per its step (``EventLoop.step_bytes``; a short share reads in smaller steps
+    than the 50 MB a whole job takes), else one per 50 MB (``overhead.calls_per_file``)."""
+    step = loop.step_bytes if loop is not None and loop.step_bytes else None
+    if step is None:
+        return calls_per_file(uncompressed_bytes_per_file)
+    return calls_per_file(uncompressed_bytes_per_file, step)
+
+
 def loop_call_costs(cal: Calibration, tree: TreeProfile | None, *, assume_baskets: bool = True
                     ) -> LoopCosts | None:
     """The per-call cost of uproot's plain event loop from the calibration's warm loop
@@ -112,7 +122,7 @@ def loop_call_costs(cal: Calibration, tree: TreeProfile | None, *, assume_basket
     per_file = tree.entries / tree.files
     mb = loop.compressed_mb_per_s / loop.events_per_s * per_file
     unc = (loop.uncompressed_mb_per_s or 0.0) * 1e6 / loop.events_per_s * per_file
-    calls = calls_per_file(unc)
+    calls = loop_calls_per_file(loop, unc)
     with_data = branches_with_data(tree)
     read = loop_branches(loop, tree)
     baskets = (tree.baskets.count or 0) / tree.files * read / max(with_data, 1)

@@ -68,6 +68,7 @@ from .calcosts import (
     compressed_per_event,
     loop_branches,
     loop_call_costs,
+    loop_calls_per_file,
 )
 from .deviceform import device_form
 from .physics import FEATURES, Cores, config_matrix
@@ -166,6 +167,8 @@ class _Inputs:
     decompress: int
     calls: float
     density: float | None
+    #: uncompressed bytes per file of the tree (0 where unknown)
+    unc_per_file: float = 0.0
     rows: list[dict[str, float]] = field(default_factory=list)
     y: list[float] = field(default_factory=list)
     sig: list[float] = field(default_factory=list)
@@ -277,9 +280,11 @@ def _key_prepass(reader: str | None) -> bool:
 def _event_loop_rows(x: _Inputs) -> None:
     loop = x.cal.event_loop
     if loop is not None:
-        # the event loop reads whole files but its timing leaves the opening out
+        # the event loop reads whole files but its timing leaves the opening out; its read
+        # calls are its own steps' (a short share reads in steps smaller than a job's)
+        calls = loop_calls_per_file(loop, x.unc_per_file) if loop.step_bytes else x.calls
         common = {"file_mb": x.file_mb, "decompress": x.decompress, "process": 1,
-                  "calls": x.calls, **x.baskets(x.file_mb)}
+                  "calls": calls, **x.baskets(x.file_mb)}
         # cold, a key pre-pass is a request per basket, which the rate model has no term
         # for (it would charge them to the cost per read call): the replay of that reader
         # (``--reader``) predicts it; warm, the pre-pass costs CPU per key only
@@ -450,7 +455,7 @@ def fit_inputs(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
     logical = site.cpu.logical_cores or physical
     x = _Inputs(cal=cal, noise=noise, tree=tree, main_alg=main_alg, file_mb=file_mb,
                 loop_request=loop_request, decompress=0 if main_alg in (None, "none") else 1,
-                calls=calls_per_file(unc_per_file), density=density,
+                calls=calls_per_file(unc_per_file), density=density, unc_per_file=unc_per_file,
                 cores=Cores(int(physical), max(1, int(logical) // int(physical))))
     for test in READ_TESTS:
         for gather in INPUTS.get(test.name, ()):

@@ -211,3 +211,15 @@ def test_a_calibrated_rewrite_predicts_a_speedup_from_the_measured_cost() -> Non
     assert 1.2 < _warm_gain(1e-3) < 1.6
     # not measured: no per-basket cost known, so the rewrite gains nothing in memory
     assert _warm_gain(None) == pytest.approx(1.0)
+
+
+def test_the_event_loop_rows_count_the_calls_of_the_loops_own_step() -> None:
+    # 10.5 MB of arrays per file: one call at a job's 50 MB step, 11 at a short share's 1 MB
+    cal, dataset, site = _calibration(None)
+    assert _row(fit_inputs(cal, dataset, site), "event loop, warm")["calls"] == 1
+    assert cal.event_loop is not None
+    short = replace(cal, event_loop=replace(cal.event_loop, step_bytes=1e6))
+    inputs = fit_inputs(short, dataset, site)
+    assert _row(inputs, "event loop, warm")["calls"] == 11
+    # the parallel loop reads at the job's step: its row keeps its own calls
+    assert _row(inputs, "parallel event loop 1")["calls"] == 1

@@ -267,6 +267,8 @@ def test_event_loop_rates_and_bytes_follow_the_metadata(loop, flat: dict[str, st
     # the warm passes' own page faults, per MB read, and the loop's largest step
     assert loop.refault_per_mb is not None and loop.refault_per_mb >= 0
     assert loop.step_mb is not None and 0 < loop.step_mb <= per_event_u * 4000 / 1e6 * 1.1
+    # its own iterate's step (a short share: 1 MB, the floor), which sets its read calls
+    assert loop.step_bytes == 1e6
 
 
 def test_a_pass_counts_the_memory_it_faults(flat: dict[str, str]) -> None:

@@ -489,4 +489,5 @@ def measure_event_loop(
     if refaults:
         loop = replace(loop, refault_per_mb=statistics.median(refaults),
                        step_mb=max(steps) / 1e6)
-    return loop if reader is None else replace(loop, reader=reader.text)
+    return replace(loop, step_bytes=float(step_bytes)) if reader is None else \
+        replace(loop, reader=reader.text)

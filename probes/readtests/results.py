@@ -170,6 +170,10 @@ class EventLoop:
     #: largest step of arrays in MB (``None``: not recorded)
     refault_per_mb: float | None = None
     step_mb: float | None = None
+    #: the uncompressed bytes per read call of the loop's own ``iterate`` (its entry step is
+    #: this over the bytes per entry): the calls per file the rate model charges its rows
+    #: (``None``: a program's reader ran, or not recorded: 50 MB, ``overhead.STEP_BYTES``)
+    step_bytes: float | None = None
 
     @classmethod
     def from_rate(cls, engine: str, branches: int, events_per_s: float | None,
