@@ -126,7 +126,9 @@ def loop_call_costs(cal: Calibration, tree: TreeProfile | None, *, assume_basket
     with_data = branches_with_data(tree)
     read = loop_branches(loop, tree)
     baskets = (tree.baskets.count or 0) / tree.files * read / max(with_data, 1)
-    if not read or baskets / (read * calls) > LOOP_CALL_MAX_BASKETS:
+    # small files are small at a job's step: a short share's loop reads larger files in
+    # smaller steps, whose calls hold a basket per branch too, but the files' MB cost
+    if not read or baskets / (read * calls_per_file(unc)) > LOOP_CALL_MAX_BASKETS:
         return None
     dec = dataset_decompression_mb_per_s(cal, tree.compression.algorithm)
     if dec is None:

@@ -84,3 +84,17 @@ def test_parallel_loop_counts_a_read_call_per_packet(tiny_demo: Path) -> None:
         assert p.units >= 2 * p.workers
         assert p.calls_per_file == pytest.approx(p.units / p.workers)
 
+
+
+def test_the_files_read_fit_the_share_with_their_opening(tiny_demo: Path) -> None:
+    """The single loop's rate leaves the opening out: with each file's open cost counted, the
+    runs read only the files whose opening and reading fit a quarter of the share, at least
+    k of them (without it they read all six, whatever the opening costs)."""
+    ds = probe_dataset([tiny_demo / "small_files"])
+    paths = list(ds.file_paths)
+    plain = measure_parallel_loop(Session(60.0), paths, "esdTree", None, 40.0, workers=2,
+                                  rate_mb_per_s=50.0)
+    assert plain and plain[0].units == 6
+    slow_opens = measure_parallel_loop(Session(60.0), paths, "esdTree", None, 40.0, workers=2,
+                                       rate_mb_per_s=50.0, open_s=5.0)
+    assert slow_opens and all(p.units == 2 for p in slow_opens)  # k = 2 files: none more fit

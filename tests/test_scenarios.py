@@ -546,6 +546,15 @@ def test_small_files_take_the_per_call_cost_from_the_event_loop() -> None:
     assert timed_inputs.X[k][FEATURES.index("baskets")] == pytest.approx(22.0)
     # several baskets per branch and call: the per-call test's figures, as before
     assert loop_call_costs(cal, tree) is None
+    # ... also where a short share's loop read them in smaller steps (10.5 MB of arrays per
+    # file in 1 MB steps: 11 calls of under one basket per branch): the files are not small
+    stepped = dataclasses.replace(cal, event_loop=dataclasses.replace(cal.event_loop,
+                                                                      step_bytes=1e6))
+    assert loop_call_costs(stepped, tree) is None
+    # small files read in two steps each: the per-call cost is the loop's time over its calls
+    two = dataclasses.replace(cal, event_loop=dataclasses.replace(
+        cal.event_loop, step_bytes=tree.uncompressed_bytes / tree.files / 2))
+    assert loop_call_costs(two, small.trees[0]).call_s == pytest.approx(0.025)  # type: ignore[union-attr]
     assert fit_inputs(cal, ds, site).priors["call_s"][0] == pytest.approx(0.004)
     # a user's analysis in the loop: its work is not a read call's
     assert cal.event_loop is not None

@@ -169,5 +169,7 @@ def parallel_loop(ctx: Context, share_s: float) -> tuple[ParallelPoint, ...]:
 
     loop: Any = ctx.results.get("event_loop")
     rate = loop.compressed_mb_per_s if loop is not None else None
+    opened: Any = ctx.results.get("open_cost")
+    open_s = opened.warm if opened is not None else None
     return measure_parallel_loop(ctx.session, ctx.files, ctx.tree.name, ctx.branches, share_s,
-                                 rate_mb_per_s=rate)
+                                 rate_mb_per_s=rate, open_s=open_s)
