@@ -87,10 +87,9 @@ def loop_calls_per_file(loop: EventLoop | None, uncompressed_bytes_per_file: flo
     """The read calls the calibration's event loop made per file of that many uncompressed
     bytes: one per its step (``EventLoop.step_bytes``; a short share reads in smaller steps
     than the 50 MB a whole job takes), else one per 50 MB (``overhead.calls_per_file``)."""
-    step = loop.step_bytes if loop is not None and loop.step_bytes else None
-    if step is None:
-        return calls_per_file(uncompressed_bytes_per_file)
-    return calls_per_file(uncompressed_bytes_per_file, step)
+    if loop is not None and loop.step_bytes:
+        return calls_per_file(uncompressed_bytes_per_file, loop.step_bytes)
+    return calls_per_file(uncompressed_bytes_per_file)
 
 
 def loop_call_costs(cal: Calibration, tree: TreeProfile | None, *, assume_baskets: bool = True

@@ -282,7 +282,7 @@ def _event_loop_rows(x: _Inputs) -> None:
     if loop is not None:
         # the event loop reads whole files but its timing leaves the opening out; its read
         # calls are its own steps' (a short share reads in steps smaller than a job's)
-        calls = loop_calls_per_file(loop, x.unc_per_file) if loop.step_bytes else x.calls
+        calls = loop_calls_per_file(loop, x.unc_per_file)
         common = {"file_mb": x.file_mb, "decompress": x.decompress, "process": 1,
                   "calls": calls, **x.baskets(x.file_mb)}
         # cold, a key pre-pass is a request per basket, which the rate model has no term
