@@ -36,6 +36,20 @@ def dataset_decompression_mb_per_s(cal: Calibration, alg: str | None) -> float |
     return 0.0 if alg in (None, "none") else None
 
 
+def decompression_basket_s(cal: Calibration | None, alg: str | None,
+                           source: str = "dataset") -> float | None:
+    """The codec's fixed CPU per basket decompressed (``DecompressionPoint.basket_s``) the
+    decompression test measured for ``alg`` on the dataset's own baskets (``source``
+    ``"dataset"``) or on them recompressed (``"recompressed"``); ``None`` where it did not."""
+    if cal is None:
+        return None
+    pts = [d for d in cal.decompression if d.source == source and d.basket_s is not None]
+    found = next((d for d in pts if d.algorithm == alg), None)
+    if found is None and source == "dataset" and alg in (None, "none") and len(pts) == 1:
+        found = pts[0]
+    return float(found.basket_s) if found is not None and found.basket_s is not None else None
+
+
 def uproot_key_cost(cal: Calibration | None) -> tuple[float, tuple[float, float], bool]:
     """uproot's CPU per basket key of a memory-size step's pre-pass: ``(seconds, the range
     the intervals span, measured)``.  The per-key test's median and the range of its samples

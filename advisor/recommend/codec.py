@@ -13,6 +13,7 @@ from statistics import NormalDist
 
 import numpy as np
 
+from models.calcosts import decompression_basket_s
 from models.replay.predict import Reader
 from models.replay.rewrite import ALIGNMENT, RecompressionPrediction, recompression_prediction
 from probes.basketmap import BasketMap
@@ -129,10 +130,14 @@ def codec_replay(ctx: Context, cand: str, size_factor: float, rate: float, *,
         rate = old_rate * rate / fitted
     sizes = size_range(ctx, cand, size_factor)
     z = NormalDist().inv_cdf(0.5 + ctx.level / 2)
+    # the codecs' fixed cost per basket (measured on today's baskets): a rewrite into larger
+    # baskets saves it per basket fewer; the candidate's where its rate was measured
+    new_c0 = decompression_basket_s(ctx.calibration, cand, "recompressed") if measured \
+        else None
 
     def run(factor: float, dec: float, together: bool, sds: tuple[float, float],
-            sizes: tuple[float, float] | None, alignment: bool = True
-            ) -> RecompressionPrediction:
+            sizes: tuple[float, float] | None, alignment: bool = True,
+            c0: float | None = new_c0) -> RecompressionPrediction:
         return recompression_prediction(
             ctx.basket_maps, tree.files, device, costs, size_factor=factor,
             decompress_mb_per_s=dec, reader=reader, merge=together,
@@ -140,12 +145,13 @@ def codec_replay(ctx: Context, cand: str, size_factor: float, rate: float, *,
             device_sd=(_rel(ctx, "storage_mb_per_s"), _rel(ctx, "access_ms")),
             cpu_sd=max(_rel(ctx, "open_s"), _rel(ctx, "call_s"), _rel(ctx, "basket_s")),
             rate_sd=sds, size_range=sizes, z=z, alignment=alignment, interval=interval,
-            memo=rctx.replay_memo)
+            memo=rctx.replay_memo, new_basket_s=c0)
 
     try:
         command = run(size_factor, rate, merge, (sd_old, sd_new), sizes)
         # the parts are evidence: their ranges leave out where the bytes fall (alignment)
-        merge_only = run(1.0, old_rate, True, (0.0, 0.0), None, False) \
+        merge_only = run(1.0, old_rate, True, (0.0, 0.0), None, False,
+                         costs.decompress_basket_s or None) \
             if parts and merge and old_rate > 0 else None
         codec_only = run(size_factor, rate, False, (sd_old, sd_new), None, False) \
             if parts and merge else None

@@ -9,6 +9,7 @@ from functools import cached_property
 
 from models.calcosts import (
     dataset_decompression_mb_per_s,
+    decompression_basket_s,
     first_touch_cost,
     loop_call_costs,
     loop_refault,
@@ -208,10 +209,12 @@ class Context:
         has them (:func:`~models.replay.cpucosts.loop_costs`), else the fitted terms; uproot's
         overlap of I/O and CPU (an assumption, with its range)."""
         opened = self.calibration.open_overhead_s if self.calibration is not None else None
-        return costs_from(self.baseline.params, self.baseline.row(1),
-                          opened.warm if opened else None, loop=self._loop_costs(),
-                          overlap=UPROOT_OVERLAP, overlap_range=UPROOT_OVERLAP_RANGE,
-                          touch=step_touch(self.calibration))
+        costs = costs_from(self.baseline.params, self.baseline.row(1),
+                           opened.warm if opened else None, loop=self._loop_costs(),
+                           overlap=UPROOT_OVERLAP, overlap_range=UPROOT_OVERLAP_RANGE,
+                           touch=step_touch(self.calibration))
+        alg = self.tree.compression.algorithm if self.tree is not None else None
+        return costs.with_decompress_basket(decompression_basket_s(self.calibration, alg))
 
     def replay_cost_notes(self) -> tuple[str, ...]:
         """The assumption lines of the replay's CPU costs where one is assumed: uproot's cost

@@ -83,6 +83,39 @@ class CpuCosts:
     #: the intervals span (``None``: none)
     touch_s: float = 0.0
     touch_range: tuple[float, float] | None = None
+    #: the codec's fixed CPU per basket decompressed, beyond its bytes (the decompression
+    #: test's, :mod:`probes.readtests.blockcost`; 0: not counted), and the baskets per
+    #: compressed MB at which ``decompress_mb_per_s`` holds (0: not set): a layout with fewer
+    #: baskets per MB saves this per basket fewer (:meth:`decompress_fix_s`)
+    decompress_basket_s: float = 0.0
+    basket_density: float = 0.0
+
+    def decompress_fix_s(self, baskets: float, compressed_mb: float) -> float:
+        """Decompression time beyond ``compressed_mb`` at the rate: the codec's fixed cost for
+        the baskets more (or, negative, fewer) than the rate's density holds in those MB;
+        never more than the whole fixed part (the rate's time per MB times the MB)."""
+        c0, d = self.decompress_basket_s, self.basket_density
+        if c0 <= 0 or d <= 0 or self.decompress_mb_per_s <= 0 or compressed_mb <= 0:
+            return 0.0
+        c0 = min(c0, 1.0 / (self.decompress_mb_per_s * d))  # the fixed part within the rate
+        return c0 * (baskets - compressed_mb * d)
+
+    def at_density(self, baskets: float, compressed_mb: float) -> CpuCosts:
+        """These costs with the decompression rate holding at ``baskets`` per
+        ``compressed_mb`` (today's layout, where the rate was measured), variants alike."""
+        if self.decompress_basket_s <= 0 or compressed_mb <= 0:
+            return self
+        d = baskets / compressed_mb
+        return replace(self, basket_density=d,
+                       variants=tuple(replace(v, basket_density=d) for v in self.variants))
+
+    def with_decompress_basket(self, basket_s: float | None) -> CpuCosts:
+        """These costs with the codec's fixed cost per basket (``None``: not counted),
+        variants alike."""
+        c0 = float(basket_s or 0.0)
+        return replace(self, decompress_basket_s=c0,
+                       variants=tuple(replace(v, decompress_basket_s=c0)
+                                      for v in self.variants))
 
     def alternatives(self) -> tuple[CpuCosts, ...]:
         """These costs and the variants the intervals span (each without variants)."""

@@ -181,6 +181,7 @@ class LayoutTime:
         opens = self.files * costs.open_s
         cpu = (opens + self.calls * costs.call_s + self.keys * costs.key_s
                + baskets * costs.basket_s + self.compressed_mb * costs.per_mb_s()
+               + costs.decompress_fix_s(self.baskets, self.compressed_mb)
                + self.step_mb * costs.touch_s)
         overlap = costs.overlap if self.engine == "uproot" and self.sync is not None else 0.0
         return replace(self, cpu_s=cpu, cpu_open_s=opens, overlap=overlap,
@@ -418,6 +419,9 @@ def _compare(before_maps: Sequence[BasketMap], after_maps: Sequence[BasketMap],
 
     b0 = replayed(before_maps, device, scale_before, first)
     a0 = replayed(after_maps, later, scale_after, then)
+    # the decompression rate holds at today's baskets per MB (the codec's fixed cost per
+    # basket: a layout of larger baskets decompresses faster per MB)
+    costs = costs.at_density(b0.baskets, b0.compressed_mb)
     before, after = b0.with_costs(costs), a0.with_costs(costs)
     s = before.total_s / after.total_s
     lows, highs = [s], [s]

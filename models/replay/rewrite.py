@@ -110,16 +110,23 @@ def rewritten_layout(maps: Sequence[BasketMap], files: int, size_factor: float, 
     return [out], files / per, 1
 
 
-def recoded_costs(costs: CpuCosts, decompress_mb_per_s: float, size_factor: float) -> CpuCosts:
+def recoded_costs(costs: CpuCosts, decompress_mb_per_s: float, size_factor: float,
+                  decompress_basket_s: float | None = None) -> CpuCosts:
     """``costs`` after the rewrite: decompression at the new codec's rate (compressed MB/s),
     processing per compressed MB ``size_factor`` times faster (the same uncompressed bytes in
     ``size_factor`` times the compressed ones); the per-file, per-call and per-basket terms
-    unchanged (the ROOT terms alike)."""
+    unchanged (the ROOT terms alike).  The new codec's fixed cost per basket
+    (``decompress_basket_s``; ``None``: not counted): its rate was measured on today's baskets,
+    which hold ``1 / size_factor`` times today's baskets per MB in its bytes."""
     def one(c: CpuCosts) -> CpuCosts:
         return replace(c, decompress_mb_per_s=decompress_mb_per_s if c.decompress_mb_per_s > 0
                        else 0.0,
-                       process_mb_per_s=c.process_mb_per_s * size_factor)
-    return replace(one(costs), root=one(costs.root) if costs.root is not None else None)
+                       process_mb_per_s=c.process_mb_per_s * size_factor,
+                       decompress_basket_s=float(decompress_basket_s or 0.0),
+                       basket_density=c.basket_density / size_factor if size_factor > 0
+                       else 0.0)
+    return replace(one(costs), root=one(costs.root) if costs.root is not None else None,
+                   variants=tuple(one(v) for v in costs.variants))
 
 
 @dataclass(frozen=True)
@@ -144,7 +151,8 @@ def recompression_prediction(
         cpu_sd: float = 0.0, rate_sd: tuple[float, float] = (0.0, 0.0),
         size_range: tuple[float, float] | None = None, z: float = 1.645,
         alignment: bool = True, interval: bool = True,
-        memo: dict[object, object] | None = None) -> RecompressionPrediction:
+        memo: dict[object, object] | None = None,
+        new_basket_s: float | None = None) -> RecompressionPrediction:
     """``files`` files (``maps``: a sample) read with ``reader`` now, and after the rewrite
     (:func:`rewritten_layout`) with the new codec (:func:`recoded_costs`).
 
@@ -158,7 +166,10 @@ def recompression_prediction(
     layout replayed again with every basket a little smaller and larger, its bytes then scaled
     back, at the central costs; the ratio to the central replay widens every corner).
     ``interval``: ``False`` for the central figure alone (low = high = it: a candidate's scan).
-    ``memo``: kept between calls on the same ``maps`` (layouts and replays reused)."""
+    ``memo``: kept between calls on the same ``maps`` (layouts and replays reused).
+    ``new_basket_s``: the new codec's fixed cost per basket (measured on the recompressed
+    sample; ``None``: not counted); today's codec's is ``costs.decompress_basket_s``, both rates
+    holding at today's baskets."""
     if not maps:
         raise ValueError("no basket maps")
     memo = {} if memo is None else memo
@@ -179,8 +190,9 @@ def recompression_prediction(
     b0: LayoutTime = memo[bkey]  # type: ignore[assignment]
     factors = sorted({size_factor, *(size_range or ())})
     central = after_replay(size_factor)
+    costs = costs.at_density(b0.baskets, b0.compressed_mb)
     before = b0.with_costs(costs)
-    recoded = recoded_costs(costs, decompress_mb_per_s, size_factor)
+    recoded = recoded_costs(costs, decompress_mb_per_s, size_factor, new_basket_s)
     after = central.with_costs(recoded)
     s = before.total_s / after.total_s
     lows, highs = [s], [s]
@@ -217,7 +229,7 @@ def recompression_prediction(
             if (fb, fa, f) not in io:  # another size: its own layout (a flush may come or go)
                 io[fb, fa, f] = retimed(after_replay(f), device, bw, acc)
             afters += [io[fb, fa, f].with_costs(recoded_costs(
-                cpu, decompress_mb_per_s * math.exp(fn * z * sd_new), f)).total_s
+                cpu, decompress_mb_per_s * math.exp(fn * z * sd_new), f, new_basket_s)).total_s
                 for fn in signs]
         lows.append(min(befores) / (max(afters) * worst))
         highs.append(max(befores) / (min(afters) * best))

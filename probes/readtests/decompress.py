@@ -58,6 +58,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from ..results import DatasetProfile, largest_tree
+from .blockcost import block_call_s
 from .decoders import Decoder, decoder, decompress_all, inflater
 from .recompress import (
     CANDIDATES,
@@ -93,6 +94,10 @@ RECOMPRESS_FRACTION = 0.4
 #: Fraction of a candidate's part that may go to compressing, and at most this many seconds.
 COMPRESS_FRACTION = 0.5
 MAX_COMPRESS_S = 0.3
+#: Seconds at most for each algorithm's fixed cost per basket (:mod:`.blockcost`), taken from
+#: its share; uncompressed bytes of its baskets decompressed for it at most
+BLOCK_COST_S = 0.3
+BLOCK_COST_BYTES = 1_000_000
 
 
 def _pilot(pool: Pool, decode: Decoder, target_s: float,
@@ -141,11 +146,16 @@ def measure_decompression(
     """
     trees: list[str] | None
     main: str | None = None
+    levels: dict[str, int] = {}  # the dataset's level per algorithm, where the probe read it
     if isinstance(dataset, DatasetProfile):
         paths = list(files if files is not None else dataset.file_paths)
         trees = list(tree_names) if tree_names is not None else [t.name for t in dataset.trees]
         if dataset.trees:
             main = largest_tree(dataset.trees).compression.algorithm
+        for t in dataset.trees:
+            c = t.compression
+            if c.algorithm and c.level is not None:
+                levels.setdefault(str(c.algorithm), int(c.level))
     else:
         paths = list(files if files is not None else dataset)
         trees = list(tree_names) if tree_names is not None else None
@@ -184,7 +194,16 @@ def measure_decompression(
             payloads = basket_payloads(pool, RECOMPRESS_BYTES,
                                        deadline=clock() + 0.25 * (share - own_share),
                                        clock=clock)
-            alg_start = clock()
+            own_payloads = payloads
+        else:
+            own_payloads = basket_payloads(pool, BLOCK_COST_BYTES,
+                                           deadline=clock() + 0.1 * alg_share, clock=clock)
+        # the codec's fixed cost per basket, on the same baskets (its own share's part)
+        call_s = block_call_s(own_payloads, pool.algorithm, levels.get(pool.algorithm),
+                              deadline=clock() + min(BLOCK_COST_S, 0.25 * alg_share),
+                              clock=clock)
+        del own_payloads
+        alg_start = clock()
         # the pilot pass sizes the pool so that three repetitions fit the algorithm's share
         _pilot(pool, decode, max(alg_share / 4, 1e-3), clock)
         left = max(0.0, alg_share - (clock() - alg_start))
@@ -195,7 +214,8 @@ def measure_decompression(
                   f"uncompressed/compressed = "
                   f"{pool.uncompressed_bytes / pool.compressed_bytes:.3f}"),
         ), f"decompressing {pool.algorithm} ({pool.baskets} baskets)")
-        points.append(_point(pool, library, m))
+        points.append(replace(_point(pool, library, m), basket_s=call_s,
+                              baskets_per_mb=_per_mb(pool)))
         _report_point(session, points[-1], (k + 1) / steps)
         pool.blocks = []  # free the memory before the next algorithm
     recompressed: list[DecompressionPoint] = []
@@ -214,8 +234,11 @@ def measure_decompression(
                                                              MAX_COMPRESS_S), clock=clock)
         pool = rec.pool
         decode, library = decoder(alg)
+        call_s = None
         if pool.baskets:
             _pilot(pool, decode, float("inf"), clock)  # checks every block, warms the codec
+            call_s = block_call_s(payloads, alg, rec.level, deadline=clock() + min(
+                BLOCK_COST_S, 0.25 * max(0.0, part - (clock() - start))), clock=clock)
             m = _time_pool(session, pool, decode, max(0.0, part - (clock() - start)),
                            Conditions(cache="warm", workers=1,
                                       bytes_per_sample=pool.compressed_bytes,
@@ -227,7 +250,8 @@ def measure_decompression(
         recompressed.append(replace(
             _point(pool, library, m), baskets=rec.baskets, source="recompressed",
             compression_factor=rec.factor, level=rec.level, recompressed_from=source,
-            dataset_factor=rec.dataset_factor, size_change_sd=rec.size_change_sd))
+            dataset_factor=rec.dataset_factor, size_change_sd=rec.size_change_sd,
+            basket_s=call_s, baskets_per_mb=_per_mb(pool) if pool.baskets else None))
         _report_point(session, recompressed[-1], (len(pools) + k + 1) / steps)
     recompressed.sort(key=lambda p: ORDER.index(p.algorithm))
     return tuple(points + recompressed)
@@ -260,6 +284,11 @@ def _point(pool: Pool, library: str, m: Measurement) -> DecompressionPoint:
         measurement=m,
         compression_factor=ratio,
     )
+
+
+def _per_mb(pool: Pool) -> float | None:
+    """Baskets per compressed MB of the pool timed."""
+    return pool.baskets / (pool.compressed_bytes / 1e6) if pool.compressed_bytes else None
 
 
 def _report_point(session: Session, p: DecompressionPoint, fraction: float) -> None:
