@@ -9,12 +9,12 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from test_replay_predict import one_file
 
 from models.replay import LocalDevice
 from models.replay.cpucosts import CpuCosts
 from models.replay.predict import merge_prediction
 from models.replay.rewrite import recoded_costs
-from probes.basketmap import BasketMap, Region, synthetic_map
 from probes.readtests.blockcost import JOIN, block_call_s
 from probes.readtests.recompress import Payload
 
@@ -55,19 +55,8 @@ def test_the_fixed_cost_follows_the_baskets_per_mb() -> None:
     assert recoded_costs(c, 500.0, 0.5).decompress_basket_s == 0.0
 
 
-def _file(path: str, branches: int, baskets: int, size: int) -> BasketMap:
-    header = 65536
-    rows = [(f"b{b}", header + (b * baskets + i) * size, size, i * 100, (i + 1) * 100)
-            for b in range(branches) for i in range(baskets)]
-    end = header + branches * baskets * size
-    regions = (Region("header", 0, 403), Region("keys", end, 500),
-               Region("tree", end + 500, 20_000), Region("tree_keylen", end + 500, 40))
-    return synthetic_map(rows, entries=baskets * 100, path=path, file_bytes=end + 20_500,
-                         regions=regions)
-
-
 def test_a_merge_into_larger_baskets_saves_the_calls_and_today_is_unchanged() -> None:
-    maps = [_file(f"/s{i}.root", branches=10, baskets=1, size=4_000) for i in range(8)]
+    maps = [one_file(f"/s{i}.root", branches=10, baskets=1, size=4_000) for i in range(8)]
     dev = LocalDevice(500.0, 0.0001, 128, warm=True)
     base = CpuCosts(open_s=0.01, call_s=0.002, decompress_mb_per_s=50.0, extra_baskets=True)
     fixed = base.with_decompress_basket(20e-6)
