@@ -195,15 +195,15 @@ def measure_decompression(
                                        deadline=clock() + 0.25 * (share - own_share),
                                        clock=clock)
             own_payloads = payloads
+            alg_start = clock()
         else:
             own_payloads = basket_payloads(pool, BLOCK_COST_BYTES,
                                            deadline=clock() + 0.1 * alg_share, clock=clock)
-        # the codec's fixed cost per basket, on the same baskets (its own share's part)
+        # the codec's fixed cost per basket, on the same baskets, in the algorithm's share
         call_s = block_call_s(own_payloads, pool.algorithm, levels.get(pool.algorithm),
                               deadline=clock() + min(BLOCK_COST_S, 0.25 * alg_share),
                               clock=clock)
         del own_payloads
-        alg_start = clock()
         # the pilot pass sizes the pool so that three repetitions fit the algorithm's share
         _pilot(pool, decode, max(alg_share / 4, 1e-3), clock)
         left = max(0.0, alg_share - (clock() - alg_start))
