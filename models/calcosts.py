@@ -8,10 +8,11 @@ fit (:mod:`models.calibration`) takes the per-call cost and the basket density f
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from probes.readtests.overhead import calls_per_file
-from probes.readtests.results import Calibration, EventLoop
+from probes.readtests.results import Calibration, DecompressionPoint, EventLoop
 from probes.results import TreeProfile
 
 if TYPE_CHECKING:
@@ -27,13 +28,23 @@ def dataset_decompression_mb_per_s(cal: Calibration, alg: str | None) -> float |
     algorithm ``alg``; 0.0 for uncompressed data; ``None`` where the data are compressed and
     the rate was not measured.  Where the probe did not name the algorithm, the one rate the
     test measured on the dataset's baskets."""
-    own = [d for d in cal.decompression if d.source == "dataset" and d.compressed_mb_per_s]
-    found = next((d for d in own if d.algorithm == alg), None)
-    if found is None and alg in (None, "none") and len(own) == 1:
-        found = own[0]  # the probe did not name the algorithm; the test decompressed it
+    found = _decompression_point(cal, alg, "dataset", lambda d: bool(d.compressed_mb_per_s))
     if found is not None and found.compressed_mb_per_s:
         return float(found.compressed_mb_per_s)
     return 0.0 if alg in (None, "none") else None
+
+
+def _decompression_point(cal: Calibration, alg: str | None, source: str,
+                         has: Callable[[DecompressionPoint], bool]
+                         ) -> DecompressionPoint | None:
+    """The decompression test's point of ``source`` for ``alg`` among those that ``has``
+    the figure wanted; where the probe did not name the algorithm, the one such point of the
+    dataset's own baskets (the test decompressed it)."""
+    pts = [d for d in cal.decompression if d.source == source and has(d)]
+    found = next((d for d in pts if d.algorithm == alg), None)
+    if found is None and source == "dataset" and alg in (None, "none") and len(pts) == 1:
+        found = pts[0]
+    return found
 
 
 def decompression_basket_s(cal: Calibration | None, alg: str | None,
@@ -43,10 +54,7 @@ def decompression_basket_s(cal: Calibration | None, alg: str | None,
     ``"dataset"``) or on them recompressed (``"recompressed"``); ``None`` where it did not."""
     if cal is None:
         return None
-    pts = [d for d in cal.decompression if d.source == source and d.basket_s is not None]
-    found = next((d for d in pts if d.algorithm == alg), None)
-    if found is None and source == "dataset" and alg in (None, "none") and len(pts) == 1:
-        found = pts[0]
+    found = _decompression_point(cal, alg, source, lambda d: d.basket_s is not None)
     return float(found.basket_s) if found is not None and found.basket_s is not None else None
 
 

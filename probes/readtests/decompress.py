@@ -214,8 +214,7 @@ def measure_decompression(
                   f"uncompressed/compressed = "
                   f"{pool.uncompressed_bytes / pool.compressed_bytes:.3f}"),
         ), f"decompressing {pool.algorithm} ({pool.baskets} baskets)")
-        points.append(replace(_point(pool, library, m), basket_s=call_s,
-                              baskets_per_mb=_per_mb(pool)))
+        points.append(replace(_point(pool, library, m), basket_s=call_s))
         _report_point(session, points[-1], (k + 1) / steps)
         pool.blocks = []  # free the memory before the next algorithm
     recompressed: list[DecompressionPoint] = []
@@ -251,7 +250,7 @@ def measure_decompression(
             _point(pool, library, m), baskets=rec.baskets, source="recompressed",
             compression_factor=rec.factor, level=rec.level, recompressed_from=source,
             dataset_factor=rec.dataset_factor, size_change_sd=rec.size_change_sd,
-            basket_s=call_s, baskets_per_mb=_per_mb(pool) if pool.baskets else None))
+            basket_s=call_s))
         _report_point(session, recompressed[-1], (len(pools) + k + 1) / steps)
     recompressed.sort(key=lambda p: ORDER.index(p.algorithm))
     return tuple(points + recompressed)
@@ -284,11 +283,6 @@ def _point(pool: Pool, library: str, m: Measurement) -> DecompressionPoint:
         measurement=m,
         compression_factor=ratio,
     )
-
-
-def _per_mb(pool: Pool) -> float | None:
-    """Baskets per compressed MB of the pool timed."""
-    return pool.baskets / (pool.compressed_bytes / 1e6) if pool.compressed_bytes else None
 
 
 def _report_point(session: Session, p: DecompressionPoint, fraction: float) -> None:

@@ -123,11 +123,9 @@ class DecompressionPoint:
     size_change_sd: float | None = None
     #: the codec's fixed CPU seconds per basket decompressed, beyond its bytes
     #: (:mod:`~probes.readtests.blockcost`: the sample compressed basket by basket and in
-    #: blocks of several baskets' bytes); the rate above holds at this sample's baskets
-    #: (``baskets_per_mb``: per compressed MB), larger ones save this per basket fewer.
-    #: ``None`` where not measured
+    #: blocks of several baskets' bytes); the rate above holds at this sample's baskets,
+    #: larger ones save this per basket fewer.  ``None`` where not measured
     basket_s: float | None = None
-    baskets_per_mb: float | None = None
 
 
 @dataclass(frozen=True)
