@@ -20,11 +20,20 @@ UNPACK_BYTES = 8_000_000
 UNPACK_COLLECT_FRACTION = 0.4
 #: Fixed costs are separated from the cost per byte only where the calls' sizes differ this much.
 UNPACK_SIZE_RATIO = 2.0
+#: The time per byte is taken as at least this share of the pass's time (where the fits find
+#: less, they cannot tell it from their noise).
+UNPACK_MIN_BYTE_SHARE = 0.1
 #: Seconds the smallest useful unpacking measurement takes (a file opened, a few baskets read,
 #: a warm pass and a few timed ones), about.
 UNPACK_MIN_S = 0.25
 #: Largest files tried for the tree.
 UNPACK_FILES = 4
+#: The timed passes also unpack each fixed-width branch's baskets with their data repeated
+#: (the same baskets and calls on several times the bytes), so the fit of the fixed costs has
+#: sizes to work with where the baskets are all alike: as many times as makes this many bytes
+#: in all, within ``UNPACK_TILE``.
+UNPACK_TILE_BYTES = 32_000_000
+UNPACK_TILE = (2, 16)
 
 
 @dataclass
@@ -32,10 +41,20 @@ class _Unpack:
     branch: Any
     interpretation: Any
     baskets: list[Any] = field(default_factory=list)
+    #: the baskets' data repeated (fixed-width branches only)
+    tiled: list[Any] | None = None
 
     @property
     def stop(self) -> int:
         return int(self.branch.entry_offsets[len(self.baskets)])
+
+    def tile(self, np: Any, k: int) -> None:
+        """Hold each basket's data repeated *k* times, where the branch's items have a fixed
+        width (no byte offsets): the same unpacking calls on *k* times the bytes."""
+        if any(bk.byte_offsets is not None for bk in self.baskets) or not hasattr(
+                self.interpretation, "from_dtype"):
+            return
+        self.tiled = [np.tile(bk.data, k) for bk in self.baskets]
 
 
 def measure_unpacking(
@@ -59,13 +78,21 @@ def measure_unpacking(
     over the branches, until ``max_bytes`` uncompressed are held.  Then one core runs what
     uproot runs on each decompressed basket when it reads arrays (``interpretation.basket_array``
     for every basket, then ``final_array`` per branch, library ``ak``), repeatedly, timed in CPU
-    seconds of the thread (``time.thread_time``).  Two more passes time every call: the fixed
-    cost per ``basket_array`` call (beyond its bytes) and per ``final_array`` call are fitted by
-    non-negative least squares (where the calls' sizes differ at least ``UNPACK_SIZE_RATIO``
-    fold) and taken out, since the model counts them in its per-basket and per-call costs; what
-    is left, per compressed MB as stored, is the rate.  Not included: the user's analysis (a
-    timed ``--analysis`` adds its own work), awkward's grouping of the branches into records,
-    and the Python of the read loop itself.  Returns ``None`` where no file holds the tree."""
+    seconds of the thread (``time.thread_time``).  Two more passes time every call, each also on
+    its baskets' data repeated k times (fixed-width branches; about ``UNPACK_TILE_BYTES`` in
+    all): each call's fixed cost and cost per byte, ``basket_array`` and ``final_array`` apart,
+    are fitted by non-negative least squares (where the calls' sizes differ at least
+    ``UNPACK_SIZE_RATIO`` fold).  The rate is the cost per byte, per compressed MB as stored;
+    the fixed costs, and the pass's own Python around the calls, are the model's per-basket and
+    per-call costs.  Measured here on eight datasets unlike the demo, uproot's unpacking costs
+    about 3 us per ``basket_array`` and 30-55 us per ``final_array`` call whatever their size,
+    and per byte less than the fit can tell from its noise (a ``final_array`` of 1.3 MB of
+    floats takes 63 us against 29 us at 20 kB): so the time per byte is taken as at least a
+    tenth of the pass's (``UNPACK_MIN_BYTE_SHARE``, a bound, not a measurement).  Without both
+    fits the fixed costs are taken out of the pass's time instead.  Not included: the user's
+    analysis (a timed ``--analysis`` adds its own work), awkward's grouping of the branches into
+    records, and the Python of the read loop itself.  Returns ``None`` where no file holds the
+    tree."""
     import threading
 
     import numpy as np
@@ -141,23 +168,26 @@ def _time_unpacking(session: Session, items: list[_Unpack], library: Any,
                     threading: Any) -> Unpacking | None:
     calls: list[tuple[int, int, float]] = []  # (kind: 0 basket, 1 final; bytes; seconds)
 
-    def unpack(it: _Unpack, record: bool) -> None:
+    def unpack(it: _Unpack, record: bool, k: int = 1) -> None:
         context = dict(it.branch.context)
         context["forth"] = threading.local()
         arrays = {}
-        for bk in it.baskets:
+        datas: list[Any] = [bk.data for bk in it.baskets] if k == 1 else it.tiled or []
+        for bk, data in zip(it.baskets, datas, strict=True):
             s = time.thread_time()
             arrays[bk.basket_num] = it.interpretation.basket_array(
-                bk.data, bk.byte_offsets, bk, it.branch, context, bk.member("fKeylen"),
+                data, bk.byte_offsets, bk, it.branch, context, bk.member("fKeylen"),
                 library, options)
             if record:
-                calls.append((0, int(bk.uncompressed_bytes), time.thread_time() - s))
+                calls.append((0, len(data), time.thread_time() - s))
+        offsets = it.branch.entry_offsets
+        if k > 1:
+            offsets = [k * int(e) for e in offsets[: len(it.baskets) + 1]]
         s = time.thread_time()
-        it.interpretation.final_array(arrays, 0, it.stop, it.branch.entry_offsets, library,
-                                      it.branch, options)
+        it.interpretation.final_array(arrays, 0, k * it.stop, offsets, library, it.branch,
+                                      options)
         if record:
-            calls.append((1, sum(int(bk.uncompressed_bytes) for bk in it.baskets),
-                          time.thread_time() - s))
+            calls.append((1, int(sum(len(d) for d in datas)), time.thread_time() - s))
 
     # a first pass warms uproot up and drops the branches it cannot unpack; the branches
     # kept are those that unpack within a quarter of the share
@@ -187,15 +217,24 @@ def _time_unpacking(session: Session, items: list[_Unpack], library: Any,
     left = max(0.0, share_s - (session.clock() - t0))
     samples = session.repeat(sample_rate, left * 0.7, TEST,
                              f"unpacking {n_baskets} baskets of {len(kept)} branches (uproot)")
-    # every call timed, twice: the fixed costs per call (where the two passes fit the share)
+    # every call timed, twice, each also on its data repeated k times: the fixed costs per
+    # call and the cost per byte (where the passes fit the share; without the repeats where
+    # only the plain passes do)
     pass_s = compressed / 1e6 / max(float(np.median(samples)), 1e-9)
-    if session.clock() + 2 * pass_s <= t0 + share_s:
+    k = int(min(max(UNPACK_TILE_BYTES // max(uncompressed, 1), UNPACK_TILE[0]), UNPACK_TILE[1]))
+    if session.clock() + 2 * (1 + k) * pass_s > t0 + share_s:
+        k = 1
+    if k > 1 or session.clock() + 2 * pass_s <= t0 + share_s:
+        for it in kept if k > 1 else []:
+            it.tile(np, k)
         for _ in range(2):
             session.check()
             for it in kept:
                 unpack(it, True)
-    basket_s = _fixed_cost([(b, t) for k, b, t in calls if k == 0], np)
-    branch_s = _fixed_cost([(b, t) for k, b, t in calls if k == 1], np)
+                if it.tiled is not None:
+                    unpack(it, True, k)
+    basket_s, basket_byte_s = _fixed_cost([(b, t) for k, b, t in calls if k == 0], np)
+    branch_s, branch_byte_s = _fixed_cost([(b, t) for k, b, t in calls if k == 1], np)
     m = measurement(samples, "MB/s", Conditions(
         cache="warm", workers=1, bytes_per_sample=compressed,
         note=(f"uproot basket_array + final_array (library ak) on {n_baskets} decompressed "
@@ -206,8 +245,14 @@ def _time_unpacking(session: Session, items: list[_Unpack], library: Any,
     beyond = None
     if total:
         t = compressed / 1e6 / total
-        fixed = n_baskets * (basket_s or 0.0) + len(kept) * (branch_s or 0.0)
-        beyond = compressed / 1e6 / max(t - fixed, 0.1 * t)
+        if basket_byte_s is not None and branch_byte_s is not None:
+            # both fits hold: the time per byte is their slopes' (the pass's own Python
+            # around the calls, per branch, is the loop's per-call cost, not a cost per MB)
+            data = sum(len(bk.data) for it in kept for bk in it.baskets)
+            per_byte = data * (basket_byte_s + branch_byte_s)
+        else:
+            per_byte = t - n_baskets * (basket_s or 0.0) - len(kept) * (branch_s or 0.0)
+        beyond = compressed / 1e6 / max(per_byte, UNPACK_MIN_BYTE_SHARE * t)
     session.report(TEST, 1.0, "unpacking done",
                    figure=f"unpacking: {beyond:.0f} MB/s compressed" if beyond else None)
     return Unpacking(
@@ -217,16 +262,18 @@ def _time_unpacking(session: Session, items: list[_Unpack], library: Any,
         branches=len(kept), baskets=n_baskets, measurement=m)
 
 
-def _fixed_cost(calls: list[tuple[int, float]], np: Any) -> float | None:
-    """The fixed seconds per call of t = fixed + bytes / rate (non-negative least squares on
-    the fastest of each call's timings), or ``None`` where the sizes differ too little."""
+def _fixed_cost(calls: list[tuple[int, float]],
+                np: Any) -> tuple[float | None, float | None]:
+    """The fixed seconds per call and the seconds per byte of t = fixed + bytes x per_byte
+    (non-negative least squares on the fastest of each call's timings), or ``None, None``
+    where the sizes differ too little."""
     from scipy.optimize import nnls
 
     if len(calls) < 4:
-        return None
+        return None, None
     sizes = np.array([b for b, _ in calls], dtype=float)
     if sizes.min() <= 0 or sizes.max() / sizes.min() < UNPACK_SIZE_RATIO:
-        return None
+        return None, None
     # the fastest timing of each call (they come in passes of equal length)
     half = len(calls) // 2
     times = np.minimum(np.array([t for _, t in calls[:half]]),
@@ -234,7 +281,7 @@ def _fixed_cost(calls: list[tuple[int, float]], np: Any) -> float | None:
     a = np.c_[np.ones(half), sizes[:half] / 1e6]
     scale = np.maximum(a.max(axis=0), 1e-12)
     x, _ = nnls(a / scale, times)
-    return float(x[0] / scale[0])
+    return float(x[0] / scale[0]), float(x[1] / scale[1] / 1e6)
 
 
 def _us(seconds: float | None) -> str:
