@@ -35,7 +35,7 @@ from __future__ import annotations
 import bisect
 import statistics
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from probes.basketmap import BasketMap
 from probes.readtests.remote_results import (
@@ -82,6 +82,10 @@ class Round:
     ranges: tuple[Range, ...]
     basket_bytes: int = 0
     baskets: int = 0
+    #: entries the reader loops over once this round's data is in (ROOT's ``GetEntry``
+    #: loop: each file's entries, on its first round that brings baskets; 0 for uproot,
+    #: whose arrays have no cost per entry)
+    entries: int = 0
 
     @property
     def nbytes(self) -> int:
@@ -94,9 +98,10 @@ class ReaderCpu:
     measurement, also Python's full garbage collections amortized per file, which the
     median pass leaves out: ``RemoteReaderCpu.gc_s``),
     ``mb_s`` seconds per compressed MB of baskets read (decompression and interpretation),
-    ``basket_s`` per basket.  From the remote calibration's measurement of the reader on one
-    of the files (:meth:`from_measured`) or from a local calibration's fitted terms
-    (:meth:`from_costs`).
+    ``basket_s`` per basket, ``entry_s`` per entry looped over (ROOT's ``GetEntry`` loop,
+    whatever the branches: a tenth of the branches costs more than a tenth of the CPU).  From
+    the remote calibration's measurement of the reader on one of the files
+    (:meth:`from_measured`) or from a local calibration's fitted terms (:meth:`from_costs`).
 
     ``client`` (with :meth:`from_measured` given the link): what the reader's own client
     costs through the link beyond the model's round trips, transfer and local CPU
@@ -107,10 +112,16 @@ class ReaderCpu:
     mb_s: float = 0.0
     basket_s: float = 0.0
     client: ClientTerms | None = None
+    entry_s: float = 0.0
 
-    def of(self, nbytes: int, baskets: int) -> float:
-        """Seconds of CPU for ``nbytes`` of baskets in ``baskets`` baskets."""
-        return nbytes / 1e6 * self.mb_s + baskets * self.basket_s
+    def of(self, nbytes: int, baskets: int, entries: int = 0) -> float:
+        """Seconds of CPU for ``nbytes`` of baskets in ``baskets`` baskets, and ``entries``
+        entries looped over."""
+        return nbytes / 1e6 * self.mb_s + baskets * self.basket_s + entries * self.entry_s
+
+    def of_round(self, r: Round) -> float:
+        """Seconds of CPU for what round ``r`` brings."""
+        return self.of(r.basket_bytes, r.baskets, r.entries)
 
     @classmethod
     def from_costs(cls, costs: CpuCosts) -> ReaderCpu:
@@ -125,15 +136,17 @@ class ReaderCpu:
         """The remote calibration's measurement of the reader (``None`` where it has none);
         with ``link``, also its client's terms (``client``: ``uproot``, ``uproot
         XRootDSource`` or ``root``; the engine's own by default) where they were measured."""
-        if cpu.mb_s is None:
+        mb_s = cpu.bytes_mb_s
+        if mb_s is None:
             return None
-        base = cls(cpu.open_s or 0.0, cpu.mb_s, 0.0)
+        entry_s = cpu.entry_s or 0.0
+        base = cls(cpu.open_s or 0.0, mb_s, 0.0, entry_s=entry_s)
         # Python's full garbage collections, amortized per file (the median pass leaves them
         # out; a job of many files meets one every so many): per file opened
         open_s = base.open_s + (cpu.gc_s or 0.0)
         cost = cpu.client(client or cpu.engine)
         if link is None or cost is None:
-            return cls(open_s, base.mb_s, 0.0)
+            return cls(open_s, base.mb_s, 0.0, entry_s=entry_s)
         extra = (XROOTD_SOURCE_EXTRA_ROUNDS if cost.client == "uproot XRootDSource"
                  else ROOT_EXTRA_ROUNDS if cost.client == "root" else 0)
         # fsspec-xrootd keeps read-only handles open (``ReadonlyFileHandleCache``: 256 files,
@@ -142,7 +155,8 @@ class ReaderCpu:
         cached = cost.client == "uproot" and cpu.url.startswith("root://")
         return cls(open_s, base.mb_s, 0.0,
                    ClientTerms.derive(cost, link, base, cpu.basket_bytes, extra,
-                                      protocol_open=not cached))
+                                      protocol_open=not cached, entries=cpu.entries or 0),
+                   entry_s)
 
 
 @dataclass(frozen=True)
@@ -165,8 +179,8 @@ class ClientTerms:
 
     @classmethod
     def derive(cls, cost: RemoteClientCost, link: RemoteLink, cpu: ReaderCpu,
-               basket_bytes: int, extra_rounds: int, *, protocol_open: bool = True
-               ) -> ClientTerms:
+               basket_bytes: int, extra_rounds: int, *, protocol_open: bool = True,
+               entries: int = 0) -> ClientTerms:
         """``cost`` less the model: basket reads one at a time -> per round trip (never below
         the round trip alone); open + close -> per file (less the local open of the same pass,
         the protocol open, the reads the client counted and ``extra_rounds`` of the client's
@@ -195,8 +209,8 @@ class ClientTerms:
                                                          strict=True)]
             reads = [r - lr - read_link for r, lr in zip(cost.read_samples,
                                                          cost.local_read_samples, strict=True)]
-        else:  # against the CPU test's passes
-            local = cpu.of(basket_bytes, 0)
+        else:  # against the CPU test's passes (the whole file: every entry)
+            local = cpu.of(basket_bytes, 0, entries)
             opens = [o - open_link - cpu.open_s for o in cost.open_samples or (
                 [cost.open_s] if cost.open_s is not None else [])]
             reads = [max(r - read_link - local, -local) for r in cost.read_samples or (
@@ -371,7 +385,19 @@ def root_rounds(maps: Sequence[BasketMap], branches: Iterable[str] | None = None
             groups[key].append((r.offset, r.size))
         out += [Round(m.path, tuple(groups[k])) for k in order]
         out += [Round(m.path, ())] * ROOT_EXTRA_ROUNDS
-    return _with_baskets(out, maps, names)
+    return _with_entries(_with_baskets(out, maps, names), maps)
+
+
+def _with_entries(rounds: list[Round], maps: Sequence[BasketMap]) -> list[Round]:
+    """Each file's entries on its first round that brings baskets (ROOT loops over every
+    entry of the tree, whatever the branches read)."""
+    left = {m.path: m.entries for m in maps}
+    out = []
+    for r in rounds:
+        if r.baskets and left.get(r.file):
+            r = replace(r, entries=left.pop(r.file))
+        out.append(r)
+    return out
 
 
 def _with_baskets(rounds: list[Round], maps: Sequence[BasketMap],
@@ -433,7 +459,7 @@ def job(name: str, rounds: Sequence[Round], link: RemoteLink, cpu: ReaderCpu,
     cpu_s = files * cpu.open_s
     hidden = 0.0
     for r in rounds:
-        c = cpu.of(r.basket_bytes, r.baskets)
+        c = cpu.of_round(r)
         cpu_s += c
         if overlap:
             hidden += min(r.nbytes / rate, c)
@@ -459,7 +485,7 @@ def _client_s(rounds: Sequence[Round], cpu: ReaderCpu | None, files: int, *,
 
 def reader_cpu_s(rounds: Sequence[Round], cpu: ReaderCpu, files: int) -> float:
     """The reader's CPU time for ``rounds`` (a local read of the same baskets)."""
-    return files * cpu.open_s + sum(cpu.of(r.basket_bytes, r.baskets) for r in rounds)
+    return files * cpu.open_s + sum(cpu.of_round(r) for r in rounds)
 
 
 def stage(file_bytes: Sequence[int], link: RemoteLink, read_s: Sequence[float] | float,
@@ -520,7 +546,7 @@ def xcache(name: str, rounds: Sequence[Round], link: RemoteLink, cpu_s: float,
         held |= need
         if cpu is not None and overlap:
             x = fetched / (link.mb_per_s * 1e6) + (r.nbytes / lan_rate if lan_rate else 0.0)
-            hidden += min(x, cpu.of(r.basket_bytes, r.baskets))
+            hidden += min(x, cpu.of_round(r))
     lan_bytes = sum(r.nbytes for r in rounds)
     lan = len(rounds) * link.lan_rtt_s + (lan_bytes / lan_rate if lan_rate else 0.0) \
         + _client_s(rounds, cpu, files, lan=True, fresh=fresh)

@@ -279,6 +279,11 @@ def test_clients_measured_through_the_link(tmp_path: Path, bmap: BasketMap) -> N
                 assert c.first_s is not None and c.baskets == 36
             # ROOT: the same entries read locally are taken off each segment
             assert not cpu.clients[0].request_decoded
+            assert cpu.entries == bmap.entries
+            # ROOT's loop also timed on one branch alone (its cost per entry, where told
+            # apart); uproot has none
+            assert ("alone" in cpu.note) == (engine == "root")
+            assert engine == "root" or cpu.entry_s is None
     assert not list(tmp_path.iterdir())  # nothing written beside
 
 

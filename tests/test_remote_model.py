@@ -301,6 +301,42 @@ def test_job_overlaps_cpu_for_uproot_and_adds_it_for_root(bmap: BasketMap) -> No
         plain.total_s)
 
 
+def test_roots_cost_per_entry_whatever_the_branches(bmap: BasketMap) -> None:
+    """ROOT's loop visits every entry of each file whatever the branches: the entries sit on
+    the file's first round that brings baskets, and only ``entry_s`` charges them."""
+    from models.remote import ReaderCpu, job, reader_cpu_s
+    from probes.readtests.remote_cpu import _entry_cost
+    from probes.readtests.remote_results import RemoteReaderCpu
+
+    for rounds in (root_rounds([bmap], tree_cache=False), root_rounds([bmap], ["b0"]),
+                   root_rounds([bmap, bmap])):
+        assert sum(r.entries for r in rounds) == bmap.entries  # a path once: its entries once
+        first = next(r for r in rounds if r.baskets)
+        assert first.entries == bmap.entries
+    assert all(r.entries == 0 for r in uproot_rounds([bmap]))
+    rounds = root_rounds([bmap], ["b0"])
+    plain, per = ReaderCpu(0.01, 2.0), ReaderCpu(0.01, 2.0, entry_s=1e-6)
+    assert reader_cpu_s(rounds, per, 1) == pytest.approx(
+        reader_cpu_s(rounds, plain, 1) + bmap.entries * 1e-6)
+    link = _link(1, 100.0)
+    assert job("r", rounds, link, per, 1, 1, overlap=False).cpu_s == pytest.approx(
+        reader_cpu_s(rounds, per, 1))
+    # the measurement: all = E + B x b, one = E + b_1 x b -> E, exactly; none where the
+    # passes give no positive cost per byte or a negative cost per entry
+    e, b = 0.6e-6, 50e-9
+    assert _entry_cost(5000 * e + 1_000_000 * b, 5000 * e + 10_000 * b, 1_000_000, 10_000,
+                       5000) == pytest.approx(e)
+    assert _entry_cost(0.01, 0.02, 1_000_000, 10_000, 5000) is None
+    assert _entry_cost(0.05, 0.001, 1_000_000, 100_000, 5000) is None
+    # a measured cost per entry leaves the bytes theirs: mb_s less the entries' part
+    cpu = RemoteReaderCpu("root", "root://h//f.root", 2_000_000, 1_000_000, 100, 0.001, 0.08,
+                          0.08, (0.08,), None, entries=20_000, entry_s=1e-6)
+    model = ReaderCpu.from_measured(cpu)
+    assert model is not None and model.entry_s == 1e-6
+    assert model.mb_s == pytest.approx(0.06)
+    assert model.of(1_000_000, 0, 20_000) == pytest.approx(0.08)
+
+
 def test_reader_cpu_from_a_local_calibration() -> None:
     from models.remote import ReaderCpu
     from models.replay.cpucosts import CpuCosts

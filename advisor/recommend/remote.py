@@ -72,7 +72,8 @@ class _Links:
 
 
 WITH_CPU = ("the whole job: link time (replayed) and the reader's CPU measured on one of the "
-            "files fetched whole ({what}), scaled by the compressed MB read")
+            "files fetched whole ({what}), scaled by the compressed MB read and, for ROOT's "
+            "loop, the entries it visits")
 
 
 def reader_cpu(rc: RemoteCalibration, engine: str, client: str | None = None
@@ -95,15 +96,17 @@ def _cpu_corners(rc: RemoteCalibration, cpu: ReaderCpu | None) -> list[ReaderCpu
     if cpu is None or rc.cpu is None or not rc.cpu.samples or not rc.cpu.loop_s:
         return [cpu]
     clients = [None] if cpu.client is None else [cpu.client.corner(h) for h in (False, True)]
-    return [ReaderCpu(cpu.open_s, cpu.mb_s * v / rc.cpu.loop_s, cpu.basket_s, k)
+    return [ReaderCpu(cpu.open_s, cpu.mb_s * v / rc.cpu.loop_s, cpu.basket_s, k,
+                      cpu.entry_s * v / rc.cpu.loop_s)
             for v in (min(rc.cpu.samples), max(rc.cpu.samples)) for k in clients]
 
 
 def _cpu_text(rc: RemoteCalibration, cpu: ReaderCpu | None) -> str:
     if cpu is None or rc.cpu is None:
         return IO_ONLY
-    text = WITH_CPU.format(what=f"{rc.cpu.engine}: {1e3 * cpu.mb_s:.1f} ms per compressed MB, "
-                                f"open {1e3 * cpu.open_s:.1f} ms")
+    per_entry = f", {1e6 * cpu.entry_s:.2f} us per entry" if cpu.entry_s else ""
+    text = WITH_CPU.format(what=f"{rc.cpu.engine}: {1e3 * cpu.mb_s:.1f} ms per compressed MB"
+                                f"{per_entry}, open {1e3 * cpu.open_s:.1f} ms")
     k = cpu.client
     if k is None:
         return text + ("; the reader's own client through the link was not measured (its "

@@ -49,14 +49,21 @@ def pick_file(sizes: Sequence[tuple[str, int]], max_bytes: float) -> tuple[str, 
     return u, s
 
 
-def _baskets(tree: Any) -> tuple[int, int]:
-    """(compressed bytes, count) of every basket of ``tree`` (uproot), keys included."""
+def _baskets(tree: Any) -> tuple[int, int, tuple[str, int] | None]:
+    """(compressed bytes, count) of every basket of ``tree`` (uproot), keys included, and
+    the top-level branch with the fewest such bytes (its name and bytes; ``None`` where no
+    branch has baskets)."""
     nbytes = n = 0
+    least: tuple[str, int] | None = None
     for b in tree.itervalues(recursive=True):
+        mine = 0
         for i in range(b.num_baskets):
-            nbytes += int(b.basket_compressed_bytes(i))
+            mine += int(b.basket_compressed_bytes(i))
             n += 1
-    return nbytes, n
+        nbytes += mine
+        if mine and b.parent is tree and (least is None or mine < least[1]):
+            least = (b.name, mine)
+    return nbytes, n, least
 
 
 def measure_reader_cpu(url: str, size: int, tree_name: str, engine: str, budget_s: float, *,
@@ -86,7 +93,8 @@ def measure_reader_cpu(url: str, size: int, tree_name: str, engine: str, budget_
         raise Cancelled()
     try:
         with uproot.open(io.BytesIO(blob)) as f:
-            nbytes, n = _baskets(f[tree_name])
+            nbytes, n, least = _baskets(f[tree_name])
+            entries = int(f[tree_name].num_entries)
     except Exception as exc:  # a file uproot cannot read: one line, the caller goes on
         raise RemoteError(f"{url}: {type(exc).__name__}: {exc}") from None
     work = tempfile.mkdtemp(prefix="hep-advisor-cpu-")
@@ -95,10 +103,19 @@ def measure_reader_cpu(url: str, size: int, tree_name: str, engine: str, budget_
         with open(path, "wb") as out:
             out.write(blob)
         collector: dict[str, float | None] = {}
+        entry_s = None
         if engine == "root":
-            opens, loops = _root_passes(path, tree_name, passes_s, cancel, collector)
+            ones: list[float] = []
+            opens, loops = _root_passes(path, tree_name, passes_s, cancel, collector,
+                                        least[0] if least else None, ones)
             note = ("ROOT GetEntry loop, default TTreeCache, on a temporary copy in the page "
                     "cache (one-time set-up paid first)")
+            if ones and loops and least is not None:
+                entry_s = _entry_cost(statistics.median(loops), statistics.median(ones),
+                                      nbytes, least[1], entries)
+                note += (f"; passes on branch {least[0]} alone: {_ms(ones)} ms, so "
+                         + (f"{entry_s * 1e6:.2f} us per entry" if entry_s is not None
+                            else "no cost per entry told apart"))
         else:
             opens, loops = _uproot_passes(path, tree_name, passes_s, cancel, collector)
             note = ("uproot arrays() of every branch (library ak) on a temporary copy in the "
@@ -122,7 +139,23 @@ def measure_reader_cpu(url: str, size: int, tree_name: str, engine: str, budget_
         mb_s=loop / (nbytes / 1e6) if loop is not None and nbytes else None,
         samples=tuple(loops), spread=spread(list(loops)), note=note, clients=measured,
         gc_pause_s=collector.get("pause_s"), gc_gen0_per_pass=collector.get("gen0"),
-        gc_s=collector.get("per_pass_s"))
+        gc_s=collector.get("per_pass_s"), entries=entries, entry_s=entry_s)
+
+
+def _entry_cost(all_s: float, one_s: float, all_bytes: int, one_bytes: int,
+                entries: int) -> float | None:
+    """The loop's cost per entry from a pass on every branch (``all_s``) and one on a single
+    branch (``one_s``): each is ``entries x entry_s + bytes x per_byte``; ``None`` where the
+    two do not give a cost per byte above zero and a cost per entry at or above zero."""
+    if entries <= 0 or all_bytes <= one_bytes or all_s <= one_s:
+        return None
+    per_byte = (all_s - one_s) / (all_bytes - one_bytes)
+    fixed = one_s - one_bytes * per_byte
+    return fixed / entries if fixed >= 0 else None
+
+
+def _ms(xs: Sequence[float]) -> str:
+    return ", ".join(f"{x * 1e3:.1f}" for x in xs)
 
 
 def _young_collections() -> int:
@@ -176,10 +209,13 @@ def _uproot_passes(path: str, tree_name: str, budget_s: float,
 
 def _root_passes(path: str, tree_name: str, budget_s: float,
                  cancel: threading.Event | None,
-                 collector: dict[str, float | None] | None = None
+                 collector: dict[str, float | None] | None = None,
+                 one: str | None = None, ones: list[float] | None = None
                  ) -> tuple[list[float], list[float]]:
     """Timed passes (open, read) of ROOT's helper; with ``collector``, ``setup_s``: the
-    untimed first pass with ROOT's one-time set-up (what a process that loads ROOT pays)."""
+    untimed first pass with ROOT's one-time set-up (what a process that loads ROOT pays).
+    With branch ``one`` and a list ``ones``, each timed pass is followed by one that reads
+    that branch alone, its loop time appended to ``ones``."""
     from .rootengine import import_root
 
     t_setup = time.perf_counter()
@@ -192,6 +228,9 @@ def _root_passes(path: str, tree_name: str, budget_s: float,
     loops: list[float] = []
     helper = root.hep_advisor_root.read_pass
     no_branches = root.std.vector["std::string"]()
+    just_one = root.std.vector["std::string"]()
+    if one is not None:
+        just_one.push_back(one)
     for k in range(PASSES + 1):
         if cancel is not None and cancel.is_set():
             raise Cancelled()
@@ -205,6 +244,12 @@ def _root_passes(path: str, tree_name: str, budget_s: float,
             opens.append(max(0.0, dt - float(res[9])))
         elif collector is not None:
             collector["setup_s"] = time.perf_counter() - t_setup
+        if k and one is not None and ones is not None:
+            t1 = time.perf_counter()
+            res = helper(path, tree_name, just_one, -1, -1, max(budget_s, 1.0), False)
+            dt += time.perf_counter() - t1
+            if int(res[0]) == 0:
+                ones.append(float(res[9]))
         if time.perf_counter() + dt > t_end and loops:
             break
     return opens, loops

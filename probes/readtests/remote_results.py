@@ -138,6 +138,22 @@ class RemoteReaderCpu:
     gc_pause_s: float | None = None
     gc_gen0_per_pass: float | None = None
     gc_s: float | None = None
+    #: the tree's entries in the file
+    entries: int | None = None
+    #: ROOT's ``GetEntry`` loop: its cost per entry whatever the branches read (s), from
+    #: passes on one branch beside the passes on all (``loop_s`` = ``entries`` x
+    #: ``entry_s`` + the bytes' part); ``None``: not measured (uproot reads arrays, with no
+    #: cost per entry)
+    entry_s: float | None = None
+
+    @property
+    def bytes_mb_s(self) -> float | None:
+        """Seconds per compressed MB of the loop's bytes alone (``mb_s`` less the cost per
+        entry, where measured)."""
+        if self.mb_s is None or not self.entry_s or not self.entries or not self.loop_s \
+                or not self.basket_bytes:
+            return self.mb_s
+        return max(self.loop_s - self.entries * self.entry_s, 0.0) / (self.basket_bytes / 1e6)
 
     def client(self, name: str) -> RemoteClientCost | None:
         """The measurement of client ``name`` (``None`` where it was not measured)."""
