@@ -411,6 +411,7 @@ def _dataset(bench: Any, name: str, files: list[Path], local: Path, link: Any,
     assert cpu_u is not None and cpu_r is not None and cpu_ux is not None
     print(json.dumps({"cpu": {e: {"file": c.url, "open_s": c.open_s, "loop_s": c.loop_s,
                                   "mb_s": c.mb_s, "samples": c.samples,
+                                  "entries": c.entries, "entry_s": c.entry_s,
                                   "gc": [c.gc_pause_s, c.gc_gen0_per_pass, c.gc_s],
                                   "clients": [dataclasses.asdict(k) for k in c.clients]}
                               for e, c in measured_cpu.items()},
