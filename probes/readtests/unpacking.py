@@ -168,11 +168,11 @@ def _time_unpacking(session: Session, items: list[_Unpack], library: Any,
                     threading: Any) -> Unpacking | None:
     calls: list[tuple[int, int, float]] = []  # (kind: 0 basket, 1 final; bytes; seconds)
 
-    def unpack(it: _Unpack, record: bool, k: int = 1) -> None:
+    def unpack(it: _Unpack, record: bool, reps: int = 1) -> None:
         context = dict(it.branch.context)
         context["forth"] = threading.local()
         arrays = {}
-        datas: list[Any] = [bk.data for bk in it.baskets] if k == 1 else it.tiled or []
+        datas: list[Any] = [bk.data for bk in it.baskets] if reps == 1 else it.tiled or []
         for bk, data in zip(it.baskets, datas, strict=True):
             s = time.thread_time()
             arrays[bk.basket_num] = it.interpretation.basket_array(
@@ -181,10 +181,10 @@ def _time_unpacking(session: Session, items: list[_Unpack], library: Any,
             if record:
                 calls.append((0, len(data), time.thread_time() - s))
         offsets = it.branch.entry_offsets
-        if k > 1:
-            offsets = [k * int(e) for e in offsets[: len(it.baskets) + 1]]
+        if reps > 1:
+            offsets = [reps * int(e) for e in offsets[: len(it.baskets) + 1]]
         s = time.thread_time()
-        it.interpretation.final_array(arrays, 0, k * it.stop, offsets, library, it.branch,
+        it.interpretation.final_array(arrays, 0, reps * it.stop, offsets, library, it.branch,
                                       options)
         if record:
             calls.append((1, int(sum(len(d) for d in datas)), time.thread_time() - s))
@@ -217,22 +217,23 @@ def _time_unpacking(session: Session, items: list[_Unpack], library: Any,
     left = max(0.0, share_s - (session.clock() - t0))
     samples = session.repeat(sample_rate, left * 0.7, TEST,
                              f"unpacking {n_baskets} baskets of {len(kept)} branches (uproot)")
-    # every call timed, twice, each also on its data repeated k times: the fixed costs per
-    # call and the cost per byte (where the passes fit the share; without the repeats where
-    # only the plain passes do)
+    # every call timed, twice, each also on its data repeated: the fixed costs per call and
+    # the cost per byte (where the passes fit the share; without the repeats where only the
+    # plain passes do)
     pass_s = compressed / 1e6 / max(float(np.median(samples)), 1e-9)
-    k = int(min(max(UNPACK_TILE_BYTES // max(uncompressed, 1), UNPACK_TILE[0]), UNPACK_TILE[1]))
-    if session.clock() + 2 * (1 + k) * pass_s > t0 + share_s:
-        k = 1
-    if k > 1 or session.clock() + 2 * pass_s <= t0 + share_s:
-        for it in kept if k > 1 else []:
-            it.tile(np, k)
+    reps = int(min(max(UNPACK_TILE_BYTES // max(uncompressed, 1), UNPACK_TILE[0]),
+                   UNPACK_TILE[1]))
+    if session.clock() + 2 * (1 + reps) * pass_s > t0 + share_s:
+        reps = 1
+    if reps > 1 or session.clock() + 2 * pass_s <= t0 + share_s:
+        for it in kept if reps > 1 else []:
+            it.tile(np, reps)
         for _ in range(2):
             session.check()
             for it in kept:
                 unpack(it, True)
                 if it.tiled is not None:
-                    unpack(it, True, k)
+                    unpack(it, True, reps)
     basket_s, basket_byte_s = _fixed_cost([(b, t) for k, b, t in calls if k == 0], np)
     branch_s, branch_byte_s = _fixed_cost([(b, t) for k, b, t in calls if k == 1], np)
     m = measurement(samples, "MB/s", Conditions(
