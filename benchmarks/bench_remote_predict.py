@@ -66,7 +66,8 @@ sys.path.insert(0, str(HERE.parent))
 TREE = "Events"
 
 
-#: ROOT's GetEntry loop: argv = JSON {files, branches|null, cache, warmup}; prints seconds.
+#: ROOT's GetEntry loop: argv = JSON {files, branches|null, cache, warmup}; prints seconds
+#: (and each file's, from its open to its close).
 ROOT_READER = r"""
 import json, sys, time
 import ROOT
@@ -91,7 +92,9 @@ if a.get("local_warmup"):  # ROOT's one-time set-up (libraries, dictionaries), u
     f.Get("Events").GetEntry(0)
     f.Close()
 t0 = time.perf_counter()
+each = []
 for path in a["files"]:
+    s = time.perf_counter()
     f = ROOT.TFile.Open(path)
     t = f.Get("Events")
     if not a["cache"]:
@@ -102,7 +105,8 @@ for path in a["files"]:
             t.SetBranchStatus(b, 1)
     ROOT.hep_remote_loop(t)
     f.Close()
-print(json.dumps({"seconds": time.perf_counter() - t0}))
+    each.append(time.perf_counter() - s)
+print(json.dumps({"seconds": time.perf_counter() - t0, "files": each}))
 """
 
 #: name -> (files, entries per file, branches, ROOT compression setting, description)
@@ -172,13 +176,27 @@ def write_datasets(work: Path, names: list[str]) -> dict[str, list[Path]]:
 
 def root_loop(files: list[str], branches: list[str] | None, cache: bool,
               warmup: str | None = None, local_warmup: str | None = None) -> float:
+    """Seconds of ROOT's loop over ``files`` in a process of its own (see ``ROOT_READER``)."""
+    return float(_root_reader(files, branches, cache, warmup, local_warmup)["seconds"])
+
+
+def root_file_times(files: list[str], branches: list[str] | None, cache: bool,
+                    warmup: str | None = None, local_warmup: str | None = None) -> list[float]:
+    """The same loop's seconds per file, in order (each from its open to its close)."""
+    return [float(x) for x in _root_reader(files, branches, cache, warmup,
+                                           local_warmup)["files"]]
+
+
+def _root_reader(files: list[str], branches: list[str] | None, cache: bool,
+                 warmup: str | None, local_warmup: str | None) -> dict[str, Any]:
     arg = json.dumps({"files": files, "branches": branches, "cache": cache, "warmup": warmup,
                       "local_warmup": local_warmup})
     r = subprocess.run([sys.executable, "-c", ROOT_READER, arg], capture_output=True, text=True,
                        timeout=600)
     if r.returncode != 0:
         raise RuntimeError(r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "failed")
-    return float(json.loads(r.stdout.strip().splitlines()[-1])["seconds"])
+    out: dict[str, Any] = json.loads(r.stdout.strip().splitlines()[-1])
+    return out
 
 
 #: the user's uproot program: a process of its own holding uproot only (this one holds ROOT
