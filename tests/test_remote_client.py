@@ -49,20 +49,23 @@ def _cost(client: str = "root", **kw: object) -> RemoteClientCost:
 def test_terms_are_measured_less_modelled() -> None:
     # one request: 12 ms = 10 ms round trip + 1 ms of bytes + 1 ms of the client
     k = ClientTerms.derive(_cost(), LINK, CPU, basket_bytes=2_000_000, extra_rounds=0)
-    assert k.request_s == pytest.approx(1e-3)
-    # open + close: protocol open 10 + 3 reads x (10 + 1) + 0.3 of bytes + 5 of CPU = 48.3 ms
-    assert k.file_s == pytest.approx(0.0583 - 0.0483)
-    # the read: 2 x 11 ms + 200 ms of bytes + 200 ms of local CPU = 422 ms; 78 ms / 100 baskets
-    assert k.basket_s == pytest.approx((0.5 - 0.422) / 100)
+    # per round trip: the samples' mean (0.5, 1, 2 ms beyond the model): a job sums hundreds
+    req = 3.5e-3 / 3
+    assert k.request_s == pytest.approx(req)
+    # open + close: protocol open 10 + 3 reads x (10 + 1 + req) + 0.3 of bytes + 5 of CPU
+    assert k.file_s == pytest.approx(0.0583 - 0.0483 - 3 * (req - 1e-3))
+    # the read: 2 x (11 ms + req) + 200 ms of bytes + 200 ms of local CPU; per basket
+    read = 0.422 + 2 * (req - 1e-3)
+    assert k.basket_s == pytest.approx((0.5 - read) / 100)
     assert k.request_range == pytest.approx((0.5e-3, 2e-3))
-    assert k.basket_range == pytest.approx(((0.45 - 0.422) / 100, (0.6 - 0.422) / 100))
+    assert k.basket_range == pytest.approx(((0.45 - read) / 100, (0.6 - read) / 100))
     assert k.process_s == 0.0
     # the client's own round trips (XRootDSource, ROOT: a query and the close) are the model's
     assert ClientTerms.derive(_cost(), LINK, CPU, 2_000_000, 2).file_s == pytest.approx(
-        0.0583 - 0.0683)
+        0.0583 - 0.0683 - 3 * (req - 1e-3))
     # timed with the decompression in it (ROOT's loop): the local CPU of the bytes comes off
     dec = ClientTerms.derive(_cost(request_decoded=True), LINK, CPU, 2_000_000, 0)
-    assert dec.request_s == pytest.approx(0.0, abs=1e-12)
+    assert dec.request_s == pytest.approx((-0.5e-3 + 0 + 1e-3) / 3)  # 1 ms of CPU a request
     # once per process: the first open and read beyond a later one
     first = ClientTerms.derive(_cost(first_s=0.7583), LINK, CPU, 2_000_000, 0)
     assert first.process_s == pytest.approx(0.2)
@@ -74,14 +77,26 @@ def test_a_term_the_samples_disagree_on_is_not_counted() -> None:
                   read_samples=(0.5, 0.52, 0.55), local_read_samples=(0.2, 0.21, 0.2))
     k = ClientTerms.derive(agree, LINK, CPU, 2_000_000, 0)
     # open: 10 + 3 x 11 + 0.3 ms modelled; 64 ms remote less local (median)
-    assert k.file_s == pytest.approx(0.064 - 0.0433)
+    assert k.file_s == pytest.approx(0.064 - 0.0433 - 3 * (3.5e-3 / 3 - 1e-3))
     # read: 2 x 11 + 200 ms modelled; (0.5 - 0.2), (0.52 - 0.21), (0.55 - 0.2) less it
-    assert k.basket_s == pytest.approx((0.31 - 0.222) / 100)
+    assert k.basket_s == pytest.approx((0.31 - 0.222 - 2 * (3.5e-3 / 3 - 1e-3)) / 100)
     noisy = replace(agree, read_samples=(0.40, 0.45, 0.48), local_read_samples=(0.2, 0.21, 0.2),
                     open_samples=(0.04, 0.07, 0.05))
     n = ClientTerms.derive(noisy, LINK, CPU, 2_000_000, 0)
     assert n.basket_s == 0.0 and n.file_s == 0.0  # -0.022..+0.058 s: not told apart
     assert n.basket_range[0] < 0 < n.basket_range[1]
+
+
+def test_the_request_term_is_the_mean_even_where_the_samples_straddle_zero() -> None:
+    """A job's time sums its requests: one slow segment in eight moves it as it moves the
+    mean, which the median would leave out (the per-file and per-basket terms keep the sign
+    rule above)."""
+    k = ClientTerms.derive(_cost(request_samples=(10.5, 11.0, 10.8, 11.1, 10.9, 11.2, 10.6,
+                                                  15.0)), LINK, CPU, 2_000_000, 0)
+    # beyond the model's 11 ms: -0.5, 0, -0.2, 0.1, -0.1, 0.2, -0.4 and 4 ms
+    assert k.request_s == pytest.approx(3.1e-3 / 8, rel=1e-6)
+    lo, hi = k.request_range
+    assert lo < 0 < k.request_s <= hi
 
 
 def test_one_sample_is_not_told_apart_from_the_noise() -> None:
@@ -137,10 +152,11 @@ def test_from_measured_picks_the_client() -> None:
     assert own is not None and own.client is not None
     assert xs is not None and xs.client is not None
     assert own.client.request_s == pytest.approx(0.0, abs=1e-12)
-    assert xs.client.request_s == pytest.approx(3e-3)
+    req = (2.8e-3 + 3e-3 + 3.3e-3) / 3  # the samples' mean beyond the model's 11 ms
+    assert xs.client.request_s == pytest.approx(req)
     # XRootDSource's own query and close are the model's round trips, not the client's; the
     # default source's passes reuse fsspec-xrootd's open handle: no protocol open in them
-    assert xs.client.file_s == pytest.approx(own.client.file_s - 2 * LINK.rtt_s - 3 * 3e-3
+    assert xs.client.file_s == pytest.approx(own.client.file_s - 2 * LINK.rtt_s - 3 * req
                                              - LINK.open_s, rel=1e-6)
     assert ReaderCpu.from_measured(cpu, LINK, "root") == ReaderCpu(0.005, 0.1)
 
