@@ -183,14 +183,13 @@ class ClientTerms:
                entries: int = 0) -> ClientTerms:
         """``cost`` less the model: basket reads one at a time -> per round trip (never
         below the round trip alone; the samples' mean: :func:`_expected`); open + close -> per
-        file (less
-        the local open of the same pass, the protocol open, the reads the client counted and
-        ``extra_rounds`` of the client's own); the whole read -> per basket (less the local
-        read of the same pass and the rounds and bytes the client counted); the first open
-        and read less a later one -> once per process (``protocol_open``: whether the passes
-        pay the protocol open; a client that keeps its handles open does not). A per-file,
-        per-basket or per-process term counts only where its samples agree on its sign
-        (:func:`_measured`): otherwise the model's figure stands (0)."""
+        file (less the local open of the same pass, the protocol open, the reads the client
+        counted and ``extra_rounds`` of the client's own); the whole read -> per basket (less
+        the local read of the same pass and the rounds and bytes the client counted); the
+        first open and read less a later one -> once per process (``protocol_open``: whether
+        the passes pay the protocol open; a client that keeps its handles open does not).  A
+        per-file, per-basket or per-process term counts only where its samples agree on its
+        sign (:func:`_measured`): otherwise the model's figure stands (0)."""
         rate = link.mb_per_s * 1e6
         work = cpu.of(cost.request_bytes, 0) if cost.request_decoded else 0.0
 
