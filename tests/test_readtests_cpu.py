@@ -364,53 +364,43 @@ def test_event_loop_cancelled_raises_cancelled(flat: dict[str, str]) -> None:
         measure_event_loop(session, [flat["ZLIB"]], "pythia", share_s=0.5)
 
 
+def _warm_samples(budget: float, per_sample_s: float, elapsed: float = 0.0) -> int:
+    """How many warm samples ``cold_then_warm`` takes after a cold part that spent its share,
+    each warm pass taking ``per_sample_s``, ``elapsed`` seconds into a ``budget``."""
+    from probes.readtests.eventloop import cold_then_warm
+    from probes.readtests.results import Conditions
+
+    now = [0.0]
+    session = Session(budget, clock=lambda: now[0])
+    now[0] = elapsed
+
+    def sample(cold: bool) -> float:
+        now[0] += per_sample_s
+        return 100.0
+
+    _, warm, _ = cold_then_warm(session, "event_loop", "loop", Conditions(cache="warm"),
+                                sample, 100.0, 5.0, 0.0, now[0], None)
+    return len(warm.samples)
+
+
 def test_the_warm_rate_takes_three_short_samples_past_a_spent_share() -> None:
     """A cold pass that used the share leaves the warm loop one sample; where three take at
     most ``WARM_GRACE_S`` more (or ``WARM_GRACE_FRACTION`` of the budget, here 3 s), it takes
     three (their median is the rate), else one."""
-    from probes.readtests.eventloop import WARM_GRACE_FRACTION, WARM_MIN_SAMPLES, cold_then_warm
-    from probes.readtests.results import Conditions
+    from probes.readtests.eventloop import WARM_GRACE_FRACTION, WARM_MIN_SAMPLES
 
-    now = [0.0]
-
-    def run(per_sample_s: float) -> int:
-        session = Session(60, clock=lambda: now[0])
-
-        def sample(cold: bool) -> float:
-            now[0] += per_sample_s
-            return 100.0
-
-        _, warm, _ = cold_then_warm(session, "event_loop", "loop", Conditions(cache="warm"),
-                                    sample, 100.0, 5.0, 0.0, now[0], None)
-        return len(warm.samples)
-
-    assert run(0.1) == WARM_MIN_SAMPLES
-    assert run(WARM_GRACE_FRACTION * 60) == 1
+    assert _warm_samples(60, 0.1) == WARM_MIN_SAMPLES
+    assert _warm_samples(60, WARM_GRACE_FRACTION * 60) == 1
 
 
 def test_a_long_budget_with_time_left_takes_three_warm_samples_of_half_a_second() -> None:
     """Two more passes of 0.55 s (1.1 s) are past ``WARM_GRACE_S`` but within
     ``WARM_GRACE_FRACTION`` of a 30 s budget: three samples where the budget has the time left,
     one where it has not (the same pass late in the calibration), one at a 10 s budget."""
-    from probes.readtests.eventloop import WARM_GRACE_FRACTION, WARM_GRACE_S, cold_then_warm
-    from probes.readtests.results import Conditions
+    from probes.readtests.eventloop import WARM_GRACE_FRACTION, WARM_GRACE_S
 
     per = 0.55
     assert 2 * per > WARM_GRACE_S and 2 * per <= WARM_GRACE_FRACTION * 30
-
-    def run(budget: float, elapsed: float) -> int:
-        now = [0.0]
-        session = Session(budget, clock=lambda: now[0])
-        now[0] = elapsed
-
-        def sample(cold: bool) -> float:
-            now[0] += per
-            return 100.0
-
-        _, warm, _ = cold_then_warm(session, "event_loop", "loop", Conditions(cache="warm"),
-                                    sample, 100.0, 5.0, 0.0, now[0], None)
-        return len(warm.samples)
-
-    assert run(30, 0.0) == 3
-    assert run(30, 30 - 0.6 - per) == 1  # 0.6 s left after the first warm pass
-    assert run(10, 0.0) == 1
+    assert _warm_samples(30, per) == 3
+    assert _warm_samples(30, per, 30 - 0.6 - per) == 1  # 0.6 s left after the first warm pass
+    assert _warm_samples(10, per) == 1
