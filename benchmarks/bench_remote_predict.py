@@ -472,9 +472,6 @@ def _dataset(bench: Any, name: str, files: list[Path], local: Path, link: Any,
             }
 
         preds = predictions(cpu_u, cpu_ux, cpu_r)
-        # the round-2 model (no client terms), printed beside for comparison
-        plain = {e: ReaderCpu.from_measured(measured_cpu[e]) for e in ("uproot", "root")}
-        preds0 = predictions(plain["uproot"], plain["uproot"], plain["root"])
         _RULES.append(_rules(rc, measured_cpu, maps, branches, urls, sum(sizes.values()),
                              (f"{rtt_ms:g} ms, {mbit:g} Mbit/s", name, sel_name)))
         # the other form of the CPU term, for comparison: uproot's CPU overlapping each round
@@ -598,6 +595,7 @@ def _dataset(bench: Any, name: str, files: list[Path], local: Path, link: Any,
         preds_first = preds
         preds_lower = with_cpu(lower)
         preds = with_cpu(chosen)
+        # the round-2 model (no client terms), printed beside for comparison
         preds0 = predictions(ReaderCpu.from_measured(chosen["uproot"]),
                              ReaderCpu.from_measured(chosen["uproot"]),
                              ReaderCpu.from_measured(chosen["root"]))
