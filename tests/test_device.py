@@ -282,3 +282,53 @@ def test_a_phase_resumed_from_the_first_edge_goes_as_a_whole_run() -> None:
     resumed = [thr._throttled(steps, 0.0, 0.1 * k / 8, edge)[0] for k in range(8)]
     assert resumed == pytest.approx(whole, abs=1e-12)
     assert max(whole) - min(whole) > 0.01  # the phase matters here
+
+
+def test_root_loop_work_follows_the_entries_each_read_starts() -> None:
+    """ROOT's GetEntry loop: the work per entry goes after the read that starts those
+    entries, up to the next read. Two branches whose baskets end at the same entries read in
+    bursts, with each half's work after its burst; a rate limiter then waits on each burst
+    where the work spread by bytes would have paced the reads."""
+    from models.replay import root_getentry
+    from models.replay.pacing import Pace
+    from probes.basketmap import synthetic_map
+
+    m = synthetic_map([("a", 1000, 100, 0, 10), ("a", 1200, 100, 10, 20),
+                       ("b", 1100, 100, 0, 10), ("b", 1300, 100, 10, 20)], entries=20)
+    at: list[int] = []
+    reqs = root_getentry(m, cache_bytes=0, open_file=False, at=at)
+    assert at == [0, 0, 10, 10]
+    pace = Pace.of(reqs, at, {m.path: 20})
+    assert pace.span is not None and pace.span.tolist() == [0, 10, 0, 10]
+    gaps = pace.gaps(0.0, 0.0, 0.4, 1.0)  # 0.4 s by bytes (alike), 1.0 s by entries
+    assert gaps.tolist() == pytest.approx([0.1, 0.6, 0.1, 0.6])
+    assert Pace.of(reqs).gaps(0.0, 0.0, 0.4, 1.0).tolist() == pytest.approx([0.35] * 4)
+    # with a TTreeCache the fills are issued at the entries that miss
+    at = []
+    two = synthetic_map([("a", 1000, 100, 0, 10), ("a", 1200, 100, 10, 20),
+                         ("b", 1100, 100, 0, 10), ("b", 1300, 100, 10, 20)], entries=20,
+                        clusters=[0, 10, 20])
+    cached = root_getentry(two, cache_bytes=250, learn_entries=0, open_file=False, at=at)
+    assert len(at) == len(cached) and at == [0, 10]
+    # opening reads are issued at the first entry
+    at = []
+    assert len(root_getentry(m, cache_bytes=0, at=at)) == len(at) and at[0] == 0
+    with pytest.raises(ValueError):
+        Pace.of(reqs, [0], {m.path: 20})
+
+
+def test_bursts_of_reads_wait_on_a_throttle() -> None:
+    """Eight reads in two bursts, 0.5 s of work after each burst, on a 10 IOPS throttle:
+    each burst waits for its slots, where the same work spread by bytes hides the reads."""
+    from models.replay.pacing import Pace
+
+    thr = LocalDevice(1000.0, 0.1, 0, limit="max", throttle_slice_s=0.1,
+                      throttle_mb_per_s=1000.0, throttle_iops=10.0)
+    reqs = [Request("f", i * 64 * MiB, 4096) for i in range(8)]
+    at = [0, 0, 0, 0, 50, 50, 50, 50]
+    io = thr.replay(reqs, {"f": 512 * MiB})
+    bursts = Pace.of(reqs, at, {"f": 100}).gaps(0.0, 0.0, 0.0, 1.0).tolist()
+    spread = Pace.of(reqs).gaps(0.0, 0.0, 0.0, 1.0).tolist()
+    t_bursts, t_spread = thr.paced_time(io, bursts), thr.paced_time(io, spread)
+    assert t_bursts > t_spread + 0.2
+    assert t_spread == pytest.approx(1.0, abs=0.15)  # the reads hide behind the work

@@ -132,7 +132,11 @@ class LayoutTime:
         assert self.device is not None and self.pace is not None
         keys = self.cpu_keys_s / self.keys if self.keys else 0.0
         stream = max(self.cpu_s - self.cpu_open_s - self.cpu_keys_s, 0.0) / self.scale
-        gaps = self.pace.gaps(self.cpu_open_s / self.files, keys, stream)
+        entry = 0.0
+        if self.pace.span is not None and self.cpu_data_s is not None:  # ROOT's loop
+            data = min(self.cpu_data_s / self.scale, stream)
+            stream, entry = data, stream - data
+        gaps = self.pace.gaps(self.cpu_open_s / self.files, keys, stream, entry)
         return self.device.paced_time(self.io, gaps.tolist(), repeat=self.scale)
 
     @property
@@ -171,6 +175,10 @@ class LayoutTime:
     #: the largest step's arrays, uncompressed MB (uproot; 0 for ROOT's loop): a new
     #: process's peak memory grows with it (``CpuCosts.touch_s``)
     step_mb: float = 0.0
+    #: ROOT's loop: the part of ``cpu_s`` that follows the bytes read (the fitted per-basket
+    #: and per-MB terms, decompression); a paced replay puts the rest of the loop's work
+    #: after the reads by the entries each starts (``Pace.span``).  ``None``: all by bytes
+    cpu_data_s: float | None = None
 
     def with_costs(self, costs: CpuCosts) -> LayoutTime:
         """The same replay with other CPU costs."""
@@ -184,8 +192,12 @@ class LayoutTime:
                + costs.decompress_fix_s(self.baskets, self.compressed_mb)
                + self.step_mb * costs.touch_s)
         overlap = costs.overlap if self.engine == "uproot" and self.sync is not None else 0.0
+        data = None
+        if self.engine == "root":
+            data = (baskets * costs.basket_s + self.compressed_mb * costs.per_mb_s()
+                    + costs.decompress_fix_s(self.baskets, self.compressed_mb))
         return replace(self, cpu_s=cpu, cpu_open_s=opens, overlap=overlap,
-                       cpu_keys_s=self.keys * costs.key_s)
+                       cpu_keys_s=self.keys * costs.key_s, cpu_data_s=data)
 
     def as_dict(self) -> dict[str, float]:
         return {"files": self.files, "entries": self.entries,
@@ -289,18 +301,22 @@ def _root_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
                branches: Sequence[str] | None, scale: float, cache_bytes: int | None
                ) -> LayoutTime:
     costs = costs.for_engine("root")
-    reqs = renumber([root_getentry(m, branches, cache_bytes=cache_bytes) for m in maps])
+    at: list[int] = []
+    reqs = renumber([root_getentry(m, branches, cache_bytes=cache_bytes, at=at) for m in maps])
+    stops = {m.path: m.entries for m in maps}
     sizes = {m.path: m.file_bytes for m in maps}
     io = device.replay(reqs, sizes)
     baskets = float(sum(b.baskets for m in maps for b in m.select(branches)))
     mb = sum(b.compressed_bytes for m in maps for b in m.select(branches)) / 1e6
     entries = float(sum(m.entries for m in maps))
     n = len(maps)
-    cpu = scale * (n * costs.open_s + baskets * costs.basket_s + mb * costs.per_mb_s())
+    data = scale * (baskets * costs.basket_s + mb * costs.per_mb_s())
+    cpu = scale * n * costs.open_s + data
     return LayoutTime(files=n * scale, entries=entries * scale, compressed_mb=mb * scale,
                       calls=0.0, baskets=baskets * scale, io=io, scale=scale, cpu_s=cpu,
                       _access_s=device.access_s, cpu_open_s=scale * n * costs.open_s,
-                      engine="root", pace=Pace.of(reqs), device=device)
+                      cpu_data_s=data,
+                      engine="root", pace=Pace.of(reqs, at, stops), device=device)
 
 
 @dataclass(frozen=True)

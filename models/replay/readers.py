@@ -355,19 +355,24 @@ def root_getentry(
     autoflush: int | None = None,
     open_file: bool = True,
     enabled: Iterable[str] | None = None,
+    at: list[int] | None = None,
 ) -> list[Request]:
     """The reads of ``for i in range(n): tree.GetEntry(i)`` reading ``branches``.
 
     ``cache_bytes=0``: no TTreeCache (``SetCacheSize(0)``); ``None``: ROOT's automatic size
     (:func:`root_cache_bytes`, with the tree's ``autoflush`` when known); a number: that size.
     ``enabled``: the branches not disabled by ``SetBranchStatus`` (default: those read); the
-    learning phase prefetches all of them.
+    learning phase prefetches all of them.  ``at``: where given, it gets, for each request
+    returned, the entry whose ``GetEntry`` issues it (the opening reads: the first entry), so
+    that the loop's work per entry can be placed between the reads (:mod:`.pacing`).
     """
     chosen = m.select(branches)
     allowed = m.select(enabled) if enabled is not None else chosen
     start, stop = _entry_range(m, entry_start, entry_stop)
     out: list[Request] = root_open(m) if open_file else []
     if start >= stop or not chosen:
+        if at is not None:
+            at.extend([start] * len(out))
         return out
     if cache_bytes is None:
         cache_bytes = root_cache_bytes(m, autoflush)
@@ -381,10 +386,15 @@ def root_getentry(
     need.sort()
     if cache_bytes <= 0:
         out.extend(Request(m.path, s, n, "data") for _, _, _, s, n in need)
+        if at is not None:
+            at.extend([start] * (len(out) - len(need)) + [e for e, *_ in need])
         return out
 
     cache = _TreeCache(m, chosen, start, stop, cache_bytes, readahead_bytes)
-    return out + cache.run(need, learn_entries, prefill, allowed)
+    reads = cache.run(need, learn_entries, prefill, allowed)
+    if at is not None:
+        at.extend([start] * len(out) + cache.at)
+    return out + reads
 
 
 class _TreeCache:
@@ -423,6 +433,7 @@ class _TreeCache:
         self.cluster_set = (-1, -1)
         self.batch = 0
         self.out: list[Request] = []
+        self.at: list[int] = []  # the entry that issued each request of ``out``
 
     def cluster(self, entry: int) -> tuple[int, int]:
         bounds = self.m.clusters
@@ -492,7 +503,9 @@ class _TreeCache:
             min_entry = lo
             next_entry = min(hi, entry_max)
         self.window = (self.cluster(entry)[0], next_entry)
-        self.out.extend(_read_buffers(self.m, blocks, self.batch, self.readahead))
+        reads = _read_buffers(self.m, blocks, self.batch, self.readahead)
+        self.out.extend(reads)
+        self.at.extend([entry] * len(reads))
         self.batch += 1
 
     def run(
@@ -521,6 +534,7 @@ class _TreeCache:
                     hit = key in self.buffer
             if not hit:
                 self.out.append(Request(self.m.path, seek, size, "data"))
+                self.at.append(entry)
             self.flags.add(key)
             self.used.add(key)
             self.memory[bi] = j
