@@ -351,6 +351,27 @@ def test_the_open_per_file_is_added_only_where_the_loop_did_not_time_it(
                                                                  spec.engine == "root")
 
 
+def test_the_measured_warm_open_is_added_as_measured(tmp_path: Path) -> None:
+    """Where the loop's CPU is measured, the open per file added is the measured warm open,
+    even where the rate model's fitted open term is lower (here 1 ms fitted, 50 ms
+    measured): a program opening many small files pays what was measured."""
+    f = write_flat(tmp_path / "f.root", entries=2000, branches=10, chunks=4)
+    maps = [read_basket_map(str(f))]
+    site: Any = SimpleNamespace(storage=[], os=None)
+    spec = parse_reader("uproot.arrays")
+    rate = SimpleNamespace(median=10_000.0, conditions=SimpleNamespace(cache="warm"))
+    loop = SimpleNamespace(reader=spec.text, warm=rate, cold=None, setup_s=None,
+                           events_per_s=10_000.0, engine="uproot", refault_per_mb=None)
+    cal: Any = SimpleNamespace(raw_read=None, engine="uproot", event_loop=loop,
+                               open_overhead_s=SimpleNamespace(warm=0.05, cold=0.06),
+                               first_touch=None)
+    rb = reader_baseline(spec, maps, 4, cal, site, _baseline(70, 8.0))
+    step_mb = layout_time(maps, LocalDevice(70, 0.008), CpuCosts(open_s=0.0),
+                          reader=replay_reader(spec)).step_mb
+    assert rb.cpu_s == pytest.approx(rb.entries / 10_000 + 4 * 0.05
+                                     + step_mb * step_touch(None)[0])
+
+
 def test_rdataframe_loop_is_not_begun_without_time_for_its_setup(tmp_path: Path) -> None:
     """RDataFrame's one-time set-up cannot be stopped once begun: with less than it left of
     the budget the loop is left out (its reason given), not run past the budget."""
