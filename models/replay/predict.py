@@ -187,17 +187,14 @@ class LayoutTime:
         if costs.extra_baskets:
             baskets = max(self.baskets - self.branch_calls, 0.0)
         opens = self.files * costs.open_s
-        cpu = (opens + self.calls * costs.call_s + self.keys * costs.key_s
-               + baskets * costs.basket_s + self.compressed_mb * costs.per_mb_s()
-               + costs.decompress_fix_s(self.baskets, self.compressed_mb)
+        data = (baskets * costs.basket_s + self.compressed_mb * costs.per_mb_s()
+                + costs.decompress_fix_s(self.baskets, self.compressed_mb))
+        cpu = (opens + self.calls * costs.call_s + self.keys * costs.key_s + data
                + self.step_mb * costs.touch_s)
         overlap = costs.overlap if self.engine == "uproot" and self.sync is not None else 0.0
-        data = None
-        if self.engine == "root":
-            data = (baskets * costs.basket_s + self.compressed_mb * costs.per_mb_s()
-                    + costs.decompress_fix_s(self.baskets, self.compressed_mb))
         return replace(self, cpu_s=cpu, cpu_open_s=opens, overlap=overlap,
-                       cpu_keys_s=self.keys * costs.key_s, cpu_data_s=data)
+                       cpu_keys_s=self.keys * costs.key_s,
+                       cpu_data_s=data if self.engine == "root" else None)
 
     def as_dict(self) -> dict[str, float]:
         return {"files": self.files, "entries": self.entries,
