@@ -1,6 +1,7 @@
 """What the replay's CPU terms read off a calibration: the decompression rate of the
 dataset's own algorithm, uproot's cost per basket key, a new process's cost per MB of fresh
-memory (less what the warm loop re-faulted), the per-call cost of the plain event loop, and
+memory (less what the warm loop re-faulted), Python's garbage collector per file, the
+per-call cost of the plain event loop, and
 the baskets per MB the loop reads.  Each returns the measured figure where its read test ran,
 else the assumption of :mod:`models.replay.cpucosts` with the range the intervals span.  The
 fit (:mod:`models.calibration`) takes the per-call cost and the basket density from here too.
@@ -84,6 +85,15 @@ def first_touch_cost(cal: Calibration | None) -> tuple[float, tuple[float, float
         samples = [x for x in ft.measurement.samples if x > 0] or [ft.s_per_mb]
         return ft.s_per_mb, (min(samples), max(samples)), True
     return FIRST_TOUCH_S_PER_MB, FIRST_TOUCH_RANGE, False
+
+
+def collector_per_file(cal: Calibration | None) -> float:
+    """Python's garbage collector per file a program opens and reads with uproot (seconds,
+    the collector test's, measured in a fresh interpreter); 0.0 where it did not run (fewer
+    than ``probes.readtests.collector.MIN_DATASET_FILES`` files, ROOT's engine, a short
+    budget): the open test's median holds the young collections, not the full ones."""
+    c = getattr(cal, "collector", None)
+    return float(c.per_file_s) if c is not None and c.per_file_s and c.per_file_s > 0 else 0.0
 
 
 def loop_refault(cal: Calibration | None) -> float:

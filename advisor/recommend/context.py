@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from models.calcosts import (
+    collector_per_file,
     dataset_decompression_mb_per_s,
     decompression_basket_s,
     first_touch_cost,
@@ -212,7 +213,8 @@ class Context:
         costs = costs_from(self.baseline.params, self.baseline.row(1),
                            opened.warm if opened else None, loop=self._loop_costs(),
                            overlap=UPROOT_OVERLAP, overlap_range=UPROOT_OVERLAP_RANGE,
-                           touch=step_touch(self.calibration))
+                           touch=step_touch(self.calibration),
+                           collector_s=collector_per_file(self.calibration))
         alg = self.tree.compression.algorithm if self.tree is not None else None
         return costs.with_decompress_basket(decompression_basket_s(self.calibration, alg))
 

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 
 from models import scenarios as sc
+from models.calcosts import collector_per_file
 from models.replay.workers import SharedJob, WorkersGain, overlap, scaling, workers_gain
 from models.scenarios import PredictionPoint
 from models.throughput import BOUNDS, PLAUSIBLE
@@ -166,6 +167,7 @@ def _shared_job(ctx: Context) -> tuple[SharedJob, _Baseline] | None:
         max(rb.device_requests - rb.seeks, 0.0) * rb.access_ms / 1e3
     opened = ctx.calibration.open_overhead_s if ctx.calibration is not None else None
     open_s = opened.warm if opened is not None and opened.warm else ctx.param("open_s")
+    open_s += collector_per_file(ctx.calibration)  # Python's full collections, per file
     clusters = tree.clusters.count if tree.clusters is not None else 0
     files = max(int(tree.files), 1)
     job = SharedJob(io_s=rb.io_s, cpu_s=rb.cpu_s, limit=rb.device_limit,  # form: below

@@ -2,20 +2,21 @@
 calibrated device, plus the fitted CPU terms (``--reader``).
 
 The rate model's baseline is the calibration's own event loop (uproot ``iterate`` at an entry
-step).  A program that reads otherwise -- uproot's default memory-size step with its key
+step). A program that reads otherwise -- uproot's default memory-size step with its key
 pre-pass, ``arrays``, ROOT's ``GetEntry`` with or without TTreeCache, RDataFrame -- issues
 other requests; :func:`reader_baseline` replays those (:mod:`.readers`) on basket maps of the
 dataset's files through the device of the calibration (the cold raw read's bandwidth, the
 request sweep's access time, the site's read-ahead) and adds the CPU time: where the
 calibration's event loop ran that reader, its warm samples' time per event (measured: the
-reader's own CPU cost on these files, whatever it spends it on) plus the warm open per file,
-the replayed I/O less what a warm replay still charges; else the fitted model's CPU terms of
-one worker (:func:`~.predict.layout_time`).  On a disk the two add (each read waits); on a
-rate limiter (the device form ``"max"``, e.g. a block throttle) the reads are replayed where
-the CPU work leaves them (:meth:`~.device.LocalDevice.paced_time`): reads spaced out by CPU
-work pass within its budget and only the rest waits.  The result is one worker,
-cold, whole files (opening included), and it carries the calibration's own cold measurement
-of that reader for comparison.
+reader's own CPU cost on these files, whatever it spends it on) plus the warm open per file
+(and, for uproot, Python's garbage collector per file, measured in a fresh interpreter:
+:mod:`probes.readtests.collector`), the replayed I/O less what a warm replay still charges;
+else the fitted model's CPU terms of one worker (:func:`~.predict.layout_time`). On a disk the
+two add (each read waits); on a rate limiter (the device form ``"max"``, e.g. a block throttle)
+the reads are replayed where the CPU work leaves them
+(:meth:`~.device.LocalDevice.paced_time`): reads spaced out by CPU work pass within its budget
+and only the rest waits. The result is one worker, cold, whole files (opening included), and it
+carries the calibration's own cold measurement of that reader for comparison.
 """
 
 from __future__ import annotations
@@ -123,10 +124,13 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
     raw = calibration.raw_read if calibration is not None else None
     device = site_device(baseline.params, raw, site)
     opened = calibration.open_overhead_s if calibration is not None else None
-    from ..calcosts import step_touch
+    from ..calcosts import collector_per_file, step_touch
 
+    # Python's garbage collector per file, a program reading with uproot pays it (full
+    # collections every few files, which the medians of the open test and the loop leave out)
+    gc_s = collector_per_file(calibration) if spec.engine == "uproot" else 0.0
     costs = costs_from(baseline.params, baseline.row(1), opened.warm if opened else None,
-                       touch=step_touch(calibration))
+                       touch=step_touch(calibration), collector_s=gc_s)
     chosen = list(spec.branches) if spec.branches else (list(branches) if branches else None)
     scale = files / len(maps)
     try:
@@ -146,7 +150,7 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
             # the warm open as measured (the fitted model's open term, which ``costs`` caps
             # it at, is fitted beside the rate model's other terms: 80 ms per file against
             # 116 ms measured and 120 ms paid by a program opening 20 small files)
-            open_s = float(opened.warm)
+            open_s = float(opened.warm) + gc_s
         hot = layout_time(maps, replace(device, warm=True), costs, branches=chosen,
                           scale=scale, reader=replay_reader(spec))
         io_s = max(lt.io_s - hot.io_s, 0.0)  # the warm loop paid the page-cache part
@@ -162,6 +166,9 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
     elif spec.engine == "root" and (calibration is None or calibration.engine != "root"):
         notes.append("CPU terms per basket and per MB are uproot's (fitted on uproot's "
                      "tests): an assumption for a ROOT reader")
+    if gc_s > 0 and open_s > 0:
+        notes.append(f"the open per file includes {gc_s * 1e3:.1f} ms of Python's garbage "
+                     f"collector (its full collections, measured in a fresh interpreter)")
     if spec.kind == "rdataframe" and not warm:
         notes.append("RDataFrame replayed as ROOT's TTreeCache at its automatic size; its "
                      "just-in-time compilation is not in the fitted CPU terms")
@@ -184,7 +191,8 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
                        open_s if source == "measured" else None)
     rate = lt.entries / total if total > 0 else float("inf")
     derived = None
-    cold_open = 0.0 if spec.opens_in_loop else opened.cold if opened is not None else None
+    cold_open = 0.0 if spec.opens_in_loop else \
+        opened.cold + gc_s if opened is not None and opened.cold is not None else None
     if measured and cache == "cold" and cold_open is not None:
         derived = lt.entries / (lt.entries / measured + lt.files * cold_open + setup)
         off = rate / derived

@@ -157,7 +157,8 @@ def first_touch(s_per_mb: float, s_range: tuple[float, float], refault: float = 
 def costs_from(params: Params, row: Mapping[str, float], warm_open_s: float | None = None,
                *, loop: LoopCosts | None = None, overlap: float = 0.0,
                overlap_range: tuple[float, float] | None = None,
-               touch: tuple[float, tuple[float, float]] | None = None) -> CpuCosts:
+               touch: tuple[float, tuple[float, float]] | None = None,
+               collector_s: float = 0.0) -> CpuCosts:
     """The fitted model's CPU terms for one worker (``row``: the baseline's configuration,
     which says whether the job decompresses and processes); the open's CPU part is the
     measured warm open where there is one (its cold part is replayed), else ``open_s``.
@@ -166,26 +167,31 @@ def costs_from(params: Params, row: Mapping[str, float], warm_open_s: float | No
     measured decompression rate replace the fitted per-call, per-basket and per-MB terms (the
     fitted per-MB rate absorbs per-branch costs that a merge removes).  ``overlap`` (and its
     ``overlap_range``): uproot's I/O hidden behind the CPU (see the module's notes).
-    ``touch``: ``(touch_s, range)`` of :func:`first_touch` (``None``: not counted)."""
+    ``touch``: ``(touch_s, range)`` of :func:`first_touch` (``None``: not counted).
+    ``collector_s``: Python's garbage collector per file (``calcosts.collector_per_file``),
+    added to uproot's open and not to ROOT's (``CpuCosts.root``)."""
     open_s = params.open_s if warm_open_s is None else min(warm_open_s, params.open_s)
     if row.get("opens", 1.0) < 0.5:
         open_s = 0.0
     dec = float(params.decompress_mb_per_s) if row.get("decompress", 1.0) > 0.5 else 0.0
     proc = float(params.process_mb_per_s) if row.get("process", 1.0) > 0.5 else 0.0
     touch_s, touch_range = touch if touch is not None else (0.0, None)
+    gc_s = max(float(collector_s), 0.0) if open_s > 0 else 0.0
     fitted = CpuCosts(
-        open_s=float(open_s), call_s=float(params.call_s), basket_s=float(params.basket_s),
+        open_s=float(open_s) + gc_s, call_s=float(params.call_s), basket_s=float(params.basket_s),
         decompress_mb_per_s=dec, process_mb_per_s=proc, overlap=overlap,
         overlap_range=overlap_range, touch_s=touch_s, touch_range=touch_range)
+    # ROOT's GetEntry loop keeps the fitted terms (the event loop measured uproot's calls),
+    # without Python's collector
+    root = replace(fitted, open_s=float(open_s))
     if loop is None:
-        return fitted
-    # ROOT's GetEntry loop keeps the fitted terms (the event loop measured uproot's calls)
+        return replace(fitted, root=root) if gc_s else fitted
 
     def of(lc: LoopCosts) -> CpuCosts:
-        return CpuCosts(open_s=float(open_s), call_s=lc.call_s, basket_s=lc.basket_s,
+        return CpuCosts(open_s=float(open_s) + gc_s, call_s=lc.call_s, basket_s=lc.basket_s,
                         decompress_mb_per_s=lc.decompress_mb_per_s if dec else 0.0,
                         process_mb_per_s=lc.process_mb_per_s, overlap=overlap,
-                        overlap_range=overlap_range, extra_baskets=True, root=fitted,
+                        overlap_range=overlap_range, extra_baskets=True, root=root,
                         key_s=lc.key_s, key_range=lc.key_range,
                         basket_assumed=lc.basket_assumed, touch_s=touch_s,
                         touch_range=touch_range)

@@ -266,6 +266,26 @@ class FirstTouch:
 
 
 @dataclass(frozen=True)
+class Collector:
+    """Python's cyclic garbage collector per file a program opens and reads with uproot
+    (``per_file_s`` = ``freeing_s + walk_s``, seconds), measured in a fresh interpreter that
+    imports uproot and awkward: ``freeing_s`` the full collections' time beyond the heap
+    walk, ``walk_s`` an empty full collection (``empty_full_s``, ``heap_objects`` tracked)
+    at CPython's rate of full collections (from the ``collections`` of any generation seen
+    over ``files`` reads, ``full_collections`` of them full); one sample per run."""
+
+    per_file_s: float | None
+    freeing_s: float
+    walk_s: float
+    files: int
+    full_collections: int
+    collections: int
+    empty_full_s: float
+    heap_objects: int
+    measurement: Measurement
+
+
+@dataclass(frozen=True)
 class ParallelPoint:
     """The event loop by ``workers`` processes (warm, pull-based over ``units`` files)."""
 
@@ -362,6 +382,8 @@ class Calibration:
     key_cost: KeyCost | None = None
     #: the cost of memory a new process touches for the first time (its page faults)
     first_touch: FirstTouch | None = None
+    #: Python's garbage collector per file opened and read (uproot, a fresh interpreter)
+    collector: Collector | None = None
     #: uproot's unpacking of decompressed baskets into arrays (processing per MB, uproot)
     unpacking: Unpacking | None = None
     #: a sample of the largest TTree converted to RNTuple, the same read timed on both

@@ -530,13 +530,16 @@ class RemoteBench:
         :attr:`rtt_ms`: measure the path with no delay, set half the rest each way, measure
         again and correct once.  Returns the per-direction delay (s)."""
         self._set_delay(0.0)
-        self.base_rtt_ms = self.measure_rtt(pings)
+        # the least of three medians: a moment when the shared cores slow the proxy's threads
+        # read 1 ms for a 0.3 ms path, left a 1 ms link with no delay and it then measured
+        # 0.3 ms (tests/test_remote_bench.py, twice under load)
+        self.base_rtt_ms = min(self.measure_rtt(pings) for _ in range(3))
         target = self.rtt_ms
         if target <= self.base_rtt_ms:
             return self.delay_s
         delay = (target - self.base_rtt_ms) / 2000
         self._set_delay(delay)
-        error = self.measure_rtt(pings) - target
+        error = min(self.measure_rtt(pings) for _ in range(2)) - target
         self._set_delay(delay - error / 2000)
         return self.delay_s
 
