@@ -167,7 +167,8 @@ def _shared_job(ctx: Context) -> tuple[SharedJob, _Baseline] | None:
         max(rb.device_requests - rb.seeks, 0.0) * rb.access_ms / 1e3
     opened = ctx.calibration.open_overhead_s if ctx.calibration is not None else None
     open_s = opened.warm if opened is not None and opened.warm else ctx.param("open_s")
-    open_s += collector_per_file(ctx.calibration)  # Python's full collections, per file
+    if ctx.reader.engine == "uproot":  # Python's full collections, per file (as rb.cpu_s)
+        open_s += collector_per_file(ctx.calibration)
     clusters = tree.clusters.count if tree.clusters is not None else 0
     files = max(int(tree.files), 1)
     job = SharedJob(io_s=rb.io_s, cpu_s=rb.cpu_s, limit=rb.device_limit,  # form: below
