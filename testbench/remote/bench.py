@@ -528,7 +528,7 @@ class RemoteBench:
     def calibrate_delay(self, pings: int = 15) -> float:
         """Set the proxy's delay so that the median TCP echo through the link takes
         :attr:`rtt_ms`: measure the path with no delay, set half the rest each way, measure
-        again and correct once.  Returns the per-direction delay (s)."""
+        again and correct (up to three times).  Returns the per-direction delay (s)."""
         self._set_delay(0.0)
         # the least of three medians: a moment when the shared cores slow the proxy's threads
         # read 1 ms for a 0.3 ms path, left a 1 ms link with no delay and it then measured
@@ -539,8 +539,15 @@ class RemoteBench:
             return self.delay_s
         delay = (target - self.base_rtt_ms) / 2000
         self._set_delay(delay)
-        error = min(self.measure_rtt(pings) for _ in range(2)) - target
-        self._set_delay(delay - error / 2000)
+        # corrected on the median itself (what a user of the link measures), up to three
+        # times while it is more than 3% off: one correction on a noisy median left a 1 ms
+        # link at 0.89 ms under the test suite's load
+        for _ in range(3):
+            error = self.measure_rtt(pings) - target
+            if abs(error) <= 0.03 * target:
+                break
+            delay = max(delay - error / 2000, 0.0)
+            self._set_delay(delay)
         return self.delay_s
 
     @contextlib.contextmanager
