@@ -45,7 +45,10 @@ def test_every_figure_is_measured_within_the_budget(small_dataset: DatasetProfil
     # a budget every test fits in on a quiet machine; a test that does not fit skips itself
     # and says so (on a slow CI machine the per-call, per-basket and parallel-loop tests, short
     # ones late in the order, were left out at 15 and 20 s: the budget kept, the reason given;
-    # tests/test_overhead.py and test_basket_cost.py measure them on their own)
+    # tests/test_overhead.py and test_basket_cost.py measure them on their own; uproot's
+    # unpacking, the last fifth of the decompression test's share, was left out so in CI once
+    # the garbage collector's 2.5 s minimum had narrowed the shares: test_readtests_cpu.py
+    # measures it on its own)
     cal = calibrate(small_dataset, budget_s=15.0, workers=(1, 2), progress=events.append)
     skipped = {s.test: s.reason for s in cal.skipped}
     # the TTree -> RNTuple conversion needs a budget of 30 s, and says so
@@ -54,7 +57,7 @@ def test_every_figure_is_measured_within_the_budget(small_dataset: DatasetProfil
     if small_dataset.files < 8:
         assert "not measured below 8 files" in skipped.pop("collector")
     assert set(skipped) <= {"call_cost", "basket_cost", "key_cost", "parallel_loop",
-                            "collector"}
+                            "collector", "unpacking"}
     assert all("time" in why or "budget" in why for why in skipped.values()), skipped
     assert cal.elapsed_s <= 15.0 + tolerance(15.0)  # the budget is a promise
     # on tiny files the per-call cost may be lost in the noise: then it is None, never 0

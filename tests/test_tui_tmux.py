@@ -28,8 +28,13 @@ class Tmux:
         self.socket = f"hep-advisor-test-{uuid.uuid4().hex[:8]}"
 
     def __call__(self, *args: str, check: bool = True) -> str:
+        # The environment passed explicitly, without COLUMNS and LINES: GNU readline (imported
+        # under pytest) puts COLUMNS=80, LINES=24 into the process's C environment, which a
+        # child inherits by default, and the app then sized itself 80x24 in a 100x50 window
+        # (a long recommendation pushed its evidence off the screen: a CI failure)
+        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
         r = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True,
-                           check=check, timeout=30)
+                           check=check, timeout=30, env=env)
         return r.stdout
 
     def start(self, command: str) -> None:
@@ -83,6 +88,8 @@ def test_tui_in_tmux(tmux: Tmux, tiny_demo: Path, tmp_path: Path) -> None:
     tmux.wait_for("storage, cold", "page cache", timeout=60)
     screen = tmux.wait_for("Calibrated in", "storage (cold)", timeout=120)
     assert "Traceback" not in screen
+    rows = screen.splitlines()
+    assert len(rows) == HEIGHT and "Quit" in rows[-1]  # the app fills the window
     tmux.keys("1")
     tmux.wait_for("limits this analysis", "Top recommendations")
 
