@@ -11,7 +11,7 @@ from test_basket_cost import _calibration
 from test_codec_replay import NO_IO, flat_file
 
 from models.calcosts import first_touch_cost, loop_refault, step_touch
-from models.calibration import fit_inputs
+from models.calibration import fit_inputs, measured_speedup
 from models.replay.cpucosts import (
     FIRST_TOUCH_S_PER_MB,
     MEMORY_GROWTH,
@@ -137,3 +137,44 @@ def test_the_ratio_is_taken_over_the_balance_of_the_units() -> None:
     assert inputs.priors["parallel_efficiency"][0] == pytest.approx(1.0)
     half = fit_inputs(*_with_parallel({1: 10.0, 2: 11.25}, units=3))
     assert half.priors["parallel_efficiency"][0] == pytest.approx(0.5)
+
+
+def _paced(w: int, rate: float, first: float, later: float | None, units: int = 8,
+           whole: bool = True) -> ParallelPoint:
+    return ParallelPoint(w, rate, 3.0, 1.0, units, Measurement(
+        "MB/s", (rate * 0.98, rate, rate * 1.02), rate, 0.02, Conditions("warm")),
+        first_s_per_mb=first, later_s_per_mb=later, whole_files=whole)
+
+
+def test_the_efficiency_compares_the_units_like_against_like() -> None:
+    cal, dataset, site = _calibration(None)
+    # one worker read 2 files (first 0.19 s/MB, second 0.15); two read one each, both first
+    # units at 0.20 s/MB: their runs' rates say 1.58x (e = 0.58), their first units 1.9x
+    one = _paced(1, 1 / 0.17, first=0.19, later=0.15, units=2)
+    two = _paced(2, 2 / 0.20 * 0.95, first=0.20, later=None, units=2)
+    inputs = fit_inputs(replace(cal, parallel_loop=(one, two)), dataset, site)
+    assert inputs.priors["parallel_efficiency"][0] == pytest.approx(2 * 0.19 / 0.20 - 1)
+    # both runs with later units: those are compared (the first units left out)
+    two_later = _paced(2, 9.0, first=0.40, later=0.16, units=8)
+    inputs = fit_inputs(replace(cal, parallel_loop=(one, two_later)), dataset, site)
+    assert inputs.priors["parallel_efficiency"][0] == pytest.approx(2 * 0.15 / 0.16 - 1)
+    assert measured_speedup(one, two_later) == pytest.approx(2 * 0.15 / 0.16)
+    # without the paces (an older calibration): the runs' rates, as before
+    assert measured_speedup(_paced(1, 10.0, None, None), _paced(2, 17.0, None, None)) \
+        == pytest.approx(1.7)
+
+
+def test_the_one_worker_row_reads_at_the_pace_of_its_later_files() -> None:
+    cal, dataset, site = _calibration(None)
+    one = _paced(1, 5.0, first=0.30, later=0.16, units=6)
+    inputs = fit_inputs(replace(cal, parallel_loop=(one,)), dataset, site)
+    i = inputs.labels.index("parallel event loop 1")
+    assert inputs.y[i] == pytest.approx(1 / 0.16)  # not the run's 5.0 MB/s
+    # packets of entries (a file opened once, its later packets without the open): the run's
+    packets = _paced(1, 5.0, first=0.30, later=0.16, units=6, whole=False)
+    inputs = fit_inputs(replace(cal, parallel_loop=(packets,)), dataset, site)
+    assert inputs.y[inputs.labels.index("parallel event loop 1")] == pytest.approx(5.0)
+    # one file only: nothing later, the run's rate
+    alone = _paced(1, 5.0, first=0.30, later=None, units=1)
+    inputs = fit_inputs(replace(cal, parallel_loop=(alone,)), dataset, site)
+    assert inputs.y[inputs.labels.index("parallel event loop 1")] == pytest.approx(5.0)

@@ -18,7 +18,7 @@ from helpers import snapshot
 from probes.dataset import probe_dataset
 from probes.readtests import parallel
 from probes.readtests.pagecache import evict
-from probes.readtests.parallel import JobResult, measure_job, run_job
+from probes.readtests.parallel import JobResult, measure_job, run_job, unit_pace
 from probes.results import TreeProfile
 
 
@@ -94,6 +94,22 @@ def test_every_file_is_processed_exactly_once(
         assert r.cache in ("mixed", "unknown") and r.note
     if workers == 2:
         assert all(w[0] >= 1 for w in r.per_worker)  # pull-based: both took files
+
+
+def test_each_worker_numbers_its_units_in_the_order_it_took_them(small: list[str]) -> None:
+    r = run_job(small[:4], "esdTree", 2, cold=False)
+    for w in range(2):
+        orders = sorted(f.order for f in r.per_file if f.worker == w)
+        assert orders == list(range(len(orders)))  # 0, 1, ... within each worker
+    first, later = unit_pace(r)
+    mb = r.compressed_bytes / 1e6
+    firsts = [f for f in r.per_file if f.order == 0]
+    assert first == pytest.approx(sum(f.seconds for f in firsts)
+                                  / (sum(f.compressed_bytes for f in firsts) / 1e6))
+    assert later is None if len(firsts) == len(r.per_file) else later > 0
+    assert 0 < first < 60 * mb
+    one = run_job(small[:1], "esdTree", 1, cold=False)
+    assert unit_pace(one)[1] is None  # a single unit: no later units
 
 
 def test_selected_branches_read_fewer_bytes(small: list[str], esd_profile: TreeProfile) -> None:

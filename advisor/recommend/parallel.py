@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from models import scenarios as sc
 from models.calcosts import collector_per_file
+from models.calibration import measured_speedup
 from models.replay.workers import SharedJob, WorkersGain, overlap, scaling, workers_gain
 from models.scenarios import PredictionPoint
 from models.throughput import BOUNDS, PLAUSIBLE
@@ -285,19 +286,24 @@ def _measured_against(ctx: Context, n: int,
     cal = ctx.calibration
     if cal is None:
         return None
-    by_w = {p.workers: p.aggregate_mb_per_s for p in cal.parallel_loop
+    by_w = {p.workers: p for p in cal.parallel_loop
             if p.aggregate_mb_per_s and p.aggregate_mb_per_s > 0}
     one = by_w.get(1)
-    if not one:
+    if one is None:
         return None
     for k in sorted(w for w in by_w if 1 < w <= n):
-        ratio = by_w[k] / one
+        # like against like: the pace of the workers' units where recorded (a worker's first
+        # unit pays a fresh process's once-only costs), else the runs' rates
+        ratio = measured_speedup(one, by_w[k])
+        if ratio is None:
+            continue
         gain = _gain(ctx, shared, k)
         point = ctx.predict(sc.workers(k)) if gain is None else _point(ctx, shared, gain)
         low = point.speedup_low if point.speedup_low is not None else point.speedup
         if low is not None and ratio < low:
-            return (f"the parallel event loop measured {by_w[k]:.3g} MB/s with {k} workers "
-                    f"against {one:.3g} MB/s with 1 ({ratio:.2f}x), below the "
+            return (f"the parallel event loop measured {by_w[k].aggregate_mb_per_s:.3g} MB/s "
+                    f"with {k} workers against {one.aggregate_mb_per_s:.3g} MB/s with 1 "
+                    f"({ratio:.2f}x), below the "
                     f"{point.speedup_low or 0:.2f}–{point.speedup_high or 0:.2f}x the model "
                     f"predicts for {k} workers")
     return None

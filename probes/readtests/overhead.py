@@ -265,7 +265,7 @@ def measure_parallel_loop(session: Session, files: Sequence[str], tree_name: str
     only where it fits the time left (the k workers' run is left out where it does not);
     raises :class:`~probes.readtests.runner.OutOfTime` where not even the single worker's
     run fits."""
-    from .parallel import measure_job
+    from .parallel import measure_job, unit_pace
 
     test = "parallel_loop"
     deadline = session.clock() + share_s
@@ -336,11 +336,13 @@ def measure_parallel_loop(session: Session, files: Sequence[str], tree_name: str
         # each packet is a read call of its own (one per step within it)
         parts = max(len(result.per_file), opens) if packets else opens
         calls = parts / opens * calls_per_file(result.uncompressed_bytes / parts)
+        first, later = unit_pace(result)
         out.append(ParallelPoint(workers=n, aggregate_mb_per_s=m.median,
                                  file_mb=result.compressed_bytes / opens / 1e6,
                                  calls_per_file=calls,
                                  units=result.units if packets else len(paths),
-                                 measurement=m))
+                                 measurement=m, first_s_per_mb=first, later_s_per_mb=later,
+                                 whole_files=not packets))
         session.report(test, (i + 1) / 2, f"{n} workers",
                        f"{m.median:,.1f} MB/s" if m.median is not None else None)
     if len(out) < 2:

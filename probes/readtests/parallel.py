@@ -68,6 +68,8 @@ class FileRun:
     seconds: float  # opening (when the file was not open yet), reading, analysis, closing
     entry_start: int = 0
     entry_stop: int = 0
+    #: its place in its worker's sequence: 0 for the first unit the worker took
+    order: int = 0
 
 
 @dataclass(frozen=True)
@@ -409,10 +411,15 @@ def run_job(
     start = min(t0 for t0, _, _ in done.values())
     end = max(t1 for _, t1, _ in done.values())
     wall = max(end - start, 1e-9)
-    runs = sorted((FileRun(path=paths[i], worker=w, entries=n, compressed_bytes=z,
-                           uncompressed_bytes=u, seconds=dt, entry_start=a, entry_stop=b)
-                   for _, w, i, a, b, n, z, u, dt in unit_msgs),
-                  key=lambda r: (r.path, r.entry_start))
+    # each worker's reports arrive in the order it took its units (one queue per job)
+    taken: dict[int, int] = {}
+    ordered = []
+    for _, w, i, a, b, n, z, u, dt in unit_msgs:
+        ordered.append(FileRun(path=paths[i], worker=w, entries=n, compressed_bytes=z,
+                               uncompressed_bytes=u, seconds=dt, entry_start=a, entry_stop=b,
+                               order=taken.get(w, 0)))
+        taken[w] = taken.get(w, 0) + 1
+    runs = sorted(ordered, key=lambda r: (r.path, r.entry_start))
     per_worker = tuple(
         (sum(1 for r in runs if r.worker == w), sum(r.entries for r in runs if r.worker == w),
          done[w][2])
@@ -426,6 +433,17 @@ def run_job(
         aggregate_mb_per_s=zipped / wall / 1e6, events_per_s=entries / wall, cache=state,
         per_worker=per_worker, branches=n_branches, per_file=tuple(runs), library=library,
         analysis=analysis_name, note=note, units=len(runs), packet_entries=packet_entries)
+
+
+def unit_pace(result: JobResult) -> tuple[float | None, float | None]:
+    """Seconds per compressed MB of the workers' first units and of their later units
+    (``FileRun.order``), each over the units' MB (``None`` where there is no such unit)."""
+    def pace(units: list[FileRun]) -> float | None:
+        mb = sum(r.compressed_bytes for r in units) / 1e6
+        return sum(r.seconds for r in units) / mb if units and mb > 0 else None
+
+    return (pace([r for r in result.per_file if r.order == 0]),
+            pace([r for r in result.per_file if r.order > 0]))
 
 
 def _combined_cache(states: Sequence[CacheState]) -> CacheState:

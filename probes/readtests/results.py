@@ -287,7 +287,15 @@ class Collector:
 
 @dataclass(frozen=True)
 class ParallelPoint:
-    """The event loop by ``workers`` processes (warm, pull-based over ``units`` files)."""
+    """The event loop by ``workers`` processes (warm, pull-based over ``units`` files, or
+    packets of entries where ``whole_files`` is false).
+
+    ``first_s_per_mb``: seconds per compressed MB of the first unit each worker took (over the
+    workers, weighted by MB); ``later_s_per_mb``: of the units each took after its first
+    (``None``: none did).  A worker's first unit pays what a fresh process pays once (its heap
+    written for the first time, lazily built readers): a run where each worker reads one unit
+    is all first units, so comparing it with a run that reads two per worker mixes the two.
+    (``None``: not recorded, a calibration from before these fields.)"""
 
     workers: int
     aggregate_mb_per_s: float | None
@@ -295,6 +303,9 @@ class ParallelPoint:
     calls_per_file: float
     units: int
     measurement: Measurement
+    first_s_per_mb: float | None = None
+    later_s_per_mb: float | None = None
+    whole_files: bool = True
 
 
 @dataclass(frozen=True)
