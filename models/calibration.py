@@ -380,13 +380,17 @@ def measured_speedup(one: ParallelPoint, pp: ParallelPoint) -> float | None:
     """The parallel loop's speed-up of ``pp``'s workers over ``one``'s single worker: from the
     pace of their units where recorded (:func:`unit_ratio`), else the ratio of the runs'
     rates (``None`` where a rate is missing)."""
-    busy = min(pp.workers, pp.units) if pp.units > 0 else pp.workers
-    paced = unit_ratio(one, pp, busy)
+    paced = unit_ratio(one, pp, busy_workers(pp))
     if paced is not None:
         return paced
     if not one.aggregate_mb_per_s or not pp.aggregate_mb_per_s:
         return None
     return pp.aggregate_mb_per_s / one.aggregate_mb_per_s
+
+
+def busy_workers(pp: ParallelPoint) -> int:
+    """The run's workers that had a unit to read (no more than its units)."""
+    return min(pp.workers, pp.units) if pp.units > 0 else pp.workers
 
 
 def unit_ratio(one: ParallelPoint, pp: ParallelPoint, busy: int) -> float | None:
@@ -430,7 +434,7 @@ def _efficiency_prior(x: _Inputs) -> bool:
     s1, r1 = _sigma(one.measurement, x.noise), _run_sd(one.measurement, x.noise)
     found: list[tuple[float, float, float]] = []  # (e, sd, run sd), absolute
     for pp in x.cal.parallel_loop:
-        busy = min(pp.workers, pp.units) if pp.units > 0 else pp.workers
+        busy = busy_workers(pp)
         if pp.workers <= 1 or pp.workers > logical or busy <= 1 or not pp.aggregate_mb_per_s:
             continue
         n = float(x.cores.effective(np.asarray(float(busy))))

@@ -149,7 +149,7 @@ def _paced(w: int, rate: float, first: float, later: float | None, units: int = 
 def test_the_efficiency_compares_the_units_like_against_like() -> None:
     cal, dataset, site = _calibration(None)
     # one worker read 2 files (first 0.19 s/MB, second 0.15); two read one each, both first
-    # units at 0.20 s/MB: their runs' rates say 1.58x (e = 0.58), their first units 1.9x
+    # units at 0.20 s/MB: their runs' rates say 1.62x (e = 0.62), their first units 1.9x
     one = _paced(1, 1 / 0.17, first=0.19, later=0.15, units=2)
     two = _paced(2, 2 / 0.20 * 0.95, first=0.20, later=None, units=2)
     inputs = fit_inputs(replace(cal, parallel_loop=(one, two)), dataset, site)
