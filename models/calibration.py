@@ -17,8 +17,11 @@ event loop, cold/warm     the whole pipeline (I/O, decompression, processing) on
                           files: the processing rate
 unpacking (uproot)        an in-memory row (no I/O, no decompression): the processing rate
                           per compressed MB (plain uproot loop only; see below)
-open cost                 a prior on ``open_s`` (median, with its spread)
-per-call cost             a prior on ``call_s``, and the warm per-MB rate beyond it
+open cost                 a prior on ``open_s`` (median, with its spread), plus a file's first
+                          read call beyond a later one (the per-call test's)
+per-call cost             a prior on ``call_s``, and the warm per-MB rate beyond it; a file's
+                          first call's extra goes to ``open_s`` (the event loop's rows,
+                          which open no file, run at a later call's pace)
 per-basket cost           a prior on ``basket_s``
 parallel event loop       1 and k workers: the cores' parallel efficiency
 ========================  =====================================================================
@@ -66,6 +69,7 @@ from probes.results import DatasetProfile, SiteProfile, TreeProfile
 from .calcosts import (
     basket_density,
     compressed_per_event,
+    first_call_extra,
     loop_branches,
     loop_call_costs,
     loop_calls_per_file,
@@ -181,6 +185,9 @@ class _Inputs:
     floors: list[float | None] = field(default_factory=list)
     #: the site's CPU (as the model counts it), where known
     cores: Cores | None = None
+    #: what a file's first read call costs beyond a later one (uproot's, measured by the
+    #: per-call test; 0 where not): counted with the opening, out of the per-call cost
+    first_call: float = 0.0
 
     @property
     def cores_logical(self) -> int:
@@ -285,15 +292,24 @@ def _event_loop_rows(x: _Inputs) -> None:
         calls = loop_calls_per_file(loop, x.unc_per_file)
         common = {"file_mb": x.file_mb, "decompress": x.decompress, "process": 1,
                   "calls": calls, **x.baskets(x.file_mb)}
+
+        def later(rate: float | None) -> float | None:
+            """The loop's rate with each file's first call at a later call's cost: its rows
+            open no file, and the model counts that extra with the opening."""
+            if rate is None or rate <= 0 or x.first_call <= 0:
+                return rate
+            t = x.file_mb / rate
+            return x.file_mb / (t - x.first_call) if t - x.first_call >= t / 2 else rate
+
         # cold, a key pre-pass is a request per basket, which the rate model has no term
         # for (it would charge them to the cost per read call): the replay of that reader
         # (``--reader``) predicts it; warm, the pre-pass costs CPU per key only
         if loop.cold is not None and loop.cold.conditions.cache == "cold" \
                 and not _key_prepass(loop.reader):
             x.add("event loop, cold", {"workers": 1, "request_bytes": x.loop_request, **common},
-                  _rate(loop.cold, loop), loop.cold)
+                  later(_rate(loop.cold, loop)), loop.cold)
         x.add("event loop, warm", {"workers": 1, "cached": 1, **common},
-              _rate(loop.warm, loop), loop.warm)
+              later(_rate(loop.warm, loop)), loop.warm)
 
 
 def _unpacking_rows(x: _Inputs) -> None:
@@ -311,7 +327,8 @@ def _unpacking_rows(x: _Inputs) -> None:
 def _open_cost_inputs(x: _Inputs) -> None:
     o = x.cal.open_overhead_s
     if o is not None and o.cold is not None and o.cold > 0:
-        x.prior("open_s", o.cold, o.cold_measurement)
+        # with each file's first read call beyond a later one (a cost per file)
+        x.prior("open_s", o.cold + x.first_call, o.cold_measurement)
 
 
 def _call_cost_inputs(x: _Inputs) -> None:
@@ -502,7 +519,8 @@ def fit_inputs(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
     x = _Inputs(cal=cal, noise=noise, tree=tree, main_alg=main_alg, file_mb=file_mb,
                 loop_request=loop_request, decompress=0 if main_alg in (None, "none") else 1,
                 calls=calls_per_file(unc_per_file), density=density, unc_per_file=unc_per_file,
-                cores=Cores(int(physical), max(1, int(logical) // int(physical))))
+                cores=Cores(int(physical), max(1, int(logical) // int(physical))),
+                first_call=first_call_extra(cal) if cal.engine == "uproot" else 0.0)
     for test in READ_TESTS:
         for gather in INPUTS.get(test.name, ()):
             gather(x)

@@ -213,6 +213,25 @@ def test_a_calibrated_rewrite_predicts_a_speedup_from_the_measured_cost() -> Non
     assert _warm_gain(None) == pytest.approx(1.0)
 
 
+def test_a_files_first_call_counts_with_its_opening() -> None:
+    cal, dataset, site = _calibration(None)
+    plain = fit_inputs(cal, dataset, site)
+    assert cal.call_cost is not None and cal.event_loop is not None
+    first = replace(cal, call_cost=replace(cal.call_cost, first_call_s=0.01))
+    inputs = fit_inputs(first, dataset, site)
+    # the open prior holds it (0.02 s cold open + 0.01 s) ...
+    assert inputs.priors["open_s"][0] == pytest.approx(0.03)
+    assert plain.priors["open_s"][0] == pytest.approx(0.02)
+    # ... and the event loop's rows (no file opened) run at a later call's pace: its 3 MB
+    # files took 0.1 s each at 30 MB/s, 0.09 s without the first call's extra
+    loop_rate = plain.y[plain.labels.index("event loop, warm")]
+    assert 3.0 / loop_rate == pytest.approx(0.1, rel=1e-6)
+    assert inputs.y[inputs.labels.index("event loop, warm")] == pytest.approx(3.0 / 0.09)
+    # measured by another engine's calibration: not uproot's first call
+    root = fit_inputs(replace(first, engine="root"), dataset, site)
+    assert root.priors["open_s"][0] == pytest.approx(0.02)
+
+
 def test_the_event_loop_rows_count_the_calls_of_the_loops_own_step() -> None:
     # 10.5 MB of arrays per file: one call at a job's 50 MB step, 11 at a short share's 1 MB
     cal, dataset, site = _calibration(None)

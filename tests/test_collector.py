@@ -15,7 +15,7 @@ from helpers import write_flat
 from models.calcosts import collector_per_file
 from models.physics import Params
 from models.replay.baseline import reader_baseline
-from models.replay.cpucosts import costs_from
+from models.replay.cpucosts import costs_from, loop_costs
 from probes.basketmap import read_basket_map
 from probes.readtests.collector import measure_collector, step, summarise
 from probes.readtests.readers import parse_reader
@@ -76,6 +76,21 @@ def test_collector_adds_to_uproots_open_not_roots() -> None:
     assert costs.for_engine("root").open_s == pytest.approx(0.05)
     assert costs_from(_params(), {}, 0.05).open_s == pytest.approx(0.05)
     assert costs_from(_params(), {"opens": 0.0}, 0.05, collector_s=0.012).open_s == 0.0
+
+
+def test_a_files_first_call_adds_to_uproots_open_not_roots() -> None:
+    # the fitted open (0.2 s) holds the first call's 0.03 s: the warm open, then the first call
+    costs = costs_from(_params(), {}, 0.05, first_call_s=0.03)
+    assert costs.open_s == pytest.approx(0.08)
+    assert costs.for_engine("root").open_s == pytest.approx(0.05)
+    # no warm open measured: the fitted open, which holds it already
+    assert costs_from(_params(), {}, None, first_call_s=0.03).open_s == pytest.approx(0.2)
+    # the loop's own split, where its costs are given
+    lc = loop_costs(0.2, 2.0, 2, 0, 100.0, first_s=0.04)
+    assert lc is not None
+    with_loop = costs_from(_params(), {}, 0.05, loop=lc, first_call_s=0.04)
+    assert with_loop.open_s == pytest.approx(0.09) and with_loop.call_s == pytest.approx(0.07)
+    assert costs_from(_params(), {"opens": 0.0}, 0.05, first_call_s=0.03).open_s == 0.0
 
 
 def test_reader_baseline_pays_the_collector_per_file(tmp_path: Path) -> None:

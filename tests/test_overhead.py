@@ -40,6 +40,9 @@ def test_call_cost_is_measured_and_leaves_nothing(private_tmp: Path, tiny_demo: 
     assert cost.call_s is not None and cost.call_s > 0
     assert cost.mb_per_s is not None and cost.mb_per_s > 0
     assert cost.branches == ds.trees[0].branches
+    # a file's first call beyond a later one: measured (a median of paired differences,
+    # never negative), and no larger than a whole first call could be
+    assert cost.first_call_s is not None and 0 <= cost.first_call_s < 1.0
     note = cost.measurement.conditions.note or ""
     # single-basket small files need a temporary merge; the merged file has several baskets
     assert ("temporary merge" in note) == (dataset == "small_files")
@@ -84,6 +87,24 @@ def test_parallel_loop_counts_a_read_call_per_packet(tiny_demo: Path) -> None:
         assert p.units >= 2 * p.workers
         assert p.calls_per_file == pytest.approx(p.units / p.workers)
 
+
+
+def test_parallel_loop_reads_the_planned_part_of_one_large_file(tiny_demo: Path) -> None:
+    """One file larger than the bytes planned (a slow single loop's rate): both runs read
+    packets of its planned part only, not the whole file (a 41 MB file read whole by the
+    single worker left no time for the k workers' run)."""
+    ds = probe_dataset([tiny_demo / "merged"])
+    (path,) = ds.file_paths
+    (tree,) = [t for t in ds.trees if t.name == "esdTree"]
+    # planned bytes: max(1 MB, rate x share / 4); a rate that plans 1 MB of a larger file
+    assert tree.compressed_bytes > 1.1e6
+    points = measure_parallel_loop(Session(20.0), [path], "esdTree", None, 8.0, workers=2,
+                                   rate_mb_per_s=0.1)
+    assert [p.workers for p in points] == [1, 2]
+    for p in points:
+        assert not p.whole_files and p.units >= 2
+        # each worker opens the file once: their MB add up to the part read, not the file
+        assert p.file_mb * p.workers < 0.95 * tree.compressed_bytes / 1e6
 
 
 def test_the_files_read_fit_the_share_with_their_opening(tiny_demo: Path) -> None:

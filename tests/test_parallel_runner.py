@@ -156,6 +156,21 @@ def test_packets_split_one_merged_file_between_workers(data: Path) -> None:
         run_job([merged], "esdTree", 1, packet_entries=0)
 
 
+def test_packets_can_stop_short_of_the_files_end(data: Path) -> None:
+    merged = str(data / "merged" / "esd_merged.root")
+    (tree,) = [t for t in probe_dataset([merged]).trees if t.name == "esdTree"]
+    stop = tree.entries // 2
+    r = run_job([merged], "esdTree", 2, packet_entries=max(1, tree.entries // 8),
+                entry_stop=stop, cold=False)
+    check_consistent(r)
+    ranges = [(u.entry_start, u.entry_stop) for u in r.per_file]
+    assert ranges[0][0] == 0 and ranges[-1][1] == stop and r.entries == stop
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(ranges))
+    assert r.compressed_bytes < tree.compressed_bytes
+    with pytest.raises(ValueError, match="entry_stop"):  # whole files are read whole
+        run_job([merged], "esdTree", 1, entry_stop=10)
+
+
 def test_measure_job_returns_the_median_run(small: list[str]) -> None:
     run, m = measure_job(small, "esdTree", 2, repeats=3, max_files=4, cold=False)
     assert m.unit == "MB/s" and len(m.samples) == 3

@@ -141,6 +141,13 @@ def test_loop_costs_leave_the_per_branch_work_in_the_call() -> None:
     # two calls share it; processing measured apart from the fixed costs counts per MB
     c2 = loop_costs(0.2, 2.0, 2, 0, 100.0, process_mb_per_s=200.0)
     assert c2 is not None and c2.call_s == pytest.approx((0.2 - 0.02 - 0.01) / 2)
+    # each file's first call beyond a later one is a cost per file, out of the calls' share
+    c3 = loop_costs(0.2, 2.0, 2, 0, 100.0, first_s=0.04)
+    assert c3 is not None and c3.first_s == 0.04
+    assert c3.call_s == pytest.approx((0.2 - 0.02 - 0.04) / 2)
+    # ... unless it would leave less than half of the calls' time (the figures disagree)
+    c4 = loop_costs(0.2, 2.0, 2, 0, 100.0, first_s=0.1)
+    assert c4 is not None and c4.first_s == 0.0 and c4.call_s == pytest.approx(0.09)
     # a loop faster than its own decompression says nothing
     assert loop_costs(0.01, 2.0, 1, 0, 100.0) is None
     assert loop_costs(0.0, 2.0, 1, 0, 100.0) is None

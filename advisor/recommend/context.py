@@ -11,6 +11,7 @@ from models.calcosts import (
     collector_per_file,
     dataset_decompression_mb_per_s,
     decompression_basket_s,
+    first_call_extra,
     first_touch_cost,
     loop_call_costs,
     loop_refault,
@@ -214,7 +215,8 @@ class Context:
                            opened.warm if opened else None, loop=self._loop_costs(),
                            overlap=UPROOT_OVERLAP, overlap_range=UPROOT_OVERLAP_RANGE,
                            touch=step_touch(self.calibration),
-                           collector_s=collector_per_file(self.calibration))
+                           collector_s=collector_per_file(self.calibration),
+                           first_call_s=first_call_extra(self.calibration))
         alg = self.tree.compression.algorithm if self.tree is not None else None
         return costs.with_decompress_basket(decompression_basket_s(self.calibration, alg))
 
@@ -309,7 +311,7 @@ class Context:
         return reader_loop_costs(lt, float(loop.warm.median), rates.decompress_mb_per_s,
                                  None if rates.basket_assumed else rates.basket_s,
                                  rates.process_mb_per_s or None, key_s=rates.key_s,
-                                 key_range=rates.key_range)
+                                 key_range=rates.key_range, first_s=rates.first_s)
 
     def _reader_mb_costs(self, lt: LayoutTime, warm: float) -> LoopCosts | None:
         """Where the program's reader's calls hold several baskets per branch (larger files):
@@ -334,13 +336,18 @@ class Context:
 
         extra = max(lt.baskets - lt.branch_calls, 0.0)
 
+        # each file's first call (the fitted per-call cost leaves it out)
+        first = first_call_extra(cal)
+
         def split(b: float) -> LoopCosts | None:
-            left = lt.entries / warm - lt.calls * call - lt.keys * key_s - extra * b
+            left = lt.entries / warm - lt.calls * call - lt.keys * key_s - extra * b \
+                - lt.files * first
             per_mb = left / lt.compressed_mb - (1.0 / dec if dec else 0.0)
             if left <= 0 or per_mb <= 0:
                 return None
             return LoopCosts(call_s=call, basket_s=b, decompress_mb_per_s=dec,
-                             process_mb_per_s=1.0 / per_mb, key_s=key_s, key_range=key_range)
+                             process_mb_per_s=1.0 / per_mb, key_s=key_s, key_range=key_range,
+                             first_s=first)
 
         measured = cal.basket_cost.basket_s if cal.basket_cost is not None else None
         if measured is None:

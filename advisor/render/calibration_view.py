@@ -111,9 +111,11 @@ def _call_cost_rows(cal: Calibration) -> list[Row]:
     cc = cal.call_cost
     if cc is None or cc.call_s is None:
         return []
+    first = (f"; a file's first call {1e3 * cc.first_call_s:.1f} ms more"
+             if cc.first_call_s is not None else "")
     return [("per read call", f"{_m(cc.measurement, 1, 1e3, ' ms')} fixed, then "
              f"{fmt.num(cc.mb_per_s, 1)} MB/s [dim]({cc.branches} branches; "
-             f"{cc.measurement.conditions.note})[/]")]
+             f"{cc.measurement.conditions.note}{first})[/]")]
 
 
 def _basket_cost_rows(cal: Calibration) -> list[Row]:

@@ -158,7 +158,7 @@ def costs_from(params: Params, row: Mapping[str, float], warm_open_s: float | No
                *, loop: LoopCosts | None = None, overlap: float = 0.0,
                overlap_range: tuple[float, float] | None = None,
                touch: tuple[float, tuple[float, float]] | None = None,
-               collector_s: float = 0.0) -> CpuCosts:
+               collector_s: float = 0.0, first_call_s: float = 0.0) -> CpuCosts:
     """The fitted model's CPU terms for one worker (``row``: the baseline's configuration,
     which says whether the job decompresses and processes); the open's CPU part is the
     measured warm open where there is one (its cold part is replayed), else ``open_s``.
@@ -169,26 +169,34 @@ def costs_from(params: Params, row: Mapping[str, float], warm_open_s: float | No
     ``overlap_range``): uproot's I/O hidden behind the CPU (see the module's notes).
     ``touch``: ``(touch_s, range)`` of :func:`first_touch` (``None``: not counted).
     ``collector_s``: Python's garbage collector per file (``calcosts.collector_per_file``),
-    added to uproot's open and not to ROOT's (``CpuCosts.root``)."""
-    open_s = params.open_s if warm_open_s is None else min(warm_open_s, params.open_s)
+    added to uproot's open and not to ROOT's (``CpuCosts.root``).  ``first_call_s``: what a
+    file's first read call costs beyond a later one (``calcosts.first_call_extra``), which
+    the fitted ``open_s`` holds and the fitted ``call_s`` does not: added to uproot's open (the
+    loop's own, ``LoopCosts.first_s``, where ``loop`` is given), not to ROOT's."""
+    first = max(float(first_call_s), 0.0)
+    open_s = max(params.open_s - first, 0.0)  # the open alone (its prior holds the first call)
+    open_s = open_s if warm_open_s is None else min(warm_open_s, open_s)
     if row.get("opens", 1.0) < 0.5:
-        open_s = 0.0
+        open_s = first = 0.0
     dec = float(params.decompress_mb_per_s) if row.get("decompress", 1.0) > 0.5 else 0.0
     proc = float(params.process_mb_per_s) if row.get("process", 1.0) > 0.5 else 0.0
     touch_s, touch_range = touch if touch is not None else (0.0, None)
     gc_s = max(float(collector_s), 0.0) if open_s > 0 else 0.0
     fitted = CpuCosts(
-        open_s=float(open_s) + gc_s, call_s=float(params.call_s), basket_s=float(params.basket_s),
+        open_s=float(open_s) + first + gc_s, call_s=float(params.call_s),
+        basket_s=float(params.basket_s),
         decompress_mb_per_s=dec, process_mb_per_s=proc, overlap=overlap,
         overlap_range=overlap_range, touch_s=touch_s, touch_range=touch_range)
     # ROOT's GetEntry loop keeps the fitted terms (the event loop measured uproot's calls),
     # without Python's collector
     root = replace(fitted, open_s=float(open_s))
     if loop is None:
-        return replace(fitted, root=root) if gc_s else fitted
+        return replace(fitted, root=root) if gc_s or first else fitted
 
     def of(lc: LoopCosts) -> CpuCosts:
-        return CpuCosts(open_s=float(open_s) + gc_s, call_s=lc.call_s, basket_s=lc.basket_s,
+        lc_first = lc.first_s if open_s > 0 or first > 0 else 0.0
+        return CpuCosts(open_s=float(open_s) + lc_first + gc_s, call_s=lc.call_s,
+                        basket_s=lc.basket_s,
                         decompress_mb_per_s=lc.decompress_mb_per_s if dec else 0.0,
                         process_mb_per_s=lc.process_mb_per_s, overlap=overlap,
                         overlap_range=overlap_range, extra_baskets=True, root=root,
@@ -213,6 +221,9 @@ class LoopCosts:
     #: ends of its range (``UPROOT_BASKET_S_RANGE``) where they leave time to split
     basket_assumed: bool = False
     variants: tuple[LoopCosts, ...] = ()
+    #: what each file's first read call cost beyond a later one, left out of ``call_s`` (the
+    #: per-call test's ``first_call_s``; a cost per file, counted with the opening)
+    first_s: float = 0.0
 
 
 def assumed_baskets(split: Callable[[float], LoopCosts | None]) -> LoopCosts | None:
@@ -235,7 +246,8 @@ def loop_costs(file_s: float, file_mb: float, calls: float, extra_baskets: float
                decompress_mb_per_s: float, basket_s: float | None = None,
                process_mb_per_s: float | None = None, keys: float = 0.0,
                key_s: float = UPROOT_KEY_S,
-               key_range: tuple[float, float] = UPROOT_KEY_S_RANGE) -> LoopCosts | None:
+               key_range: tuple[float, float] = UPROOT_KEY_S_RANGE,
+               first_s: float = 0.0) -> LoopCosts | None:
     """The per-call cost of uproot's event loop from its warm time per file ``file_s`` (the
     calibration's warm event loop: opening not timed, ``calls`` read calls per file of
     ``file_mb`` compressed MB, ``extra_baskets`` baskets per file beyond one per branch and
@@ -247,20 +259,26 @@ def loop_costs(file_s: float, file_mb: float, calls: float, extra_baskets: float
     basket keys per file the loop's memory-size step read in its pre-pass (0: an entry
     step), at ``key_s`` each (measured by the per-key test, else assumed; ``key_range``: the
     range the intervals span), left out of the per-call cost (a replay charges them where its
-    reader reads them).  ``None`` where nothing is left (the loop was faster than its
-    decompression alone: a noisy measurement)."""
+    reader reads them).  ``first_s``: what a file's first call costs beyond a later one
+    (the per-call test's, measured), left out of the per-call cost too (the loop's files each
+    had one first call; a replay counts it per file, with the opening); where that would
+    leave less than half of the per-call time, it stays in (the measurements disagree).
+    ``None`` where nothing is left (the loop was faster than its decompression alone: a noisy
+    measurement)."""
     if file_s <= 0 or calls <= 0 or decompress_mb_per_s < 0:
         return None
     if basket_s is None:  # unmeasured: assumed, over its range
         return assumed_baskets(lambda b: loop_costs(
             file_s, file_mb, calls, extra_baskets, decompress_mb_per_s, b, process_mb_per_s,
-            keys, key_s, key_range))
+            keys, key_s, key_range, first_s))
     per_mb = (1.0 / decompress_mb_per_s if decompress_mb_per_s > 0 else 0.0) + \
         (1.0 / process_mb_per_s if process_mb_per_s else 0.0)
     b = basket_s or 0.0
     left = file_s - file_mb * per_mb - max(extra_baskets, 0.0) * b - max(keys, 0.0) * key_s
     if left <= 0:
         return None
-    return LoopCosts(call_s=left / calls, basket_s=b, decompress_mb_per_s=decompress_mb_per_s,
+    first = max(first_s, 0.0) if left - max(first_s, 0.0) >= left / 2 else 0.0
+    return LoopCosts(call_s=(left - first) / calls, basket_s=b,
+                     decompress_mb_per_s=decompress_mb_per_s,
                      process_mb_per_s=process_mb_per_s or 0.0, key_s=key_s,
-                     key_range=key_range)
+                     key_range=key_range, first_s=first)

@@ -485,16 +485,19 @@ def retimed(lt: LayoutTime, device: LocalDevice, bw_factor: float, access_factor
 def reader_loop_costs(lt: LayoutTime, warm_events_per_s: float, decompress_mb_per_s: float,
                       basket_s: float | None = None, process_mb_per_s: float | None = None,
                       key_s: float = UPROOT_KEY_S,
-                      key_range: tuple[float, float] = UPROOT_KEY_S_RANGE) -> LoopCosts | None:
+                      key_range: tuple[float, float] = UPROOT_KEY_S_RANGE,
+                      first_s: float = 0.0) -> LoopCosts | None:
     """:func:`~.cpucosts.loop_costs` from a warm event loop that ran the program's own uproot reader
     (``warm_events_per_s``: its warm time per event, opening not timed), with that reader's
     read calls, baskets and pre-pass keys as its replay ``lt`` on today's files counts them
     (per file): replays of that reader on today's files then cost what it measured (opening
     aside); a layout or reader change keeps the per-call, -basket, -key and -MB costs.
+    ``first_s``: each file's first call beyond a later one (left out of the per-call cost).
     ``None`` for a ROOT replay, or as :func:`~.cpucosts.loop_costs`."""
     if lt.engine != "uproot" or warm_events_per_s <= 0 or lt.files <= 0 or lt.calls <= 0:
         return None
     n = lt.files
     return loop_costs(lt.entries / warm_events_per_s / n, lt.compressed_mb / n, lt.calls / n,
                       (lt.baskets - lt.branch_calls) / n, decompress_mb_per_s, basket_s,
-                      process_mb_per_s, keys=lt.keys / n, key_s=key_s, key_range=key_range)
+                      process_mb_per_s, keys=lt.keys / n, key_s=key_s, key_range=key_range,
+                      first_s=first_s)

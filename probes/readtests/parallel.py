@@ -299,11 +299,13 @@ def _collect(procs: list[Any], results: Any, paths: Sequence[str], n_units: int,
     return units, done
 
 
-def _units(paths: Sequence[str], tree_name: str, packet_entries: int | None) -> list[Unit]:
+def _units(paths: Sequence[str], tree_name: str, packet_entries: int | None,
+           entry_stop: int | None = None) -> list[Unit]:
     """The job's units of work: whole files, or packets of about ``packet_entries`` entries
     whose boundaries fall on cluster (common basket) boundaries where the tree has them, so
-    that no basket is read by two workers.  A file that cannot be opened here stays one unit
-    (its worker then reports the failure)."""
+    that no basket is read by two workers; with ``entry_stop``, packets of each file's
+    entries before it only.  A file that cannot be opened here stays one unit (its worker
+    then reports the failure)."""
     if packet_entries is None:
         return [(i, None, None) for i in range(len(paths))]
     import uproot
@@ -314,6 +316,8 @@ def _units(paths: Sequence[str], tree_name: str, packet_entries: int | None) -> 
             with uproot.open(path) as f:
                 tree = f[tree_name]
                 n = int(tree.num_entries)
+                if entry_stop is not None:
+                    n = min(n, max(int(entry_stop), 1))
                 try:
                     offsets = [int(x) for x in tree.common_entry_offsets()]
                 except Exception:
@@ -344,6 +348,7 @@ def run_job(
     library: str = "ak",
     step_bytes: float = DEFAULT_STEP_BYTES,
     packet_entries: int | None = None,
+    entry_stop: int | None = None,
 ) -> JobResult:
     """Run the job once on ``workers`` processes over ``files`` (the first ``max_files``).
 
@@ -354,7 +359,9 @@ def run_job(
     every file is read once beforehand.  The workers pull whole files; with ``packet_entries``
     they pull packets of about that many entries (on cluster boundaries) instead, as PROOF's
     packetizer hands out parts of files, so that a few large files keep N workers busy (a
-    worker keeps its file open while its next packet is in the same file).
+    worker keeps its file open while its next packet is in the same file).  ``entry_stop``
+    (with ``packet_entries``): the packets cover each file's entries before it only (a
+    short test's part of a large file).
 
     Raises ``ValueError`` (one line) for bad arguments, a missing tree or branch in (or an
     unreadable) first file, or an analysis that cannot be resolved; ``RuntimeError`` (one line,
@@ -374,7 +381,9 @@ def run_job(
     func, analysis_name = resolve_analysis(analysis)
     selected = tuple(branches) if branches else None
     n_branches = _prepare(paths[0], tree_name, selected, library)
-    units = _units(paths, tree_name, packet_entries)
+    if entry_stop is not None and packet_entries is None:
+        raise ValueError("entry_stop needs packet_entries (whole files are read whole)")
+    units = _units(paths, tree_name, packet_entries, entry_stop)
 
     evictions: tuple[Eviction, ...] = ()
     if cold:

@@ -232,6 +232,11 @@ class CallCost:
     #: baskets per compressed MB in the part read beyond the first range (what ``mb_per_s``
     #: includes the per-basket cost of); ``None`` where not counted
     baskets_per_mb: float | None = None
+    #: what a file's first read call costs beyond a later call of the same entries (seconds,
+    #: the median of paired differences: a freshly opened file's first call, then the same
+    #: call again on an open one); uproot finds each branch's baskets the first time a file's
+    #: branch is read, a cost per file, not per call; ``None`` where not measured
+    first_call_s: float | None = None
 
 
 @dataclass(frozen=True)
