@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import snapshot
+from helpers import snapshot, write_flat
 from probes import probe_dataset
 from probes.readtests.overhead import calls_per_file, measure_call_cost, measure_parallel_loop
 from probes.readtests.runner import Session
@@ -105,6 +105,18 @@ def test_parallel_loop_reads_the_planned_part_of_one_large_file(tiny_demo: Path)
         assert not p.whole_files and p.units >= 2
         # each worker opens the file once: their MB add up to the part read, not the file
         assert p.file_mb * p.workers < 0.95 * tree.compressed_bytes / 1e6
+
+
+def test_one_file_per_worker_is_read_in_packets(tmp_path: Path) -> None:
+    """Two files of four clusters, two workers: each worker must read units after its first
+    (a fresh process's once-only costs fall on its first), so both runs pull packets."""
+    two = [str(write_flat(tmp_path / f"f{i}.root", entries=2000, branches=10, chunks=4))
+           for i in range(2)]
+    points = measure_parallel_loop(Session(20.0), two, "t", None, 8.0, workers=2)
+    assert [p.workers for p in points] == [1, 2]
+    for p in points:
+        assert not p.whole_files and p.units >= 2 * p.workers
+    assert points[1].later_s_per_mb is not None  # later units to compare, like with like
 
 
 def test_the_files_read_fit_the_share_with_their_opening(tiny_demo: Path) -> None:

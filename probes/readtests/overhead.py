@@ -142,8 +142,11 @@ def _timed_reads(path: str, tree_name: str, branches: Sequence[str], first: int,
                 costs.append(max(a - mb_first * per_mb, 0.0))
                 rates.append(1.0 / per_mb)
             # three pairs where they fit (the difference of two reads is noisy), at most
-            # five, and never one that does not fit the share
-            if len(costs) >= 5 or (costs and session.clock() + (t2 - t0) > deadline):
+            # five, and never one that does not fit the share; beyond three, only where the
+            # first-call samples still fit after it (a slow machine's five pairs left none)
+            reserve = FIRST_CALLS * (open_s + 2 * float(np.median(later)))
+            if len(costs) >= 5 or (costs and session.clock() + (t2 - t0) > deadline) or \
+                    (len(costs) >= 3 and session.clock() + (t2 - t0) + reserve > deadline):
                 break
         # the same first call on the file opened afresh (its bytes are in the page cache, the
         # process's one-time costs paid), where it fits the share: the part of a file's first
@@ -279,7 +282,7 @@ def measure_parallel_loop(session: Session, files: Sequence[str], tree_name: str
                           rate_mb_per_s: float | None = None,
                           open_s: float | None = None) -> tuple[ParallelPoint, ...]:
     """The event loop (files opened and read whole, warm) by 1 and by k worker processes;
-    with fewer files than k, split in packets of entries (as PROOF's packetizer does).
+    with fewer than 2k files, split in packets of entries (as PROOF's packetizer does).
 
     ``rate_mb_per_s`` (the single event loop's rate, when known) sizes the data so that the
     runs fit ``share_s``: about three single-worker passes' worth of time; ``open_s`` (the
@@ -307,10 +310,13 @@ def measure_parallel_loop(session: Session, files: Sequence[str], tree_name: str
     k = workers or max(2, min(os.cpu_count() or 2, 4))
     if rate_mb_per_s and open_s and whole:
         paths = _fitting(paths, plan, rate_mb_per_s, open_s, share_s / 4, k)
-    # fewer files than workers: the workers pull packets of entries (on cluster boundaries),
-    # about 4 per worker, so that k of them can be busy (both runs alike)
+    # fewer than two files per worker: the workers pull packets of entries (on cluster
+    # boundaries), about 4 per worker, so that k of them can be busy and each reads units
+    # after its first (both runs alike): a worker's first unit pays a fresh process's
+    # once-only costs, and with one file each only first units compare (two 19 MB files:
+    # 1.55x, where jobs of eight scaled 1.8x)
     packets = None
-    if len(paths) < k:
+    if len(paths) < 2 * k:
         entries = stop or sum(p.tree_entries for p in plan.parts if p.path in paths)
         packets = max(1, entries // (4 * k))
     out: list[ParallelPoint] = []
