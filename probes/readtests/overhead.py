@@ -7,8 +7,8 @@ file with several baskets per branch is read twice, warm, with uproot's array ca
 entries of its first basket range, then all of it; the two times give the cost per call and
 the rate per MB (which includes the fixed cost of the baskets read beyond the first range:
 their number per MB is recorded, ``CallCost.baskets_per_mb``, so that the model can take that
-cost out; see ``readtests.baskets``).  Then, where the share leaves time, the file is opened
-afresh and its first range read again (up to three times): a file's first read call costs
+cost out; see ``readtests.baskets``).  Before those pairs, the file is opened afresh and its
+first range read (once, twice where the share allows): a file's first read call costs
 more than a later one (uproot finds each branch's baskets the first time), a cost per file
 the model counts with the opening (``CallCost.first_call_s``).  A file with one basket per
 branch (small files) cannot be split without decompressing its baskets again, so then a few
@@ -46,8 +46,9 @@ MERGE_OPENS = 4
 #: NanoAOD-like files of 592 branches (LZMA-9) took 23 s to merge here, over a 28 s budget
 #: (a budget estimate, not a figure the advice shows)
 LZMA_WRITE_MB_PER_S = 1.0
-#: Samples of a file's first read call the per-call test takes at most (each opens the file).
-FIRST_CALLS = 3
+#: Samples of a file's first read call the per-call test takes at most (each opens the file;
+#: one always, the others where they fit its share).
+FIRST_CALLS = 2
 #: Compressed bytes the per-call test reads in its long read at most.
 SPLIT_BYTES = 16e6
 #: ... and at most this many per second of the share left when the reads start.
@@ -97,9 +98,9 @@ def _timed_reads(path: str, tree_name: str, branches: Sequence[str], first: int,
                  ) -> tuple[list[float], float, float, float | None, list[float]]:
     """Per-call seconds (samples), the per-MB rate, the compressed MB of the first range, the
     baskets per MB of the part read beyond it (what the per-MB rate pays per basket), and
-    what a file's first read call costs beyond a later one (samples, where they fit the
-    share after the rest: the file opened again, its first range read, less the median of
-    that range's calls on the open file; ``open_s``: opening it, about).
+    what a file's first read call costs beyond a later one (samples: the file opened again
+    and its first range read, once and again where it fits the share, each less the median
+    of that range's calls on the open file; ``open_s``: opening it, about).
 
     The long read stops at the last common basket boundary within ``SPLIT_BYTES``, so memory
     stays bounded whatever the file's size."""
@@ -121,10 +122,26 @@ def _timed_reads(path: str, tree_name: str, branches: Sequence[str], first: int,
         # do not need
         if session.clock() >= deadline and session.spare() <= 0:
             raise OutOfTime("no time left for its reads: the tests after it need theirs")
+        t_w = time.perf_counter()
         tree.arrays(list(branches), entry_stop=first, library="ak")  # warm up
+        warm_s = time.perf_counter() - t_w
         if session.clock() >= deadline and session.spare() <= 0:
             raise OutOfTime("no time left for its reads after the warm-up: the tests after it "
                             "need theirs")
+        # the same first call on the file opened afresh (its bytes are in the page cache, the
+        # process's one-time costs paid): the part of a file's first call that a later one
+        # does not pay (on 300 branches, 12 ms of 74).  Before the pairs, so that a short
+        # share has one (taken after them, a slow machine's share left none); a second where
+        # it fits
+        fresh_s: list[float] = []
+        while not fresh_s or (len(fresh_s) < FIRST_CALLS
+                              and session.clock() + open_s + 2 * warm_s <= deadline):
+            session.check()
+            with uproot.open(path, array_cache=None) as again:
+                fresh = again[tree_name]
+                t3 = time.perf_counter()
+                fresh.arrays(list(branches), entry_stop=first, library="ak")
+                fresh_s.append(time.perf_counter() - t3)
         costs: list[float] = []
         rates: list[float] = []
         later: list[float] = []  # the first range's calls on the open file
@@ -142,24 +159,12 @@ def _timed_reads(path: str, tree_name: str, branches: Sequence[str], first: int,
                 costs.append(max(a - mb_first * per_mb, 0.0))
                 rates.append(1.0 / per_mb)
             # three pairs where they fit (the difference of two reads is noisy), at most
-            # five, and never one that does not fit the share; beyond three, only where the
-            # first-call samples still fit after it (a slow machine's five pairs left none)
-            reserve = FIRST_CALLS * (open_s + 2 * float(np.median(later)))
-            if len(costs) >= 5 or (costs and session.clock() + (t2 - t0) > deadline) or \
-                    (len(costs) >= 3 and session.clock() + (t2 - t0) + reserve > deadline):
+            # five, and never one that does not fit the share
+            if len(costs) >= 5 or (costs and session.clock() + (t2 - t0) > deadline):
                 break
-        # the same first call on the file opened afresh (its bytes are in the page cache, the
-        # process's one-time costs paid), where it fits the share: the part of a file's first
-        # call that a later one does not pay (on 300 branches, 12 ms of 74); at most three
-        firsts: list[float] = []
-        a = float(np.median(later))
-        while len(firsts) < FIRST_CALLS and session.clock() + open_s + 2 * a <= deadline:
-            session.check()
-            with uproot.open(path, array_cache=None) as again:
-                fresh = again[tree_name]
-                t3 = time.perf_counter()
-                fresh.arrays(list(branches), entry_stop=first, library="ak")
-                firsts.append(time.perf_counter() - t3 - a)
+    # each fresh first call against the median of the same call on the open file
+    a = float(np.median(later))
+    firsts = [f - a for f in fresh_s]
     return costs, float(np.median(rates)) if rates else math.nan, mb_first, density, firsts
 
 
