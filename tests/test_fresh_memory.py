@@ -11,7 +11,7 @@ from test_basket_cost import _calibration
 from test_codec_replay import NO_IO, flat_file
 
 from models.calcosts import first_touch_cost, loop_refault, step_touch
-from models.calibration import fit_inputs, measured_speedup
+from models.calibration import fit_inputs
 from models.replay.cpucosts import (
     FIRST_TOUCH_S_PER_MB,
     MEMORY_GROWTH,
@@ -19,6 +19,7 @@ from models.replay.cpucosts import (
     CpuCosts,
 )
 from models.replay.predict import Reader, layout_time, reader_change
+from models.unitpace import measured_speedup
 from probes.readtests.firsttouch import measure_first_touch
 from probes.readtests.results import Conditions, FirstTouch, Measurement, ParallelPoint
 from probes.readtests.runner import Session

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 from models import scenarios as sc
 from models.calcosts import collector_per_file
-from models.calibration import measured_speedup
 from models.replay.workers import SharedJob, WorkersGain, overlap, scaling, workers_gain
 from models.scenarios import PredictionPoint
 from models.throughput import BOUNDS, PLAUSIBLE
+from models.unitpace import measured_speedup
 
 from ..advice import Action, Evidence, Recommendation, contradicted
 from ..knee import KNEE_FRACTION, knee
