@@ -176,7 +176,8 @@ def costs_from(params: Params, row: Mapping[str, float], warm_open_s: float | No
     first = max(float(first_call_s), 0.0)
     open_s = max(params.open_s - first, 0.0)  # the open alone (its prior holds the first call)
     open_s = open_s if warm_open_s is None else min(warm_open_s, open_s)
-    if row.get("opens", 1.0) < 0.5:
+    opens = row.get("opens", 1.0) >= 0.5
+    if not opens:
         open_s = first = 0.0
     dec = float(params.decompress_mb_per_s) if row.get("decompress", 1.0) > 0.5 else 0.0
     proc = float(params.process_mb_per_s) if row.get("process", 1.0) > 0.5 else 0.0
@@ -194,8 +195,8 @@ def costs_from(params: Params, row: Mapping[str, float], warm_open_s: float | No
         return replace(fitted, root=root) if gc_s or first else fitted
 
     def of(lc: LoopCosts) -> CpuCosts:
-        lc_first = lc.first_s if open_s > 0 or first > 0 else 0.0
-        return CpuCosts(open_s=float(open_s) + lc_first + gc_s, call_s=lc.call_s,
+        return CpuCosts(open_s=float(open_s) + (lc.first_s if opens else 0.0) + gc_s,
+                        call_s=lc.call_s,
                         basket_s=lc.basket_s,
                         decompress_mb_per_s=lc.decompress_mb_per_s if dec else 0.0,
                         process_mb_per_s=lc.process_mb_per_s, overlap=overlap,

@@ -371,6 +371,8 @@ def run_job(
         raise ValueError(f"workers must be at least 1, not {workers}")
     if packet_entries is not None and packet_entries < 1:
         raise ValueError(f"packet_entries must be at least 1, not {packet_entries}")
+    if entry_stop is not None and packet_entries is None:
+        raise ValueError("entry_stop needs packet_entries (whole files are read whole)")
     if library not in ("ak", "np"):
         raise ValueError(f"library must be 'ak' or 'np', not {library!r}")
     paths = [os.fspath(p) for p in files]
@@ -381,8 +383,6 @@ def run_job(
     func, analysis_name = resolve_analysis(analysis)
     selected = tuple(branches) if branches else None
     n_branches = _prepare(paths[0], tree_name, selected, library)
-    if entry_stop is not None and packet_entries is None:
-        raise ValueError("entry_stop needs packet_entries (whole files are read whole)")
     units = _units(paths, tree_name, packet_entries, entry_stop)
 
     evictions: tuple[Eviction, ...] = ()
