@@ -434,12 +434,11 @@ def test_report_help() -> None:
     assert exc.value.code == 0
 
 
-def test_a_report_on_calibrated_data_is_quick(small: Advice, report: Report) -> None:
-    """Rendering every format of an already advised report takes well under a second."""
-    import time
-
-    t0 = time.perf_counter()
-    advise_from(small.site, small.dataset, small.calibration, label=small.label)
+def test_a_report_on_calibrated_data_renders_the_same_advice_again(small: Advice,
+                                                                   report: Report) -> None:
+    """Advising again from the cached calibration gives the same findings, and every format
+    renders. (How long it takes is a benchmark: benchmarks/bench_report.py.)"""
+    again = advise_from(small.site, small.dataset, small.calibration, label=small.label)
+    assert [r.code for r in again.recommendations] == [r.code for r in small.recommendations]
     for render in (report_markdown, report_html, lambda r: _text(r, 100), Report.to_json):
-        render(report)
-    assert time.perf_counter() - t0 < 1.0
+        assert render(report)
