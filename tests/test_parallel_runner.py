@@ -18,7 +18,7 @@ from helpers import snapshot
 from probes.dataset import probe_dataset
 from probes.readtests import parallel
 from probes.readtests.pagecache import evict
-from probes.readtests.parallel import JobResult, measure_job, run_job, unit_pace
+from probes.readtests.parallel import FileRun, JobResult, measure_job, run_job, unit_pace
 from probes.results import TreeProfile
 
 
@@ -110,6 +110,31 @@ def test_each_worker_numbers_its_units_in_the_order_it_took_them(small: list[str
     assert 0 < first < 60 * mb
     one = run_job(small[:1], "esdTree", 1, cold=False)
     assert unit_pace(one)[1] is None  # a single unit: no later units
+
+
+def _run(workers: int, units: list[tuple[str, int, int, int, float, int, int]]) -> JobResult:
+    """A JobResult of ``units``: (path, start, stop, MB, seconds, worker, order)."""
+    runs = tuple(FileRun(path=p, worker=w, entries=b - a, compressed_bytes=int(mb * 1e6),
+                         uncompressed_bytes=int(2 * mb * 1e6), seconds=t, entry_start=a,
+                         entry_stop=b, order=o) for p, a, b, mb, t, w, o in units)
+    return JobResult(workers=workers, files=1, entries=sum(r.entries for r in runs),
+                     compressed_bytes=sum(r.compressed_bytes for r in runs),
+                     uncompressed_bytes=sum(r.uncompressed_bytes for r in runs), wall_s=1.0,
+                     aggregate_mb_per_s=1.0, events_per_s=1.0, cache="warm",
+                     per_worker=(), per_file=runs, units=len(runs), packet_entries=1000)
+
+
+def test_uneven_units_compare_like_against_like() -> None:
+    # one cluster of 10,000 entries (10 MB) and one of 2,000 (2 MB): the single worker reads
+    # the small one second; the two workers read each first, the small one paying a fresh
+    # process's once-only 0.3 s on 2 MB
+    one = _run(1, [("f", 0, 10000, 10.0, 1.0, 0, 0), ("f", 10000, 12000, 2.0, 0.2, 0, 1)])
+    two = _run(2, [("f", 0, 10000, 10.0, 1.05, 0, 0), ("f", 10000, 12000, 2.0, 0.5, 1, 0)])
+    assert unit_pace(two) == pytest.approx((1.55 / 12.0, None))  # both first units
+    # like against like: only the 10,000-entry cluster was a first unit in both runs
+    assert unit_pace(two, like=one) == pytest.approx((0.105, None))
+    assert unit_pace(one, like=two) == pytest.approx((0.1, None))
+    assert unit_pace(one) == pytest.approx((0.1, 0.1))
 
 
 def test_selected_branches_read_fewer_bytes(small: list[str], esd_profile: TreeProfile) -> None:

@@ -28,6 +28,7 @@ import os
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -299,7 +300,7 @@ def measure_parallel_loop(session: Session, files: Sequence[str], tree_name: str
     only where it fits the time left (the k workers' run is left out where it does not);
     raises :class:`~probes.readtests.runner.OutOfTime` where not even the single worker's
     run fits."""
-    from .parallel import measure_job, unit_pace
+    from .parallel import JobResult, measure_job, unit_pace
 
     test = "parallel_loop"
     deadline = session.clock() + share_s
@@ -325,6 +326,7 @@ def measure_parallel_loop(session: Session, files: Sequence[str], tree_name: str
         entries = stop or sum(p.tree_entries for p in plan.parts if p.path in paths)
         packets = max(1, entries // (4 * k))
     out: list[ParallelPoint] = []
+    results: list[JobResult] = []
     repeats = 1 if share_s < 4 else 2
     # one run: the processes' start, and the data at the single loop's rate where known
     mb = sum(p.compressed_bytes * (p.fraction if stop else 1.0)
@@ -378,13 +380,19 @@ def measure_parallel_loop(session: Session, files: Sequence[str], tree_name: str
         # each packet is a read call of its own (one per step within it)
         parts = max(len(result.per_file), opens) if packets else opens
         calls = parts / opens * calls_per_file(result.uncompressed_bytes / parts)
-        first, later = unit_pace(result)
+        # the paces of the units both runs read at the same place in a worker's sequence
+        # (see ``unit_pace``); the single worker's point is set again once the k ran
+        first, later = unit_pace(result, like=results[0] if results else None)
+        results.append(result)
         out.append(ParallelPoint(workers=n, aggregate_mb_per_s=m.median,
                                  file_mb=result.compressed_bytes / opens / 1e6,
                                  calls_per_file=calls,
                                  units=result.units if packets else len(paths),
                                  measurement=m, first_s_per_mb=first, later_s_per_mb=later,
                                  whole_files=not packets))
+        if len(results) == 2:
+            first, later = unit_pace(results[0], like=result)
+            out[0] = replace(out[0], first_s_per_mb=first, later_s_per_mb=later)
         session.report(test, (i + 1) / 2, f"{n} workers",
                        f"{m.median:,.1f} MB/s" if m.median is not None else None)
     if len(out) < 2:

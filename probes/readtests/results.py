@@ -300,6 +300,8 @@ class ParallelPoint:
     (``None``: none did).  A worker's first unit pays what a fresh process pays once (its heap
     written for the first time, lazily built readers): a run where each worker reads one unit
     is all first units, so comparing it with a run that reads two per worker mixes the two.
+    Both paces count only the units that the test's other run read at the same place (by
+    file and entries: ``parallel.unit_pace``), so that uneven units compare like against like.
     (``None``: not recorded, a calibration from before these fields.)"""
 
     workers: int
