@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from probes.readtests.overhead import calls_per_file
+from probes.readtests.overhead import STEP_BYTES, calls_per_file
 from probes.readtests.results import Calibration, DecompressionPoint, EventLoop
 from probes.results import TreeProfile
 
@@ -116,17 +116,46 @@ def step_touch(cal: Calibration | None) -> tuple[float, tuple[float, float]]:
 
 
 def first_call_extra(cal: Calibration | None) -> float:
-    """What a file's first read call costs beyond a later one (seconds, uproot's: finding each
-    branch's baskets the first time the file's branch is read), as the per-call test measured
-    it (``CallCost.first_call_s``); 0.0 where it did not.  A cost per file: the model counts
-    it with the opening, and takes it out of the warm loop's per-call cost (each of its files
-    is one first call): on the held-out data (300 branches) 12 ms of a first call's 74, which,
-    counted per call, made a merged file's 24 calls 0.3 s too slow."""
+    """What a file costs uproot's event loop beyond a later read call of the same entries
+    (seconds): a cost per file, which the model counts with the opening and takes out of the
+    warm loop's per-call cost (each of the loop's files is one first call).
+
+    Where the per-call test's range is a whole input file (small files: the temporary merge),
+    it is the loop's warm time for that many entries less that range's later call
+    (:func:`loop_file_extra`): whatever the loop pays per file -- finding each branch's
+    baskets the first time, the file's objects built and freed, the collections they trigger.
+    Else the per-call test's paired first calls (``CallCost.first_call_s``), which hold the
+    first of these only; 0.0 where neither was measured.  On the held-out data (300 branches,
+    four calibrations) the loop paid 26-34 ms a file beyond a later call, where the paired
+    first calls found 0-7 ms: counted per call, a merged file's 24 calls came out 25-35% too
+    slow."""
+    derived = loop_file_extra(cal)
+    if derived is not None:
+        return derived
     cc = getattr(cal, "call_cost", None)
     first = getattr(cc, "first_call_s", None)
     if first is None or first <= 0:
         return 0.0
     return float(first)
+
+
+def loop_file_extra(cal: Calibration | None) -> float | None:
+    """The calibration's warm event loop's time per file beyond the per-call test's later
+    call of a whole file's entries (seconds, at least 0), where both were measured alike: the
+    test's range is a whole input file (``CallCost.later_whole_file``), and the loop is
+    uproot's own, with no analysis, reading that many entries in one call (its step).
+    ``None`` where not."""
+    cc = getattr(cal, "call_cost", None)
+    loop = getattr(cal, "event_loop", None)
+    if cc is None or not getattr(cc, "later_whole_file", False) or not cc.later_call_s \
+            or not cc.later_entries or loop is None or loop.engine != "uproot" \
+            or loop.reader is not None or loop.analysis is not None or loop.warm is None \
+            or not loop.warm.median or not loop.events_per_s:
+        return None
+    per_event = (loop.uncompressed_mb_per_s or 0.0) * 1e6 / loop.events_per_s
+    if calls_per_file(per_event * cc.later_entries, loop.step_bytes or STEP_BYTES) > 1:
+        return None  # the loop read such a file in several calls
+    return max(cc.later_entries / loop.warm.median - cc.later_call_s, 0.0)
 
 
 def loop_calls_per_file(loop: EventLoop | None, uncompressed_bytes_per_file: float) -> float:

@@ -237,6 +237,34 @@ def test_a_files_first_call_counts_with_its_opening() -> None:
     assert root.priors["open_s"][0] == pytest.approx(0.02)
 
 
+def test_the_loops_cost_per_file_beyond_a_later_call_of_a_whole_file() -> None:
+    from models.calcosts import first_call_extra, loop_file_extra
+
+    cal, _, _ = _calibration(None)
+    assert cal.call_cost is not None and cal.event_loop is not None and cal.event_loop.warm
+    per_event = 1.0 / float(cal.event_loop.warm.median or 0)
+    # the later call of a whole 100-entry file on the temporary merge, 0.02 s less than the
+    # loop's 0.1 s for 100 entries: 0.02 s a file, and it stands for the paired first calls
+    whole = replace(cal, call_cost=replace(cal.call_cost, first_call_s=0.005,
+                                           later_call_s=100 * per_event - 0.02,
+                                           later_entries=100, later_whole_file=True))
+    assert loop_file_extra(whole) == pytest.approx(0.02)
+    assert first_call_extra(whole) == pytest.approx(0.02)
+    # a range that is not a whole file (a file with several baskets): the paired first calls
+    part = replace(whole, call_cost=replace(whole.call_cost, later_whole_file=False))
+    assert loop_file_extra(part) is None and first_call_extra(part) == pytest.approx(0.005)
+    # the loop read such a file (10.5 MB of arrays) in several calls (a short share's 1 MB
+    # step): not alike
+    short = replace(whole, event_loop=replace(whole.event_loop, step_bytes=1e6))
+    assert loop_file_extra(short) is None
+    # the user's analysis ran in the loop: its work is not a read call's
+    mine = replace(whole, event_loop=replace(whole.event_loop, analysis="m:f"))
+    assert loop_file_extra(mine) is None
+    # a later call slower than the loop (noise): nothing per file, never negative
+    slow = replace(whole, call_cost=replace(whole.call_cost, later_call_s=1.0))
+    assert loop_file_extra(slow) == 0.0
+
+
 def test_the_event_loop_rows_count_the_calls_of_the_loops_own_step() -> None:
     # 10.5 MB of arrays per file: one call at a job's 50 MB step, 11 at a short share's 1 MB
     cal, dataset, site = _calibration(None)

@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+import uproot
 
 from helpers import snapshot, write_flat
 from probes import probe_dataset
@@ -43,6 +44,12 @@ def test_call_cost_is_measured_and_leaves_nothing(private_tmp: Path, tiny_demo: 
     # a file's first call beyond a later one: measured (a median of paired differences,
     # never negative), and no larger than a whole first call could be
     assert cost.first_call_s is not None and 0 <= cost.first_call_s < 1.0
+    # the first range's later call: a whole small file's entries on the temporary merge
+    assert cost.later_call_s is not None and 0 < cost.later_call_s < 10.0
+    assert cost.later_whole_file == (dataset == "small_files")
+    if dataset == "small_files":
+        with uproot.open(ds.file_paths[0]) as f:
+            assert cost.later_entries == f["esdTree"].num_entries
     note = cost.measurement.conditions.note or ""
     # single-basket small files need a temporary merge; the merged file has several baskets
     assert ("temporary merge" in note) == (dataset == "small_files")

@@ -10,6 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from models.calcosts import loop_file_extra
 from probes.readtests.registry import LABELS, READ_TESTS, ReadTest
 from probes.readtests.results import Calibration, Measurement
 
@@ -113,6 +114,10 @@ def _call_cost_rows(cal: Calibration) -> list[Row]:
         return []
     first = (f"; a file's first call {1e3 * cc.first_call_s:.1f} ms more"
              if cc.first_call_s is not None else "")
+    per_file = loop_file_extra(cal)
+    if per_file is not None:
+        first += (f"; the event loop {1e3 * per_file:.1f} ms a file beyond a later call of a "
+                  "whole file (counted per file)")
     return [("per read call", f"{_m(cc.measurement, 1, 1e3, ' ms')} fixed, then "
              f"{fmt.num(cc.mb_per_s, 1)} MB/s [dim]({cc.branches} branches; "
              f"{cc.measurement.conditions.note}{first})[/]")]

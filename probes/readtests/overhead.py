@@ -96,12 +96,12 @@ def _baskets_before(tree: Any, branches: Sequence[str], stop: int) -> int:
 
 def _timed_reads(path: str, tree_name: str, branches: Sequence[str], first: int,
                  session: Session, deadline: float, open_s: float = 0.0
-                 ) -> tuple[list[float], float, float, float | None, list[float]]:
+                 ) -> tuple[list[float], float, float, float | None, list[float], float]:
     """Per-call seconds (samples), the per-MB rate, the compressed MB of the first range, the
-    baskets per MB of the part read beyond it (what the per-MB rate pays per basket), and
-    what a file's first read call costs beyond a later one (samples: the file opened again
-    and its first range read, once and again where it fits the share, each less the median
-    of that range's calls on the open file; ``open_s``: opening it, about).
+    baskets per MB of the part read beyond it (what the per-MB rate pays per basket), what a
+    file's first read call costs beyond a later one (samples: the file opened again and its
+    first range read, once and again where it fits the share, each less the median of that
+    range's calls on the open file; ``open_s``: opening it, about), and that median.
 
     The long read stops at the last common basket boundary within ``SPLIT_BYTES``, so memory
     stays bounded whatever the file's size."""
@@ -166,7 +166,7 @@ def _timed_reads(path: str, tree_name: str, branches: Sequence[str], first: int,
     # each fresh first call against the median of the same call on the open file
     a = float(np.median(later))
     firsts = [f - a for f in fresh_s]
-    return costs, float(np.median(rates)) if rates else math.nan, mb_first, density, firsts
+    return costs, float(np.median(rates)) if rates else math.nan, mb_first, density, firsts, a
 
 
 def _merged_copy(files: Sequence[str], tree_name: str, branches: Sequence[str],
@@ -252,8 +252,9 @@ def measure_call_cost(session: Session, files: Sequence[str], tree_name: str,
         else:
             path, first = best
             source = os.path.basename(path)
-        costs, rate, _, density, firsts = _timed_reads(path, tree_name, selected, first,
-                                                       session, deadline, open_s)
+        costs, rate, _, density, firsts, later_s = _timed_reads(path, tree_name, selected,
+                                                                first, session, deadline,
+                                                                open_s)
     m = measurement(costs, "s", Conditions(cache="warm", note=f"on {source}, "
                                            "array cache off"))
     call_s = m.median if m.median is not None and m.median > 0 else None  # noise: unmeasured
@@ -264,7 +265,8 @@ def measure_call_cost(session: Session, files: Sequence[str], tree_name: str,
     return CallCost(call_s=call_s,
                     mb_per_s=rate if call_s is not None and math.isfinite(rate) else None,
                     branches=len(selected), measurement=m, baskets_per_mb=density,
-                    first_call_s=first_call_s)
+                    first_call_s=first_call_s, later_call_s=later_s, later_entries=first,
+                    later_whole_file=best is None)
 
 
 def _fitting(paths: Sequence[str], plan: Plan, rate_mb_per_s: float, open_s: float,

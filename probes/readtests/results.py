@@ -237,6 +237,13 @@ class CallCost:
     #: call again on an open one); uproot finds each branch's baskets the first time a file's
     #: branch is read, a cost per file, not per call; ``None`` where not measured
     first_call_s: float | None = None
+    #: the first range's read call on the open file (seconds, warm, the median), its entries,
+    #: and whether that range is a whole input file (the temporary merge of small files): the
+    #: calibration's event loop reads such a file in one call, and what its time per file
+    #: holds beyond this call is a cost per file (``models.calcosts.first_call_extra``)
+    later_call_s: float | None = None
+    later_entries: int | None = None
+    later_whole_file: bool = False
 
 
 @dataclass(frozen=True)
