@@ -126,9 +126,9 @@ def first_call_extra(cal: Calibration | None) -> float:
     baskets the first time, the file's objects built and freed, the collections they trigger.
     Else the per-call test's paired first calls (``CallCost.first_call_s``), which hold the
     first of these only; 0.0 where neither was measured.  On the held-out data (300 branches,
-    four calibrations) the loop paid 26-34 ms a file beyond a later call, where the paired
-    first calls found 0-7 ms: counted per call, a merged file's 24 calls came out 25-35% too
-    slow."""
+    six calibrations) the loop paid 6-47 ms a file beyond a later call (four of them 26-34),
+    where the paired first calls found 0-7 ms: counted per call, a merged file's 24 calls
+    came out 25-35% too slow."""
     derived = loop_file_extra(cal)
     if derived is not None:
         return derived
