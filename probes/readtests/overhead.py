@@ -382,9 +382,7 @@ def measure_parallel_loop(session: Session, files: Sequence[str], tree_name: str
         # each packet is a read call of its own (one per step within it)
         parts = max(len(result.per_file), opens) if packets else opens
         calls = parts / opens * calls_per_file(result.uncompressed_bytes / parts)
-        # the paces of the units both runs read at the same place in a worker's sequence
-        # (see ``unit_pace``); the single worker's point is set again once the k ran
-        first, later = unit_pace(result, like=results[0] if results else None)
+        first, later = unit_pace(result)
         results.append(result)
         out.append(ParallelPoint(workers=n, aggregate_mb_per_s=m.median,
                                  file_mb=result.compressed_bytes / opens / 1e6,
@@ -392,11 +390,14 @@ def measure_parallel_loop(session: Session, files: Sequence[str], tree_name: str
                                  units=result.units if packets else len(paths),
                                  measurement=m, first_s_per_mb=first, later_s_per_mb=later,
                                  whole_files=not packets))
-        if len(results) == 2:
-            first, later = unit_pace(results[0], like=result)
-            out[0] = replace(out[0], first_s_per_mb=first, later_s_per_mb=later)
         session.report(test, (i + 1) / 2, f"{n} workers",
                        f"{m.median:,.1f} MB/s" if m.median is not None else None)
+    if len(results) == 2:
+        # both runs: the paces of the units each read at the same place in a worker's
+        # sequence as the other did (see ``unit_pace``)
+        for j, (r, other) in enumerate(zip(results, results[::-1], strict=True)):
+            first, later = unit_pace(r, like=other)
+            out[j] = replace(out[j], first_s_per_mb=first, later_s_per_mb=later)
     if len(out) < 2:
         session.report(test, 1.0, f"no time left for {k} workers")
     return tuple(out)
