@@ -135,6 +135,23 @@ def test_the_files_read_fit_the_share_with_their_opening(tiny_demo: Path) -> Non
     plain = measure_parallel_loop(Session(60.0), paths, "esdTree", None, 40.0, workers=2,
                                   rate_mb_per_s=50.0)
     assert plain and plain[0].units == 6
+    # 6 s per file: two per worker (one run of each: 1.75 x 24.3 s) do not fit 40 s either
     slow_opens = measure_parallel_loop(Session(60.0), paths, "esdTree", None, 40.0, workers=2,
-                                       rate_mb_per_s=50.0, open_s=5.0)
+                                       rate_mb_per_s=50.0, open_s=6.0)
     assert slow_opens and all(p.units == 2 for p in slow_opens)  # k = 2 files: none more fit
+
+
+def test_two_files_per_worker_rather_than_two_runs_of_one(tiny_demo: Path) -> None:
+    """Where a quarter of the share (two runs of each) fits only k files, but one run of each
+    fits two files per worker, the runs read 2 k whole files: each worker reads a file after
+    its first, whose pace compares like with like (a small file of one cluster is one unit,
+    which packets do not split)."""
+    ds = probe_dataset([tiny_demo / "small_files"])
+    paths = list(ds.file_paths)
+    # 0.8 s per file: a quarter of 8 s holds 2 files (0.3 + 2 x 0.8), one run of 4 files
+    # and the k workers' (1.75 x 3.5 s) the whole share
+    points = measure_parallel_loop(Session(20.0), paths, "esdTree", None, 8.0, workers=2,
+                                   rate_mb_per_s=50.0, open_s=0.8)
+    assert [p.workers for p in points] == [1, 2]
+    assert all(p.whole_files and p.units == 4 for p in points)
+    assert all(p.later_s_per_mb is not None for p in points)

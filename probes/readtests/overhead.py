@@ -284,6 +284,48 @@ def _fitting(paths: Sequence[str], plan: Plan, rate_mb_per_s: float, open_s: flo
     return kept
 
 
+def _single_run_s(paths: Sequence[str], plan: Plan, rate_mb_per_s: float,
+                  open_s: float) -> float:
+    """The single worker's run over ``paths`` (whole files of ``plan``), about: the processes'
+    start, and each file's opening and reading."""
+    mb = {p.path: p.compressed_bytes / 1e6 for p in plan.parts}
+    return START_S + sum(mb.get(path, 0.0) / rate_mb_per_s + open_s for path in paths)
+
+
+def _two_per_worker(plan: Plan, files: Sequence[str], tree_name: str,
+                    branches: Sequence[str] | None, k: int, rate_mb_per_s: float,
+                    open_s: float, share_s: float) -> tuple[Plan, list[str]] | None:
+    """A plan of ``2 k`` whole files, where the first planned files are whole but fewer, more
+    files are there, and one run of each (the k workers' at ``K_RUN_SHARE`` of the single
+    worker's) fits ``share_s``; else ``None``.  Each worker then reads a file after its first:
+    a file of one cluster is one unit, which packets do not split (24 files of 1 MB, 300
+    branches, one cluster each: two files read by two workers compared first units only,
+    1.45-2.3x over runs where the jobs scaled 2.0-2.2x; their later units 1.6-2.6x, 2.1 in
+    the mean)."""
+    whole = [p for p in plan.parts if p.entries == p.tree_entries]
+    if not whole or len(files) < 2 * k:
+        return None
+    mean_mb = sum(p.compressed_bytes for p in whole) / len(whole) / 1e6
+    if (START_S + 2 * k * (mean_mb / rate_mb_per_s + open_s)) * (1 + K_RUN_SHARE) > share_s:
+        return None
+    parts, skipped = whole[:2 * k], plan.skipped
+    if len(parts) < 2 * k:
+        # the planned bytes ended first: the files after the whole ones, up to the bytes of
+        # the files missing (half as much again: files differ in size), whole ones only
+        done = {p.path for p in whole}
+        more = plan_reads([f for f in files if f not in done], tree_name, branches,
+                          max_bytes=1.5 * (2 * k - len(whole)) * mean_mb * 1e6)
+        parts = (parts + [p for p in more.parts if p.entries == p.tree_entries])[:2 * k]
+        skipped += more.skipped
+        if len(parts) < 2 * k:
+            return None
+    out = replace(plan, parts=tuple(parts), skipped=skipped)
+    paths = [p.path for p in parts]
+    if _single_run_s(paths, out, rate_mb_per_s, open_s) * (1 + K_RUN_SHARE) > share_s:
+        return None
+    return out, paths
+
+
 def measure_parallel_loop(session: Session, files: Sequence[str], tree_name: str,
                           branches: Sequence[str] | None, share_s: float,
                           workers: int | None = None,
@@ -298,7 +340,9 @@ def measure_parallel_loop(session: Session, files: Sequence[str], tree_name: str
     keeping at least k files where there are (the single loop's timing leaves the opening
     out: on 24 files of 1 MB and 300 branches, at --budget 30, a run sized without it took
     twice its time and left no room for the k workers' run, and the parallel efficiency went
-    unmeasured).  A run is started
+    unmeasured); where that leaves fewer than two files per worker, one run of each over
+    two whole files per worker is preferred where it fits (:func:`_two_per_worker`).  A run
+    is started
     only where it fits the time left (the k workers' run is left out where it does not);
     raises :class:`~probes.readtests.runner.OutOfTime` where not even the single worker's
     run fits."""
@@ -309,15 +353,27 @@ def measure_parallel_loop(session: Session, files: Sequence[str], tree_name: str
     budget_bytes = PARALLEL_BYTES
     if rate_mb_per_s:
         budget_bytes = min(PARALLEL_BYTES, max(1e6, rate_mb_per_s * 1e6 * share_s / 4))
-    plan = plan_reads(files, tree_name, branches, max_bytes=budget_bytes)
+    k = workers or max(2, min(os.cpu_count() or 2, 4))
+    repeats = 1 if share_s < 4 else 2
+    # planning opens each file: in a short share, beyond 2 k files (two per worker) that costs
+    # the test more than more files add (the planned bytes of 24 files of 1 MB and 300
+    # branches reached seven files at --budget 30: 0.5 s of a 2 s share)
+    listed = files[:2 * k] if repeats == 1 else files
+    plan = plan_reads(listed, tree_name, branches, max_bytes=budget_bytes)
     whole = [p.path for p in plan.parts if p.entries == p.tree_entries]
     paths = whole or [plan.parts[0].path]
     # not even one file whole within the bytes planned: the planned part of the first file
     # only (a 41 MB file read whole by the single worker left no time for the k workers)
     stop = None if whole else max(plan.parts[0].entries, 1)
-    k = workers or max(2, min(os.cpu_count() or 2, 4))
     if rate_mb_per_s and open_s and whole:
         paths = _fitting(paths, plan, rate_mb_per_s, open_s, share_s / 4, k)
+        if len(paths) < 2 * k:
+            # two whole files per worker where one run of each fits, rather than two runs of
+            # one file per worker: the paces of units after the first compare
+            two = _two_per_worker(plan, listed, tree_name, branches, k, rate_mb_per_s,
+                                  open_s, share_s)
+            if two is not None:
+                plan, paths = two
     # fewer than two files per worker: the workers pull packets of entries (on cluster
     # boundaries), about 4 per worker, so that k of them can be busy and each reads units
     # after its first (both runs alike): a worker's first unit pays a fresh process's
@@ -329,7 +385,6 @@ def measure_parallel_loop(session: Session, files: Sequence[str], tree_name: str
         packets = max(1, entries // (4 * k))
     out: list[ParallelPoint] = []
     results: list[JobResult] = []
-    repeats = 1 if share_s < 4 else 2
     # one run: the processes' start, and the data at the single loop's rate where known
     mb = sum(p.compressed_bytes * (p.fraction if stop else 1.0)
              for p in plan.parts if p.path in paths) / 1e6
