@@ -265,6 +265,34 @@ def test_the_loops_cost_per_file_beyond_a_later_call_of_a_whole_file() -> None:
     assert loop_file_extra(slow) == 0.0
 
 
+def test_the_loops_cost_per_file_is_held_below_its_fastest_file() -> None:
+    """A slow warm median makes the loop's extra per file large; the model takes it out of
+    the cold and the warm row alike, so it is held to 0.4 of the fastest pass's time a file
+    (else the cold row, too short for it, stays as measured and reads slower than warm)."""
+    from models.calcosts import loop_file_extra
+    from probes.readtests.results import Conditions
+    from probes.readtests.runner import measurement
+
+    cal, dataset, site = _calibration(None)
+    assert cal.call_cost is not None and cal.event_loop is not None and cal.event_loop.warm
+    warm = float(cal.event_loop.warm.median or 0)
+    # a file's 100 entries take the warm loop 0.1 s; the later call 0.038 s less than that
+    assert 100 / warm == pytest.approx(0.1)
+    whole = replace(cal, call_cost=replace(cal.call_cost, later_call_s=0.1 - 0.038,
+                                           later_entries=100, later_whole_file=True))
+    assert loop_file_extra(whole) == pytest.approx(0.038)
+    # a cold pass at 1.25x the warm rate (a noisy warm one): 0.08 s a file, 0.4 of it
+    fast_cold = measurement([1.25 * warm], "events/s", Conditions(cache="cold", workers=1))
+    noisy = replace(whole, event_loop=replace(whole.event_loop, cold=fast_cold))
+    assert loop_file_extra(noisy) == pytest.approx(0.032)
+    # both loop rows lose the same 0.032 s a file: the cold row reads faster than the warm
+    # one, as measured (with 0.038 s the cold row kept its 0.08 s, the warm one 0.062 s)
+    inputs = fit_inputs(noisy, dataset, site)
+    cold_row = inputs.y[inputs.labels.index("event loop, cold")]
+    warm_row = inputs.y[inputs.labels.index("event loop, warm")]
+    assert cold_row > warm_row
+
+
 def test_the_event_loop_rows_count_the_calls_of_the_loops_own_step() -> None:
     # 10.5 MB of arrays per file: one call at a job's 50 MB step, 11 at a short share's 1 MB
     cal, dataset, site = _calibration(None)
