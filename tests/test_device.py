@@ -219,6 +219,31 @@ def test_a_throttle_lets_reads_spaced_by_cpu_through_and_charges_back_to_back_on
         thr.paced_time(io, [0.5])
 
 
+def test_a_throttles_credit_comes_once_for_a_replay_standing_for_many() -> None:
+    """The throttle lets one slice's budget through at once, once per job: a replayed sample
+    of files standing for ten times as many takes the credit off once, not ten times (120
+    tiny files replayed as 8 had come out 5.2 s where their 840 I/Os take 6.7 s)."""
+    from models.replay.predict import LayoutTime, retimed
+
+    thr = LocalDevice(70.0, 1 / 120, 0, limit="max", throttle_slice_s=0.1,
+                      throttle_mb_per_s=70.0, throttle_iops=120.0)
+    # 48 small reads far apart: 48 request slots, 0.4 s, less the slice's credit
+    io = thr.replay([Request("f", i * 4 * MiB, 4096) for i in range(48)], {"f": 256 * MiB})
+    assert io.device_requests == 48
+    assert io.time_s == pytest.approx(0.3) and io.credit_s == pytest.approx(0.1)
+    lt = LayoutTime(files=80, entries=800, compressed_mb=1.0, calls=80, baskets=80, io=io,
+                    scale=10.0, cpu_s=0.0)
+    assert lt.io_s == pytest.approx(10 * 0.4 - 0.1)
+    # on a device of twice the IOPS: the same I/Os, 0.2 s each sample, the credit once
+    fast = retimed(lt, thr, 1.0, 0.5)
+    assert fast.io.credit_s == pytest.approx(0.1)
+    assert fast.io_s == pytest.approx(10 * 0.2 - 0.1)
+    # no throttle: no credit
+    plain = LocalDevice(70.0, 1 / 120, 0, limit="max")
+    io = plain.replay([Request("f", i * 4 * MiB, 4096) for i in range(48)], {"f": 256 * MiB})
+    assert io.credit_s == 0.0 and io.time_s == pytest.approx(0.4)
+
+
 def test_a_throttle_slice_ends_on_the_kernels_grid() -> None:
     """Each dispatch sets the slice's end a slice later, rounded up to a whole slice of the
     kernel's clock: after 105 ms of CPU the slice is still alive in 3 of 4 phases, and the

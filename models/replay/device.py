@@ -89,6 +89,11 @@ class Transfer:
     #: I/Os of request ``i`` are ``ios[marks[i]:marks[i + 1]]``): what
     #: ``LocalDevice.paced_time`` needs to put the reader's CPU work between them
     marks: tuple[int, ...] = field(default=(), repr=False, compare=False)
+    #: seconds of a block throttle's one-slice credit (``LocalDevice.throttle_slice_s``) the
+    #: device time above already has off: the credit comes once per job, after idle, so a
+    #: replay standing for many like it takes it off once (``LayoutTime.io_s``), not once
+    #: per replayed sample
+    credit_s: float = 0.0
 
     @property
     def mb_per_s(self) -> float:
@@ -208,6 +213,10 @@ class LocalDevice:
         """Seconds the device takes for the I/Os ``ios`` ((bytes, whether it seeks), in
         order), by its form (see the module doc)."""
         return max(self._io_time(ios) - self.throttle_slice_s, 0.0)
+
+    def slice_credit(self, ios: Iterable[tuple[int, bool]]) -> float:
+        """The part of the throttle's one-slice credit :meth:`io_time` takes off ``ios``."""
+        return min(self._io_time(ios), self.throttle_slice_s) if self.throttle_slice_s else 0.0
 
     def _io_time(self, ios: Iterable[tuple[int, bool]]) -> float:
         rate = self.mb_per_s * 1e6
@@ -498,7 +507,7 @@ class LocalDevice:
         marks.append(len(ios))
         time_s += self.io_time(ios)
         return Transfer(time_s, n, req_bytes, dev_n, dev_bytes, seeks, cached, tuple(ios),
-                        tuple(marks))
+                        tuple(marks), credit_s=self.slice_credit(ios))
 
     def _replay_folios(self, requests: Iterable[Request], sizes: dict[str, int], reopen: bool,
                        log: list[tuple[str, int, int]] | None) -> Transfer:
@@ -554,7 +563,7 @@ class LocalDevice:
         marks.append(len(ios))
         time_s += self.io_time(ios)
         return Transfer(time_s, n, req_bytes, dev_n, dev_bytes, seeks, cached, tuple(ios),
-                        tuple(marks))
+                        tuple(marks), credit_s=self.slice_credit(ios))
 
 
 @dataclass(frozen=True)

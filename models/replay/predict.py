@@ -102,13 +102,17 @@ class LayoutTime:
 
     @property
     def io_s(self) -> float:
-        return self.io.time_s * self.scale
+        """The replayed I/O of all ``files``: the replayed files' times ``scale``, with a block
+        throttle's one-slice credit taken off once (120 tiny files replayed as 8: 840 device
+        I/Os at 8 ms each, 6.7 s, had come out 5.2 s with the credit taken off 15 times;
+        two processes of the program took 7.0 s)."""
+        return _scaled(self.io, self.scale)
 
     @property
     def sync_s(self) -> float:
         """The replayed I/O that cannot hide behind the CPU (the ``meta`` and ``key`` reads,
         replayed alone): at most ``io_s``."""
-        return min(self.sync.time_s * self.scale, self.io_s) if self.sync is not None else 0.0
+        return min(_scaled(self.sync, self.scale), self.io_s) if self.sync is not None else 0.0
 
     @property
     def hidden_s(self) -> float:
@@ -459,6 +463,12 @@ def _compare(before_maps: Sequence[BasketMap], after_maps: Sequence[BasketMap],
     return before, after, s, min(lows), max(highs)
 
 
+def _scaled(io: Transfer, scale: float) -> float:
+    """The time of ``scale`` replays like ``io``, one after another: the throttle's credit
+    (``Transfer.credit_s``) once."""
+    return max((io.time_s + io.credit_s) * scale - io.credit_s, 0.0)
+
+
 def retimed(lt: LayoutTime, device: LocalDevice, bw_factor: float, access_factor: float
             ) -> LayoutTime:
     """``lt`` (replayed through ``device``) on a device with the bandwidth times
@@ -473,12 +483,15 @@ def retimed(lt: LayoutTime, device: LocalDevice, bw_factor: float, access_factor
                     access_s=device.access_s * access_factor,
                     throttle_mb_per_s=device.throttle_mb_per_s * bw_factor,
                     throttle_iops=device.throttle_iops / access_factor)
+    credit = io.credit_s
     if io.ios:  # the device I/Os themselves, retimed by the device's form
         t = io.time_s - device.io_time(io.ios) + other.io_time(io.ios)
+        credit = other.slice_credit(io.ios)
     sync = lt.sync
     if sync is not None:  # the synchronous reads' replay, retimed alike
         sync = retimed(replace(lt, io=sync, sync=None), device, bw_factor, access_factor).io
-    return replace(lt, io=replace(io, time_s=t), _access_s=device.access_s * access_factor,
+    return replace(lt, io=replace(io, time_s=t, credit_s=credit),
+                   _access_s=device.access_s * access_factor,
                    sync=sync, device=other if lt.device is not None else None)
 
 
