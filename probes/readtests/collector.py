@@ -78,15 +78,37 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
                 continue
         return out
 
-    def read(path: str) -> None:
-        nonlocal branches
-        with uproot.open(path) as f:
-            t = f[tree]
-            if branches is None:
-                branches = readable(t)
-            t.arrays(branches, entry_stop=min(t.num_entries, ENTRIES_PER_FILE), library="ak")
+    skipped: set[str] = set()  # files without the tree, or that fail: read no more
+    at = [0]
 
-    read(files[0])  # first use: interpretations, awkward's kernels
+    def read(path: str) -> bool:
+        nonlocal branches
+        try:
+            with uproot.open(path) as f:
+                if tree not in f:
+                    raise KeyError(tree)
+                t = f[tree]
+                if branches is None:
+                    branches = readable(t)
+                t.arrays(branches, entry_stop=min(t.num_entries, ENTRIES_PER_FILE),
+                         library="ak")
+        except Exception:
+            skipped.add(path)
+            return False
+        return True
+
+    def read_next() -> None:
+        """The next file in turn that reads (a dataset's drawn files may hold other trees:
+        the event loop's plan skips them as well)."""
+        for _ in range(len(files)):
+            path = files[at[0] % len(files)]
+            at[0] += 1
+            if path not in skipped and read(path):
+                return
+        raise RuntimeError(f"no file holds a readable tree {tree!r} "
+                           f"(first: {files[0] if files else 'none'})")
+
+    read_next()  # first use: interpretations, awkward's kernels
     gc.collect()
     events: list[tuple[int, float]] = []
     started = [0.0]
@@ -101,7 +123,7 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
     t0 = time.perf_counter()
     n = 0
     while n < MIN_FILES or (time.perf_counter() - t0 < spec["share_s"] and n < MAX_FILES):
-        read(files[n % len(files)])
+        read_next()
         n += 1
     gc.callbacks.remove(callback)
     gc.collect(1)  # the young generations' garbage: a young collection frees it (not timed)

@@ -232,11 +232,12 @@ def plan_reads(
     max_bytes: float = DEFAULT_MAX_BYTES,
     deadline: float | None = None,
     clock: Callable[[], float] = time.perf_counter,
+    max_files: int | None = None,
 ) -> Plan:
     """Which files (and how many entries of the last) to read: files in order until the
-    selected branches reach ``max_bytes`` compressed.  Files without the tree (or that cannot
-    be opened) are skipped and named in ``skipped``.  Raises ``ValueError`` when a requested
-    branch does not exist, or when no file can be read."""
+    selected branches reach ``max_bytes`` compressed (or ``max_files`` are planned).  Files
+    without the tree (or that cannot be opened) are skipped and named in ``skipped``.  Raises
+    ``ValueError`` when a requested branch does not exist, or when no file can be read."""
     import uproot
 
     parts: list[FilePart] = []
@@ -244,7 +245,8 @@ def plan_reads(
     selected: tuple[str, ...] | None = tuple(branches) if branches else None
     total = 0.0
     for path in files:
-        if total >= max_bytes or (deadline is not None and parts and clock() >= deadline):
+        if total >= max_bytes or (deadline is not None and parts and clock() >= deadline) \
+                or (max_files is not None and len(parts) >= max_files):
             break
         try:
             with uproot.open(path) as f:

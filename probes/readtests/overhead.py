@@ -312,9 +312,14 @@ def _two_per_worker(plan: Plan, files: Sequence[str], tree_name: str,
     if len(parts) < 2 * k:
         # the planned bytes ended first: the files after the whole ones, up to the bytes of
         # the files missing (half as much again: files differ in size), whole ones only
-        done = {p.path for p in whole}
-        more = plan_reads([f for f in files if f not in done], tree_name, branches,
-                          max_bytes=1.5 * (2 * k - len(whole)) * mean_mb * 1e6)
+        rest = list(files)[list(files).index(whole[-1].path) + 1:] \
+            if whole[-1].path in files else []
+        try:
+            more = plan_reads(rest, tree_name, branches,
+                              max_bytes=1.5 * (2 * k - len(whole)) * mean_mb * 1e6,
+                              max_files=2 * k - len(whole))
+        except ValueError:  # none of them holds the tree
+            return None
         parts = (parts + [p for p in more.parts if p.entries == p.tree_entries])[:2 * k]
         skipped += more.skipped
         if len(parts) < 2 * k:
@@ -358,8 +363,8 @@ def measure_parallel_loop(session: Session, files: Sequence[str], tree_name: str
     # planning opens each file: in a short share, beyond 2 k files (two per worker) that costs
     # the test more than more files add (the planned bytes of 24 files of 1 MB and 300
     # branches reached seven files at --budget 30: 0.5 s of a 2 s share)
-    listed = files[:2 * k] if repeats == 1 else files
-    plan = plan_reads(listed, tree_name, branches, max_bytes=budget_bytes)
+    most = 2 * k if repeats == 1 else None
+    plan = plan_reads(files, tree_name, branches, max_bytes=budget_bytes, max_files=most)
     whole = [p.path for p in plan.parts if p.entries == p.tree_entries]
     paths = whole or [plan.parts[0].path]
     # not even one file whole within the bytes planned: the planned part of the first file
@@ -370,7 +375,7 @@ def measure_parallel_loop(session: Session, files: Sequence[str], tree_name: str
         if len(paths) < 2 * k:
             # two whole files per worker where one run of each fits, rather than two runs of
             # one file per worker: the paces of units after the first compare
-            two = _two_per_worker(plan, listed, tree_name, branches, k, rate_mb_per_s,
+            two = _two_per_worker(plan, files, tree_name, branches, k, rate_mb_per_s,
                                   open_s, share_s)
             if two is not None:
                 plan, paths = two
