@@ -212,11 +212,13 @@ class LocalDevice:
     def io_time(self, ios: Iterable[tuple[int, bool]]) -> float:
         """Seconds the device takes for the I/Os ``ios`` ((bytes, whether it seeks), in
         order), by its form (see the module doc)."""
-        return max(self._io_time(ios) - self.throttle_slice_s, 0.0)
+        return self.timed(ios)[0]
 
-    def slice_credit(self, ios: Iterable[tuple[int, bool]]) -> float:
-        """The part of the throttle's one-slice credit :meth:`io_time` takes off ``ios``."""
-        return min(self._io_time(ios), self.throttle_slice_s) if self.throttle_slice_s else 0.0
+    def timed(self, ios: Iterable[tuple[int, bool]]) -> tuple[float, float]:
+        """``(io_time(ios), the part of the throttle's one-slice credit taken off it)``."""
+        raw = self._io_time(ios)
+        credit = min(raw, self.throttle_slice_s)
+        return raw - credit, credit
 
     def _io_time(self, ios: Iterable[tuple[int, bool]]) -> float:
         rate = self.mb_per_s * 1e6
@@ -505,9 +507,9 @@ class LocalDevice:
         for group in calls(requests):
             flush(group)
         marks.append(len(ios))
-        time_s += self.io_time(ios)
-        return Transfer(time_s, n, req_bytes, dev_n, dev_bytes, seeks, cached, tuple(ios),
-                        tuple(marks), credit_s=self.slice_credit(ios))
+        io_s, credit = self.timed(ios)
+        return Transfer(time_s + io_s, n, req_bytes, dev_n, dev_bytes, seeks, cached,
+                        tuple(ios), tuple(marks), credit_s=credit)
 
     def _replay_folios(self, requests: Iterable[Request], sizes: dict[str, int], reopen: bool,
                        log: list[tuple[str, int, int]] | None) -> Transfer:
@@ -561,9 +563,9 @@ class LocalDevice:
             cache.replay(group, sizes, reopen)
             marks.extend([before] + [len(ios)] * (len(group) - 1))  # (as on the order-0 path)
         marks.append(len(ios))
-        time_s += self.io_time(ios)
-        return Transfer(time_s, n, req_bytes, dev_n, dev_bytes, seeks, cached, tuple(ios),
-                        tuple(marks), credit_s=self.slice_credit(ios))
+        io_s, credit = self.timed(ios)
+        return Transfer(time_s + io_s, n, req_bytes, dev_n, dev_bytes, seeks, cached,
+                        tuple(ios), tuple(marks), credit_s=credit)
 
 
 @dataclass(frozen=True)

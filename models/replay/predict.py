@@ -485,8 +485,8 @@ def retimed(lt: LayoutTime, device: LocalDevice, bw_factor: float, access_factor
                     throttle_iops=device.throttle_iops / access_factor)
     credit = io.credit_s
     if io.ios:  # the device I/Os themselves, retimed by the device's form
-        t = io.time_s - device.io_time(io.ios) + other.io_time(io.ios)
-        credit = other.slice_credit(io.ios)
+        then, credit = other.timed(io.ios)
+        t = io.time_s - device.io_time(io.ios) + then
     sync = lt.sync
     if sync is not None:  # the synchronous reads' replay, retimed alike
         sync = retimed(replace(lt, io=sync, sync=None), device, bw_factor, access_factor).io
