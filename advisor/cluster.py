@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from models.calcosts import loop_cpu_rate
 from models.cluster import ClusterModel, ClusterModelSummary
 from probes.cluster import (
     ClusterError,
@@ -139,7 +140,8 @@ def _median(values: Sequence[float]) -> float | None:
 
 def cpu_and_event_size(profile: ClusterProfile) -> tuple[float | None, float | None]:
     """(the CPU rate per worker, MB/s compressed: the median over nodes of the event loop's
-    warm rate; the MB one event carries, compressed), ``None`` where no event loop ran."""
+    warm rate, or its cold one where faster; the MB one event carries, compressed), ``None``
+    where no event loop ran."""
     cpu: list[float] = []
     size: list[float] = []
     for node in profile.nodes:
@@ -148,8 +150,9 @@ def cpu_and_event_size(profile: ClusterProfile) -> tuple[float | None, float | N
             continue
         per_event = loop.compressed_mb_per_s / loop.events_per_s
         size.append(per_event)
-        if loop.warm is not None and loop.warm.median:
-            cpu.append(loop.warm.median * per_event)
+        rate = loop_cpu_rate(loop)  # the warm rate, or the cold one where faster
+        if rate:
+            cpu.append(rate * per_event)
     return _median(cpu), _median(size)
 
 

@@ -281,16 +281,51 @@ def test_the_loops_cost_per_file_is_held_below_its_fastest_file() -> None:
     whole = replace(cal, call_cost=replace(cal.call_cost, later_call_s=0.1 - 0.038,
                                            later_entries=100, later_whole_file=True))
     assert loop_file_extra(whole) == pytest.approx(0.038)
-    # a cold pass at 1.25x the warm rate (a noisy warm one): 0.08 s a file, 0.4 of it
+    # a cold pass at 1.25x the warm rate (a noisy warm one): 0.08 s a file bounds the
+    # loop's CPU, so the extra is 0.08 - 0.062 s
     fast_cold = measurement([1.25 * warm], "events/s", Conditions(cache="cold", workers=1))
     noisy = replace(whole, event_loop=replace(whole.event_loop, cold=fast_cold))
-    assert loop_file_extra(noisy) == pytest.approx(0.032)
+    assert loop_file_extra(noisy) == pytest.approx(0.018)
+    # a later call of 0.03 s: 0.05 s a file of the cold pass's 0.08, held to 0.4 of it
+    assert cal.call_cost is not None
+    cheap = replace(noisy, call_cost=replace(noisy.call_cost, later_call_s=0.03,
+                                             later_entries=100, later_whole_file=True))
+    assert loop_file_extra(cheap) == pytest.approx(0.032)
     # both loop rows lose the same 0.032 s a file: the cold row reads faster than the warm
-    # one, as measured (with 0.038 s the cold row kept its 0.08 s, the warm one 0.062 s)
+    # one, as measured (with 0.05 s the cold row kept its 0.08 s, the warm one 0.05 s)
+    noisy = cheap
     inputs = fit_inputs(noisy, dataset, site)
     cold_row = inputs.y[inputs.labels.index("event loop, cold")]
     warm_row = inputs.y[inputs.labels.index("event loop, warm")]
     assert cold_row > warm_row
+
+
+def test_a_warm_loop_slower_than_its_cold_pass_costs_the_cold_passs_cpu() -> None:
+    """A pass's wall time bounds its CPU: where the cold loop (the same work, plus waits for
+    the disk) ran faster than the warm one, the per-call cost comes from the cold rate."""
+    from models.calcosts import loop_call_costs, loop_cpu_rate
+    from probes.readtests.results import Conditions
+    from probes.readtests.runner import measurement
+
+    cal, dataset, site = _calibration(None)
+    # one basket per branch and file: the loop's calls cost what their branches do
+    tree = replace(dataset.trees[0], baskets=BasketStats(2200, 136_000.0))
+    loop = cal.event_loop
+    assert loop is not None and loop.warm is not None
+    assert loop_cpu_rate(loop) == pytest.approx(1000.0)
+    slow = loop_call_costs(cal, tree)
+    cold = measurement([1500.0], "events/s", Conditions(cache="cold", workers=1))
+    faster = replace(cal, event_loop=replace(loop, cold=cold))
+    assert loop_cpu_rate(faster.event_loop) == pytest.approx(1500.0)
+    # the same per-call cost as a warm loop that ran at the cold rate
+    as_warm = replace(cal, event_loop=replace(loop, cold=cold, warm=_m(1500.0, unit="events/s")))
+    got, want = loop_call_costs(faster, tree), loop_call_costs(as_warm, tree)
+    assert slow is not None and got is not None and want is not None
+    assert got.call_s == pytest.approx(want.call_s)
+    assert got.call_s < slow.call_s
+    # a cold pass slower than the warm one (its waits for the disk) changes nothing
+    slow_cold = measurement([500.0], "events/s", Conditions(cache="cold", workers=1))
+    assert loop_cpu_rate(replace(loop, cold=slow_cold)) == pytest.approx(1000.0)
 
 
 def test_the_event_loop_rows_count_the_calls_of_the_loops_own_step() -> None:

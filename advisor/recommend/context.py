@@ -14,6 +14,7 @@ from models.calcosts import (
     first_call_extra,
     first_touch_cost,
     loop_call_costs,
+    loop_cpu_rate,
     loop_refault,
     step_touch,
     uproot_key_cost,
@@ -306,9 +307,10 @@ class Context:
         if not lt.branch_calls or not lt.compressed_mb:
             return None
         rates = loop_call_costs(replace(cal, event_loop=replace(loop, reader=None)), self.tree)
+        warm = float(loop_cpu_rate(loop) or loop.warm.median)  # or the cold, where faster
         if rates is None or lt.baskets / lt.branch_calls > LOOP_CALL_MAX_BASKETS:
-            return self._reader_mb_costs(lt, float(loop.warm.median))
-        return reader_loop_costs(lt, float(loop.warm.median), rates.decompress_mb_per_s,
+            return self._reader_mb_costs(lt, warm)
+        return reader_loop_costs(lt, warm, rates.decompress_mb_per_s,
                                  None if rates.basket_assumed else rates.basket_s,
                                  rates.process_mb_per_s or None, key_s=rates.key_s,
                                  key_range=rates.key_range, first_s=rates.first_s)

@@ -124,7 +124,7 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
     raw = calibration.raw_read if calibration is not None else None
     device = site_device(baseline.params, raw, site)
     opened = calibration.open_overhead_s if calibration is not None else None
-    from ..calcosts import collector_per_file, first_call_extra, step_touch
+    from ..calcosts import collector_per_file, first_call_extra, loop_cpu_rate, step_touch
 
     # Python's garbage collector per file, a program reading with uproot pays it (full
     # collections every few files, which the medians of the open test and the loop leave out)
@@ -142,7 +142,8 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
         raise ValueError(f"branch {exc} not in the sampled files") from None
     loop = calibration.event_loop if calibration is not None else None
     mine = loop is not None and loop.reader == spec.text
-    warm = loop.warm.median if mine and loop is not None and loop.warm is not None else None
+    # its warm rate, or the cold one where faster (``calcosts.loop_cpu_rate``)
+    warm = loop_cpu_rate(loop) if mine else None
     notes: list[str] = []
     io_s, cpu_s, source = lt.io_s, lt.cpu_s, "fitted"
     # the open per file, where the loop did not time it (``ReaderSpec.opens_in_loop``)
