@@ -1,6 +1,7 @@
 """Python's garbage collector per file (``probes.readtests.collector``): the arithmetic of the
-child's record, a real child on tiny files, the skip below a few files, and what the model
-adds (uproot's open, not ROOT's; the ``--reader`` baseline's per-file cost)."""
+child's record, a real child on tiny files, the skip below a few files, what the model
+adds (uproot's open, not ROOT's; the ``--reader`` baseline's per-file cost), and the event loop
+timed without full collections (which the model adds per file)."""
 
 from __future__ import annotations
 
@@ -134,3 +135,45 @@ def test_reader_baseline_pays_the_collector_per_file(tmp_path: Path) -> None:
     root = parse_reader("root.getentry")
     assert reader_baseline(root, maps, 40, cal(0.015), site, base).cpu_s == \
         pytest.approx(reader_baseline(root, maps, 40, cal(None), site, base).cpu_s)
+
+
+def _churn(n: int = 300_000) -> list[list[object]]:
+    """Objects in reference cycles that survive: young collections promote them until full
+    collections come."""
+    keep: list[list[object]] = []
+    for _ in range(n):
+        a: list[object] = []
+        a.append(a)
+        keep.append(a)
+    return keep
+
+
+def test_the_event_loop_is_timed_without_full_collections() -> None:
+    """The collector test's cost per file is added by the model: the loop's timed passes hold
+    full collections off (else a program's full collections are counted twice), restore the
+    thresholds and collect once afterwards."""
+    import gc
+
+    from probes.readtests.eventloop import no_full_collections
+
+    full: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start" and info["generation"] == 2:
+            full.append(1)
+
+    before = gc.get_threshold()
+    gc.collect()
+    gc.callbacks.append(seen)
+    try:
+        del _churn()[:]
+        assert full, "the churn alone should run full collections"
+        full.clear()
+        with no_full_collections():
+            del _churn()[:]
+            assert not full
+            assert gc.get_threshold()[:2] == before[:2]
+        assert gc.get_threshold() == before
+        assert len(full) == 1  # the one collection after the pass
+    finally:
+        gc.callbacks.remove(seen)

@@ -6,8 +6,9 @@ collector frees; reading arrays adds more.  A program reading many small files t
 *full* collections (generation 2) every few files, each walking the whole heap and freeing
 the files' cycles: measured on 120 files of 500 entries and 100 branches, 12 full collections
 of 60-165 ms, 11.6 ms per file, 9% of the program's time (15-20% for 20 files of 400
-branches).  The open test's median and the warm event loop's median samples leave them out
-(they come every ~10 files), and the advisor's own heap is not the program's.
+branches).  The open test's median leaves them out (they come every ~10 files), the event
+loop holds them off while it is timed (``eventloop.no_full_collections``: on files of 300
+branches they came in every pass), and the advisor's own heap is not the program's.
 
 So this test runs in a **fresh interpreter** that imports what the program imports (uproot and
 awkward), opens the sampled files in turn (cycling), reads each one's first entries with
