@@ -110,6 +110,21 @@ def test_a_files_first_call_adds_to_uproots_open_not_roots() -> None:
     assert costs_from(_params(), {"opens": 0.0}, 0.05, first_call_s=0.03).open_s == 0.0
 
 
+def test_a_first_call_costing_more_than_the_fitted_open_leaves_the_open_counted() -> None:
+    """A noisy pair of first calls (0.25 s, where the fitted open holding it is 0.2 s) cannot
+    be split off the fitted open: the open is still counted (the warm open measured, with
+    the collector), never 0."""
+    lc = loop_costs(0.2, 2.0, 2, 0, 100.0, first_s=0.25)
+    assert lc is not None and lc.first_s == 0.0  # the loop kept it in its calls
+    costs = costs_from(_params(), {}, 0.05, loop=lc, first_call_s=0.25, collector_s=0.012)
+    assert costs.open_s == pytest.approx(0.062)
+    # without the loop's split: the warm open, the first call and the collector
+    fitted = costs_from(_params(), {}, 0.05, first_call_s=0.25, collector_s=0.012)
+    assert fitted.open_s == pytest.approx(0.312)
+    assert costs_from(_params(), {"opens": 0.0}, 0.05, loop=lc, first_call_s=0.25,
+                      collector_s=0.012).open_s == 0.0
+
+
 def test_reader_baseline_pays_the_collector_per_file(tmp_path: Path) -> None:
     f = write_flat(tmp_path / "f.root", entries=2000, branches=10, chunks=4)
     maps = [read_basket_map(str(f))]
