@@ -18,7 +18,8 @@ event loop, cold/warm     the whole pipeline (I/O, decompression, processing) on
 unpacking (uproot)        an in-memory row (no I/O, no decompression): the processing rate
                           per compressed MB (plain uproot loop only; see below)
 open cost                 a prior on ``open_s`` (median, with its spread), plus a file's first
-                          read call beyond a later one (the per-call test's)
+                          read call beyond a later one (the per-call test's) and, with
+                          uproot, the collector test's full collections per file
 per-call cost             a prior on ``call_s``, and the warm per-MB rate beyond it; a file's
                           first call's extra goes to ``open_s`` (the event loop's rows,
                           which open no file, run at a later call's pace)
@@ -68,6 +69,7 @@ from probes.results import DatasetProfile, SiteProfile, TreeProfile
 
 from .calcosts import (
     basket_density,
+    collector_per_file,
     compressed_per_event,
     first_call_extra,
     loop_branches,
@@ -328,8 +330,11 @@ def _unpacking_rows(x: _Inputs) -> None:
 def _open_cost_inputs(x: _Inputs) -> None:
     o = x.cal.open_overhead_s
     if o is not None and o.cold is not None and o.cold > 0:
-        # with each file's first read call beyond a later one (a cost per file)
-        x.prior("open_s", o.cold + x.first_call, o.cold_measurement)
+        # with each file's first read call beyond a later one (a cost per file), and with
+        # uproot Python's full collections per file (the collector test's: the event loop's
+        # rows are timed without them, the open test's median leaves them out)
+        gc_s = collector_per_file(x.cal) if x.cal.engine == "uproot" else 0.0
+        x.prior("open_s", o.cold + x.first_call + gc_s, o.cold_measurement)
 
 
 def _call_cost_inputs(x: _Inputs) -> None:

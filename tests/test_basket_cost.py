@@ -307,7 +307,7 @@ def test_a_warm_loop_slower_than_its_cold_pass_costs_the_cold_passs_cpu() -> Non
     from probes.readtests.results import Conditions
     from probes.readtests.runner import measurement
 
-    cal, dataset, site = _calibration(None)
+    cal, dataset, _site = _calibration(None)
     # one basket per branch and file: the loop's calls cost what their branches do
     tree = replace(dataset.trees[0], baskets=BasketStats(2200, 136_000.0))
     loop = cal.event_loop
@@ -326,6 +326,22 @@ def test_a_warm_loop_slower_than_its_cold_pass_costs_the_cold_passs_cpu() -> Non
     # a cold pass slower than the warm one (its waits for the disk) changes nothing
     slow_cold = measurement([500.0], "events/s", Conditions(cache="cold", workers=1))
     assert loop_cpu_rate(replace(loop, cold=slow_cold)) == pytest.approx(1000.0)
+
+
+def test_the_open_prior_holds_the_collectors_full_collections() -> None:
+    """The event loop's rows are timed without Python's full collections: with uproot, the
+    open's prior carries the collector test's cost per file (a program opening files pays
+    it), so the rate model still counts it; ROOT's loop does not pay it."""
+    from probes.readtests.results import Collector
+
+    cal, dataset, site = _calibration(None)
+    before = fit_inputs(cal, dataset, site).priors["open_s"][0]
+    gc = Collector(0.012, 0.008, 0.004, 20, 2, 250, 0.05, 60_000, _m(0.012))
+    with_gc = replace(cal, collector=gc)
+    assert fit_inputs(with_gc, dataset, site).priors["open_s"][0] == pytest.approx(before + 0.012)
+    root = replace(with_gc, engine="root")
+    assert fit_inputs(root, dataset, site).priors["open_s"][0] == pytest.approx(
+        fit_inputs(replace(cal, engine="root"), dataset, site).priors["open_s"][0])
 
 
 def test_the_event_loop_rows_count_the_calls_of_the_loops_own_step() -> None:
