@@ -548,7 +548,7 @@ def test_scaling_plot_shows_the_curve_and_the_points_over_the_interval(advice: A
     band = [ch for row in plot for ch, s in row if s == "band"]
     assert band and len(band) < 4 * 78  # two dotted edges, not a filled area
     text = "".join(ch for row in cells for ch, _ in row)
-    assert "storage capacity (model) 2.59 MB/s" in text and "hardware limit" not in text
+    assert "storage capacity (model) 3.33 MB/s" in text and "hardware limit" not in text
     assert "90% interval" in text and "knee (90%)" in text
 
 
