@@ -344,6 +344,28 @@ def test_the_open_prior_holds_the_collectors_full_collections() -> None:
         fit_inputs(replace(cal, engine="root"), dataset, site).priors["open_s"][0])
 
 
+def test_a_noisy_first_call_is_held_below_the_loops_time_per_file() -> None:
+    """Where the loop's own extra per file cannot be taken (it ran the program's reader),
+    the per-call test's pair of first calls is held below ``LOOP_EXTRA_MAX`` of the loop's
+    time per file, where its range is a whole file: the loop's files each had one first
+    call, so a first call cannot cost more than they took."""
+    from models.calcosts import LOOP_EXTRA_MAX, first_call_extra, loop_file_extra
+
+    cal, _, _ = _calibration(None)
+    assert cal.call_cost is not None and cal.event_loop is not None
+    mine = replace(cal, event_loop=replace(cal.event_loop, reader="uproot.iterate"))
+    noisy = replace(mine, call_cost=replace(cal.call_cost, first_call_s=0.069,
+                                            later_call_s=0.05, later_entries=100,
+                                            later_whole_file=True))
+    assert loop_file_extra(noisy) is None
+    # 100 entries at the loop's 1,000 events/s: 0.1 s a file, the first call at most 0.04
+    assert first_call_extra(noisy) == pytest.approx(LOOP_EXTRA_MAX * 0.1)
+    part = replace(noisy, call_cost=replace(noisy.call_cost, later_whole_file=False))
+    assert first_call_extra(part) == pytest.approx(0.069)
+    quiet = replace(noisy, call_cost=replace(noisy.call_cost, first_call_s=0.01))
+    assert first_call_extra(quiet) == pytest.approx(0.01)
+
+
 def test_the_event_loop_rows_count_the_calls_of_the_loops_own_step() -> None:
     # 10.5 MB of arrays per file: one call at a job's 50 MB step, 11 at a short share's 1 MB
     cal, dataset, site = _calibration(None)
