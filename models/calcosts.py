@@ -174,10 +174,8 @@ def loop_file_extra(cal: Calibration | None) -> float | None:
     per_event = (loop.uncompressed_mb_per_s or 0.0) * 1e6 / loop.events_per_s
     if calls_per_file(per_event * cc.later_entries, loop.step_bytes or STEP_BYTES) > 1:
         return None  # the loop read such a file in several calls
-    fastest = max(m.median for m in (loop.cold, loop.warm) if m is not None and m.median)
-    extra = max(cc.later_entries / (loop_cpu_rate(loop) or loop.warm.median)
-                - cc.later_call_s, 0.0)
-    return min(extra, LOOP_EXTRA_MAX * cc.later_entries / fastest)
+    per_file = cc.later_entries / (loop_cpu_rate(loop) or loop.warm.median)  # the faster pass
+    return min(max(per_file - cc.later_call_s, 0.0), LOOP_EXTRA_MAX * per_file)
 
 
 def loop_cpu_rate(loop: EventLoop | None) -> float | None:
