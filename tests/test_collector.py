@@ -192,3 +192,18 @@ def test_the_event_loop_is_timed_without_full_collections() -> None:
         assert len(full) == 1  # the one collection after the pass
     finally:
         gc.callbacks.remove(seen)
+
+
+def test_the_parallel_loop_plans_its_workers_collections() -> None:
+    """The collector test runs before the parallel loop, whose plan counts each file's
+    collections on top of the warm open (its workers are fresh processes that pay them)."""
+    from probes.readtests.registry import READ_TESTS
+    from probes.readtests.steps import worker_open_s
+
+    order = [t.name for t in READ_TESTS]
+    assert order.index("collector") < order.index("parallel_loop")
+    opened = SimpleNamespace(warm=0.015)
+    assert worker_open_s(opened, SimpleNamespace(per_file_s=0.020)) == pytest.approx(0.035)
+    assert worker_open_s(opened, None) == pytest.approx(0.015)
+    assert worker_open_s(opened, SimpleNamespace(per_file_s=None)) == pytest.approx(0.015)
+    assert worker_open_s(None, SimpleNamespace(per_file_s=0.020)) is None

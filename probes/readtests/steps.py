@@ -163,13 +163,23 @@ def key_cost(ctx: Context, share_s: float) -> KeyCost:
     return measure_key_cost(ctx.session, ctx.files, ctx.tree.name, ctx.branches, share_s)
 
 
+def worker_open_s(opened: Any, collected: Any) -> float | None:
+    """Seconds a parallel-loop worker spends per file beyond reading it, for planning its
+    runs: the warm open (the open test's median) and Python's full collections per file (the
+    collector test, run before the parallel loop), which that median leaves out and which the
+    workers, fresh processes, pay as any program does; ``None`` where the open is unknown."""
+    if opened is None or opened.warm is None:
+        return None
+    extra = collected.per_file_s if collected is not None and collected.per_file_s else 0.0
+    return float(opened.warm) + float(extra)
+
+
 def parallel_loop(ctx: Context, share_s: float) -> tuple[ParallelPoint, ...]:
     _not_rntuple(ctx)
     from .overhead import measure_parallel_loop
 
     loop: Any = ctx.results.get("event_loop")
     rate = loop.compressed_mb_per_s if loop is not None else None
-    opened: Any = ctx.results.get("open_cost")
-    open_s = opened.warm if opened is not None else None
+    open_s = worker_open_s(ctx.results.get("open_cost"), ctx.results.get("collector"))
     return measure_parallel_loop(ctx.session, ctx.files, ctx.tree.name, ctx.branches, share_s,
                                  rate_mb_per_s=rate, open_s=open_s)
