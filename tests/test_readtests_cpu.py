@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 import zlib
+from dataclasses import replace
 from pathlib import Path
 
 import cramjam
@@ -31,10 +32,13 @@ from probes.readtests.decompress import (
 )
 from probes.readtests.eventloop import (
     AnalysisError,
+    PassResult,
     measure_event_loop,
     plan_reads,
     read_pass,
     resolve_analysis,
+    truncate,
+    whole_baskets,
 )
 from probes.readtests.runner import Cancelled, ProgressEvent, Session
 
@@ -307,6 +311,42 @@ def test_event_loop_on_selected_branches_and_bounded_bytes(flat: dict[str, str])
         plan_reads([flat["ZLIB"]], "pythia", ["px", "nosuch"])
     with pytest.raises(ValueError, match="no readable tree 'nosuch'"):
         plan_reads([flat["ZLIB"]], "nosuch")
+
+
+def test_a_part_cut_inside_a_file_ends_on_a_cluster_boundary(tmp_path: Path) -> None:
+    import numpy as np
+
+    path = tmp_path / "clusters.root"
+    with uproot.recreate(path) as f:  # each extend: a basket per branch, a common boundary
+        f.mktree("t", {"a": "f8", "b": "f8"})
+        for i in range(4):
+            f["t"].extend({"a": np.arange(100.0) + i, "b": np.arange(100.0) - i})
+    whole = plan_reads([str(path)], "t")
+    assert whole.parts[0].boundaries == (100, 200, 300, 400)
+    assert whole.parts[0].entries == 400
+    # the byte bound falls at about 250 entries: the part stops where both branches' baskets do
+    cut = plan_reads([str(path)], "t", max_bytes=0.625 * whole.compressed_bytes)
+    assert cut.parts[0].entries == 200
+    # a pilot pass stopped inside a basket: the samples after it read whole baskets
+    stopped = PassResult(entries=(250,), seconds=1.0, array_bytes=0, complete=False)
+    assert truncate(whole, stopped).parts[0].entries == 200
+    assert truncate(whole, replace_complete(stopped)).parts[0].entries == 400
+    # a file cut before its first boundary is left out where the whole files before it keep
+    # half of the entries; else (no boundary, or none that keeps half) the cut stays
+    two = plan_reads([str(path), str(path)], "t", max_bytes=1.1 * whole.compressed_bytes)
+    assert [p.entries for p in two.parts] == [400]
+    cut = replace(whole.parts[0], entries=250)
+    assert [p.entries for p in whole_baskets([replace(cut, boundaries=(100, 400))])] == [250]
+    assert [p.entries for p in whole_baskets([replace(cut, boundaries=())])] == [250]
+    assert [p.entries for p in whole_baskets([replace(cut, entries=199)])] == [100]
+    assert [p.entries for p in whole_baskets([replace(cut, entries=40)])] == [40]
+    assert [p.entries for p in whole_baskets([whole.parts[0], replace(cut, entries=40)])] == [400]
+    assert [p.entries for p in whole_baskets([replace(cut, entries=40), replace(cut, entries=60,
+                                              boundaries=(100, 400))])] == [40, 60]
+
+
+def replace_complete(result: PassResult) -> PassResult:
+    return replace(result, complete=True)
 
 
 ANALYSIS = """

@@ -48,6 +48,10 @@ DEFAULT_STEP_BYTES = 50_000_000
 STEP_BYTES_PER_S = 1_000_000
 #: bytes per page of memory (a minor page fault touches one)
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+#: A plan cut inside a file ends at the last cluster boundary before its cut (or with the
+#: files before it) where that keeps at least this fraction of its entries
+#: (:func:`whole_baskets`).
+SNAP_KEEP = 0.5
 #: Fraction of the share the first (pilot) pass may take; it fixes how much is read per sample.
 PILOT_FRACTION = 0.3
 #: With cold and warm samples, the fraction of what is left after the pilot that goes to cold.
@@ -81,6 +85,9 @@ class FilePart:
     tree_entries: int
     compressed_bytes: int  # of the selected branches, whole tree
     uncompressed_bytes: int
+    #: entries where every selected branch starts a new basket (cluster boundaries), the
+    #: tree's end included; empty: not known
+    boundaries: tuple[int, ...] = ()
 
     @property
     def fraction(self) -> float:
@@ -116,6 +123,46 @@ class Plan(PartTotals):
     branches: tuple[str, ...]
     parts: tuple[FilePart, ...]
     skipped: tuple[str, ...] = ()
+
+
+def whole_baskets(parts: Sequence[FilePart]) -> tuple[FilePart, ...]:
+    """``parts`` with the last one, where it ends inside its file, cut back to the last
+    boundary where every branch starts a new basket (:attr:`FilePart.boundaries`), or left
+    out where the parts before it are whole, wherever that keeps at least ``SNAP_KEEP`` of the
+    entries; else as they are.  A read of entries [0, n) decompresses every basket that
+    begins before n, so a part ending inside baskets reads more than its share of the file's
+    bytes.  On 1,200 branches of 8 KB baskets (LZ4, clusters of 1,980 entries), 2,247 of a
+    file's 5,000 entries read 2,640 baskets and 17.6 MB where their share is 1,726 baskets and
+    10.0 MB, and the event loop's rate, scaled to whole files, predicted them read at 9.4 MB/s
+    where a job read them at 17.2; on files of 12,000 entries in clusters of 10,000, a
+    loop over two files and 3,582 entries of a third read 34,000 entries' baskets
+    (benchmarks/RESULTS.md, stop 46)."""
+    if not parts or parts[-1].entries >= parts[-1].tree_entries:
+        return tuple(parts)
+    last = parts[-1]
+    total = sum(p.entries for p in parts)
+    before = total - last.entries
+    cuts = [b for b in last.boundaries if b <= last.entries] + ([0] if before > 0 else [])
+    if not cuts or before + max(cuts) < SNAP_KEEP * total:
+        return tuple(parts)
+    cut = max(cuts)
+    return (*parts[:-1], replace(last, entries=cut)) if cut > 0 else tuple(parts[:-1])
+
+
+def common_boundaries(tree: Any, branches: Sequence[str]) -> tuple[int, ...]:
+    """Entries (sorted, the tree's end included) where every one of ``branches`` starts a new
+    basket: the clusters' boundaries, for a tree written with ROOT's AutoFlush."""
+    import numpy as np
+
+    common: set[int] | None = None
+    for b in branches:
+        branch = tree[b]
+        n = int(branch.member("fWriteBasket"))
+        entry = {int(x) for x in np.asarray(branch.member("fBasketEntry"))[1:n]}
+        common = entry if common is None else common & entry
+        if not common:
+            break
+    return (*sorted(common or set()), int(tree.num_entries))
 
 
 @dataclass(frozen=True)
@@ -266,6 +313,7 @@ def plan_reads(
                 zipped = sum(int(tree[b].member("fZipBytes")) for b in selected)
                 unzipped = sum(int(tree[b].member("fTotBytes")) for b in selected)
                 n = int(tree.num_entries)
+                bounds = common_boundaries(tree, selected) if selected else ()
         except ValueError:
             raise
         except Exception as exc:
@@ -278,14 +326,14 @@ def plan_reads(
         entries = n
         if zipped > 0 and total + zipped > max_bytes:
             entries = max(1, min(n, int(n * (max_bytes - total) / zipped)))
-        parts.append(FilePart(path, entries, n, zipped, unzipped))
+        parts.append(FilePart(path, entries, n, zipped, unzipped, bounds))
         total += zipped * entries / n
         if entries < n:  # the bound falls inside this file
             break
     if not parts:
         why = "; ".join(skipped[:3]) if skipped else "no entries"
         raise ValueError(f"no readable tree {tree_name!r} in the files ({why})")
-    return Plan(tree_name, selected or (), tuple(parts), tuple(skipped))
+    return Plan(tree_name, selected or (), whole_baskets(parts), tuple(skipped))
 
 
 # -- reading ---------------------------------------------------------------------------------
@@ -390,11 +438,13 @@ def minor_faults() -> int:
 
 
 def truncate(plan: Plan, result: PassResult) -> Plan:
-    """The part of ``plan`` that ``result`` read (the same, when it read everything)."""
+    """The part of ``plan`` that ``result`` read (the same, when it read everything), each
+    last part cut back to a cluster boundary where that keeps most of them
+    (:func:`whole_baskets`): the samples after it read whole baskets."""
     if result.complete:
         return plan
-    parts = [replace(p, entries=n) for p, n in zip(plan.parts, result.entries, strict=False)
-             if n > 0]
+    parts = whole_baskets([replace(p, entries=n) for p, n in
+                           zip(plan.parts, result.entries, strict=False) if n > 0])
     return replace(plan, parts=tuple(parts)) if parts else plan
 
 

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .eventloop import Plan, plan_reads
+from .eventloop import Plan, common_boundaries, plan_reads
 from .results import CallCost, Conditions, ParallelPoint
 from .runner import OutOfTime, Session, measurement
 
@@ -77,12 +77,7 @@ def calls_per_file(uncompressed_bytes_per_file: float, step_bytes: float = STEP_
 
 def _boundaries(tree: Any, branches: Sequence[str]) -> list[int]:
     """Entries (sorted, the end included) where every selected branch starts a new basket."""
-    common: set[int] | None = None
-    for b in branches:
-        n = int(tree[b].member("fWriteBasket"))
-        entry = {int(x) for x in np.asarray(tree[b].member("fBasketEntry"))[1:n]}
-        common = entry if common is None else common & entry
-    return [*sorted(common or set()), int(tree.num_entries)]
+    return list(common_boundaries(tree, branches))
 
 
 def _baskets_before(tree: Any, branches: Sequence[str], stop: int) -> int:
