@@ -186,11 +186,24 @@ def loop_cpu_rate(loop: EventLoop | None) -> float | None:
     and 100 branches (read-ahead took each file whole at its untimed opening) the warm
     samples read 9,339-13,853 events/s and the cold ones 14,535-16,493; the replay charged
     76 ms of CPU a file, and the program ran at 58 ms a file, opening and waits included.
-    ``None`` without a warm median."""
+    Where the loop's passes ended inside baskets (``loop_read_factors``), the rate is
+    that of whole files: times the smaller of its two factors (a lower bound on the work
+    it did beyond its share).  ``None`` without a warm median."""
     if loop is None or loop.warm is None or not loop.warm.median:
         return None
     cold = loop.cold.median if loop.cold is not None and loop.cold.median else 0.0
-    return float(max(loop.warm.median, cold))
+    # a pass ending inside baskets decompressed more than its share of the files: at the
+    # smaller of its two factors (bytes, baskets), the events/s of whole files
+    return float(max(loop.warm.median, cold)) * min(loop_read_factors(loop))
+
+
+def loop_read_factors(loop: object) -> tuple[float, float]:
+    """(bytes, baskets): what the event loop's passes decompressed over their share of the
+    files (``EventLoop.read_mb_factor``, ``read_basket_factor``; 1 where not recorded, and
+    never below 1: a read decompresses at least its share of whole files)."""
+    mb = getattr(loop, "read_mb_factor", None)
+    bk = getattr(loop, "read_basket_factor", None)
+    return max(float(mb or 1.0), 1.0), max(float(bk or 1.0), 1.0)
 
 
 def loop_calls_per_file(loop: EventLoop | None, uncompressed_bytes_per_file: float) -> float:

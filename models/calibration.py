@@ -75,6 +75,7 @@ from .calcosts import (
     loop_branches,
     loop_call_costs,
     loop_calls_per_file,
+    loop_read_factors,
 )
 from .deviceform import device_form
 from .physics import FEATURES, Cores, config_matrix
@@ -83,6 +84,12 @@ from .unitpace import busy_workers, unit_ratio
 
 #: IQR / 1.349 is a normal distribution's standard deviation.
 IQR_TO_SIGMA = 1.349
+#: Relative uncertainty (one sigma) of the per-basket test's cost where it ran fewer than three
+#: repetitions (its spread unmeasured).  Each repetition is a difference of two short reads
+#: (a few ms apart in 20-30 ms): five of them on one file of 1,200 branches of small baskets
+#: gave 73-207 us per basket, and a calibration's single one 825 us, where the whole job
+#: read at about 300 us a basket (benchmarks/RESULTS.md, stop 46).
+BASKET_FEW_SD = 0.5
 #: Relative uncertainty (one sigma) of the unpacking row at least: it times a part of the
 #: plain event loop's processing alone (see the module's notes).
 UNPACK_SD = 0.3
@@ -293,16 +300,28 @@ def _event_loop_rows(x: _Inputs) -> None:
         # the event loop reads whole files but its timing leaves the opening out; its read
         # calls are its own steps' (a short share reads in steps smaller than a job's)
         calls = loop_calls_per_file(loop, x.unc_per_file)
-        common = {"file_mb": x.file_mb, "decompress": x.decompress, "process": 1,
-                  "calls": calls, **x.baskets(x.file_mb)}
+        # a pass ending inside baskets decompressed them whole: per file of its pace, the
+        # bytes and baskets it read are those of its share times the factors it recorded
+        # (1 for whole files), so the row's file holds them (its rate scaled alike: the
+        # same seconds per file)
+        mb_f, bk_f = loop_read_factors(loop)
+        file_mb = x.file_mb * mb_f
+        basket_row = x.baskets(x.file_mb)
+        if basket_row:
+            basket_row = {"baskets": basket_row["baskets"] * bk_f}
+        common = {"file_mb": file_mb, "decompress": x.decompress, "process": 1,
+                  "calls": calls, **basket_row}
 
         def later(rate: float | None) -> float | None:
             """The loop's rate with each file's first call at a later call's cost: its rows
             open no file, and the model counts that extra with the opening."""
-            if rate is None or rate <= 0 or x.first_call <= 0:
+            if rate is None or rate <= 0:
                 return rate
-            t = x.file_mb / rate
-            return x.file_mb / (t - x.first_call) if t - x.first_call >= t / 2 else rate
+            rate = rate * mb_f
+            if x.first_call <= 0:
+                return rate
+            t = file_mb / rate
+            return file_mb / (t - x.first_call) if t - x.first_call >= t / 2 else rate
 
         # cold, a key pre-pass is a request per basket, which the rate model has no term
         # for (it would charge them to the cost per read call): the replay of that reader
@@ -371,6 +390,8 @@ def _basket_cost_inputs(x: _Inputs) -> None:
     bc = x.cal.basket_cost
     if x.density is not None and bc is not None and bc.basket_s is not None:
         x.prior("basket_s", bc.basket_s, bc.measurement)
+        if bc.measurement is None or len(bc.measurement.samples) < 3:
+            x.priors["basket_s"] = (bc.basket_s, bc.basket_s * BASKET_FEW_SD)
 
 
 def _parallel_rows(x: _Inputs) -> None:

@@ -186,6 +186,40 @@ def test_the_rows_read_baskets_where_their_cost_was_measured() -> None:
     assert not np.any(plain.X[:, FEATURES.index("baskets")])
 
 
+def test_a_single_repetition_of_the_basket_test_is_a_loose_prior() -> None:
+    from models.calibration import BASKET_FEW_SD
+
+    cal, dataset, site = _calibration(1e-4)
+    three = fit_inputs(cal, dataset, site).priors["basket_s"]
+    assert three[1] < 0.2 * three[0]  # three repetitions: their spread, at the model's noise
+    one = Measurement("s", (1e-4,), 1e-4, None, Conditions("warm"))  # type: ignore[arg-type]
+    single = replace(cal, basket_cost=replace(cal.basket_cost, measurement=one))
+    assert fit_inputs(single, dataset, site).priors["basket_s"] == \
+        pytest.approx((1e-4, BASKET_FEW_SD * 1e-4))
+
+
+def test_a_loop_ending_inside_baskets_is_taken_to_whole_files() -> None:
+    from models.calcosts import loop_cpu_rate
+
+    cal, dataset, site = _calibration(1e-4)
+    whole = fit_inputs(cal, dataset, site)
+    # its pass decompressed 1.6x its share of the bytes and 1.4x its share of the baskets
+    cut = replace(cal, event_loop=replace(cal.event_loop, read_mb_factor=1.6,
+                                          read_basket_factor=1.4))
+    inputs = fit_inputs(cut, dataset, site)
+    row, plain = _row(inputs, "event loop, warm"), _row(whole, "event loop, warm")
+    assert row["file_mb"] == pytest.approx(1.6 * plain["file_mb"])
+    assert row["baskets"] == pytest.approx(1.4 * plain["baskets"])
+    i, j = inputs.labels.index("event loop, warm"), whole.labels.index("event loop, warm")
+    assert inputs.y[i] == pytest.approx(1.6 * whole.y[j])  # the same seconds per file
+    assert inputs.baseline["baskets"] == whole.baseline["baskets"]  # the job reads whole files
+    assert inputs.baseline["file_mb"] == whole.baseline["file_mb"]
+    # the CPU rate of whole files: at the smaller factor; below 1 or not recorded, as measured
+    assert loop_cpu_rate(cut.event_loop) == pytest.approx(1.4 * loop_cpu_rate(cal.event_loop))
+    low = replace(cal.event_loop, read_mb_factor=0.9, read_basket_factor=None)
+    assert loop_cpu_rate(low) == pytest.approx(loop_cpu_rate(cal.event_loop))
+
+
 def test_a_subset_of_the_branches_reads_its_own_share_of_baskets() -> None:
     cal, dataset, _ = _calibration(1e-4, branches=11)
     tree = dataset.trees[0]

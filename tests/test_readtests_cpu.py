@@ -323,7 +323,12 @@ def test_a_part_cut_inside_a_file_ends_on_a_cluster_boundary(tmp_path: Path) -> 
             f["t"].extend({"a": np.arange(100.0) + i, "b": np.arange(100.0) - i})
     whole = plan_reads([str(path)], "t")
     assert whole.parts[0].boundaries == (100, 200, 300, 400)
-    assert whole.parts[0].entries == 400
+    assert whole.parts[0].entries == 400 and whole.overread() == pytest.approx((1.0, 1.0))
+    # a part ending inside baskets decompresses them whole: 250 entries read 3 of 4 baskets
+    # per branch where their share is 2.5
+    inside = replace(whole, parts=(replace(whole.parts[0], entries=250),))
+    assert inside.overread()[1] == pytest.approx(3 / 2.5)
+    assert inside.overread()[0] == pytest.approx(3 / 2.5, rel=0.05)  # baskets of like bytes
     # the byte bound falls at about 250 entries: the part stops where both branches' baskets do
     cut = plan_reads([str(path)], "t", max_bytes=0.625 * whole.compressed_bytes)
     assert cut.parts[0].entries == 200

@@ -29,7 +29,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .pagecache import Eviction, evict
@@ -77,6 +77,41 @@ class AnalysisError(RuntimeError):
 
 
 @dataclass(frozen=True)
+class BasketTouch:
+    """Where the selected branches' baskets begin (entries, sorted) and their bytes on disk
+    (cumulative, in that order): what a read of entries [0, n) decompresses."""
+
+    starts: Any  # numpy int64
+    cum_bytes: Any  # numpy float64, cumulative over ``starts``
+
+    @classmethod
+    def of(cls, tree: Any, branches: Sequence[str]) -> BasketTouch:
+        import numpy as np
+
+        starts, sizes = [], []
+        for b in branches:
+            branch = tree[b]
+            n = int(branch.member("fWriteBasket"))
+            starts.append(np.asarray(branch.member("fBasketEntry"))[:n].astype(np.int64))
+            sizes.append(np.asarray(branch.member("fBasketBytes"))[:n].astype(np.float64))
+        s = np.concatenate(starts) if starts else np.zeros(0, np.int64)
+        order = np.argsort(s, kind="stable")
+        z = np.concatenate(sizes)[order] if sizes else np.zeros(0)
+        return cls(s[order], np.cumsum(z))
+
+    def read(self, entries: int) -> tuple[int, float]:
+        """(baskets, bytes) that a read of entries [0, ``entries``) decompresses."""
+        import numpy as np
+
+        i = int(np.searchsorted(self.starts, entries, side="left"))
+        return i, float(self.cum_bytes[i - 1]) if i > 0 else 0.0
+
+    @property
+    def total(self) -> tuple[int, float]:
+        return len(self.starts), float(self.cum_bytes[-1]) if len(self.cum_bytes) else 0.0
+
+
+@dataclass(frozen=True)
 class FilePart:
     """The part of one file a sample reads: ``entries`` from the start of the tree."""
 
@@ -88,6 +123,8 @@ class FilePart:
     #: entries where every selected branch starts a new basket (cluster boundaries), the
     #: tree's end included; empty: not known
     boundaries: tuple[int, ...] = ()
+    #: the selected branches' baskets, to count what the part's reads decompress
+    touch: BasketTouch | None = field(default=None, compare=False, repr=False)
 
     @property
     def fraction(self) -> float:
@@ -123,6 +160,24 @@ class Plan(PartTotals):
     branches: tuple[str, ...]
     parts: tuple[FilePart, ...]
     skipped: tuple[str, ...] = ()
+
+    def overread(self) -> tuple[float, float] | None:
+        """What a pass over the plan decompresses against its share of the files' baskets:
+        (bytes, baskets), each the ratio of the baskets that begin before each part's end to
+        the part's fraction of all of them (1 for whole files, more for a part that ends
+        inside baskets: :func:`whole_baskets`); ``None`` where a part's baskets are not
+        known."""
+        got_b = got_n = share_b = share_n = 0.0
+        for p in self.parts:
+            if p.touch is None:
+                return None
+            n, b = p.touch.read(p.entries)
+            all_n, all_b = p.touch.total
+            got_n, got_b = got_n + n, got_b + b
+            share_n, share_b = share_n + all_n * p.fraction, share_b + all_b * p.fraction
+        if share_b <= 0 or share_n <= 0:
+            return None
+        return got_b / share_b, got_n / share_n
 
 
 def whole_baskets(parts: Sequence[FilePart]) -> tuple[FilePart, ...]:
@@ -314,6 +369,7 @@ def plan_reads(
                 unzipped = sum(int(tree[b].member("fTotBytes")) for b in selected)
                 n = int(tree.num_entries)
                 bounds = common_boundaries(tree, selected) if selected else ()
+                touch = BasketTouch.of(tree, selected) if selected else None
         except ValueError:
             raise
         except Exception as exc:
@@ -326,7 +382,7 @@ def plan_reads(
         entries = n
         if zipped > 0 and total + zipped > max_bytes:
             entries = max(1, min(n, int(n * (max_bytes - total) / zipped)))
-        parts.append(FilePart(path, entries, n, zipped, unzipped, bounds))
+        parts.append(FilePart(path, entries, n, zipped, unzipped, bounds, touch))
         total += zipped * entries / n
         if entries < n:  # the bound falls inside this file
             break
@@ -573,6 +629,9 @@ def measure_event_loop(
                    figure=f"{rate:.0f} events/s" if rate is not None else None)
     loop = EventLoop.from_rate("uproot", len(plan.branches), rate, per_event_c, per_event_u,
                                cold_m, warm_m, analysis_name)
+    over = plan.overread()
+    if over is not None:
+        loop = replace(loop, read_mb_factor=over[0], read_basket_factor=over[1])
     if refaults:
         loop = replace(loop, refault_per_mb=statistics.median(refaults),
                        step_mb=max(steps) / 1e6)

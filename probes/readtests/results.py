@@ -179,6 +179,13 @@ class EventLoop:
     #: this over the bytes per entry): the calls per file the rate model charges its rows
     #: (``None``: a program's reader ran, or not recorded: 50 MB, ``overhead.STEP_BYTES``)
     step_bytes: float | None = None
+    #: what the loop's passes decompressed against their share of the files: bytes and
+    #: baskets of the baskets that begin before each part's end, over the part's fraction of
+    #: all of them (1: whole files or whole clusters; more where a part ends inside baskets,
+    #: which a read decompresses whole; ``None``: not known).  Its rate per MB, taken to whole
+    #: files, is scaled by them (``models.calibration``)
+    read_mb_factor: float | None = None
+    read_basket_factor: float | None = None
 
     @classmethod
     def from_rate(cls, engine: str, branches: int, events_per_s: float | None,
