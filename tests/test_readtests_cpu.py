@@ -18,6 +18,7 @@ import xxhash
 
 from helpers import snapshot
 from probes.dataset import probe_dataset
+from probes.readtests import eventloop
 from probes.readtests.decompress import (
     CANDIDATES,
     ORDER,
@@ -32,6 +33,7 @@ from probes.readtests.decompress import (
 )
 from probes.readtests.eventloop import (
     AnalysisError,
+    BasketTouch,
     PassResult,
     measure_event_loop,
     plan_reads,
@@ -313,7 +315,9 @@ def test_event_loop_on_selected_branches_and_bounded_bytes(flat: dict[str, str])
         plan_reads([flat["ZLIB"]], "nosuch")
 
 
-def test_a_part_cut_inside_a_file_ends_on_a_cluster_boundary(tmp_path: Path) -> None:
+def test_a_part_cut_inside_a_file_ends_on_a_cluster_boundary(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
     import numpy as np
 
     path = tmp_path / "clusters.root"
@@ -329,6 +333,10 @@ def test_a_part_cut_inside_a_file_ends_on_a_cluster_boundary(tmp_path: Path) -> 
     inside = replace(whole, parts=(replace(whole.parts[0], entries=250),))
     assert inside.overread()[1] == pytest.approx(3 / 2.5)
     assert inside.overread()[0] == pytest.approx(3 / 2.5, rel=0.05)  # baskets of like bytes
+    with uproot.open(path) as f:  # too many baskets to keep: not counted
+        assert BasketTouch.of(f["t"], ["a", "b"]) is not None
+        monkeypatch.setattr(eventloop, "MAX_TOUCH_BASKETS", 7)
+        assert BasketTouch.of(f["t"], ["a", "b"]) is None
     # the byte bound falls at about 250 entries: the part stops where both branches' baskets do
     cut = plan_reads([str(path)], "t", max_bytes=0.625 * whole.compressed_bytes)
     assert cut.parts[0].entries == 200

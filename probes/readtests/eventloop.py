@@ -52,6 +52,9 @@ PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 #: files before it) where that keeps at least this fraction of its entries
 #: (:func:`whole_baskets`).
 SNAP_KEEP = 0.5
+#: A planned file's baskets are kept (16 bytes each, to count what a part of it reads) up to
+#: this many; beyond, what its part reads beyond its share is not counted.
+MAX_TOUCH_BASKETS = 200_000
 #: Fraction of the share the first (pilot) pass may take; it fixes how much is read per sample.
 PILOT_FRACTION = 0.3
 #: With cold and warm samples, the fraction of what is left after the pilot that goes to cold.
@@ -85,9 +88,12 @@ class BasketTouch:
     cum_bytes: Any  # numpy float64, cumulative over ``starts``
 
     @classmethod
-    def of(cls, tree: Any, branches: Sequence[str]) -> BasketTouch:
+    def of(cls, tree: Any, branches: Sequence[str]) -> BasketTouch | None:
+        """The baskets of ``branches``; ``None`` beyond ``MAX_TOUCH_BASKETS`` of them."""
         import numpy as np
 
+        if sum(int(tree[b].member("fWriteBasket")) for b in branches) > MAX_TOUCH_BASKETS:
+            return None
         starts, sizes = [], []
         for b in branches:
             branch = tree[b]
@@ -494,8 +500,8 @@ def minor_faults() -> int:
 
 
 def truncate(plan: Plan, result: PassResult) -> Plan:
-    """The part of ``plan`` that ``result`` read (the same, when it read everything), each
-    last part cut back to a cluster boundary where that keeps most of them
+    """The part of ``plan`` that ``result`` read (the same, when it read everything), its
+    last part cut back to a cluster boundary where that keeps most of the entries
     (:func:`whole_baskets`): the samples after it read whole baskets."""
     if result.complete:
         return plan
