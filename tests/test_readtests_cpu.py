@@ -18,7 +18,7 @@ import xxhash
 
 from helpers import snapshot
 from probes.dataset import probe_dataset
-from probes.readtests import eventloop
+from probes.readtests import readplan
 from probes.readtests.decompress import (
     CANDIDATES,
     ORDER,
@@ -33,15 +33,13 @@ from probes.readtests.decompress import (
 )
 from probes.readtests.eventloop import (
     AnalysisError,
-    BasketTouch,
     PassResult,
     measure_event_loop,
-    plan_reads,
     read_pass,
     resolve_analysis,
     truncate,
-    whole_baskets,
 )
+from probes.readtests.readplan import BasketTouch, plan_reads, whole_baskets
 from probes.readtests.runner import Cancelled, ProgressEvent, Session
 
 FLAT_FILES = {"ZLIB": "pythia_zlib1", "LZ4": "pythia_lz4", "ZSTD": "pythia_zstd5",
@@ -335,7 +333,7 @@ def test_a_part_cut_inside_a_file_ends_on_a_cluster_boundary(tmp_path: Path,
     assert inside.overread()[0] == pytest.approx(3 / 2.5, rel=0.05)  # baskets of like bytes
     with uproot.open(path) as f:  # too many baskets to keep: not counted
         assert BasketTouch.of(f["t"], ["a", "b"]) is not None
-        monkeypatch.setattr(eventloop, "MAX_TOUCH_BASKETS", 7)
+        monkeypatch.setattr(readplan, "MAX_TOUCH_BASKETS", 7)
         assert BasketTouch.of(f["t"], ["a", "b"]) is None
     # the byte bound falls at about 250 entries: the part stops where both branches' baskets do
     cut = plan_reads([str(path)], "t", max_bytes=0.625 * whole.compressed_bytes)

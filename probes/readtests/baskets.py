@@ -224,7 +224,7 @@ def _fit(extra_s: Sequence[float], groups: Sequence[_Group]) -> tuple[float, flo
 
 
 def _branch_names(tree: Any, branches: Sequence[str] | None) -> list[str]:
-    from .eventloop import leaf_branches
+    from .readplan import leaf_branches
 
     if branches:
         missing = [b for b in branches if b not in tree]

@@ -331,7 +331,7 @@ def measure_conversion(
     session.report(TEST, 0.0, "choosing the sample")
     with uproot.open(path) as f:
         tree = f[tree_name]
-        from .eventloop import leaf_branches
+        from .readplan import leaf_branches
 
         chosen = list(branches) if branches else leaf_branches(tree)
         entries = sample_entries(tree, chosen, sample_bytes)

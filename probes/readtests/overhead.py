@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .eventloop import Plan, common_boundaries, plan_reads
+from .readplan import Plan, common_boundaries, plan_reads
 from .results import CallCost, Conditions, ParallelPoint
 from .runner import OutOfTime, Session, measurement
 

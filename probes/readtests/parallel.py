@@ -39,10 +39,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .eventloop import DEFAULT_STEP_BYTES, Analysis, leaf_branches, resolve_analysis
+from .eventloop import DEFAULT_STEP_BYTES, Analysis, resolve_analysis
 from .pagecache import Eviction, evict_all, resident_fraction
 from .procs import end_processes, start_processes
 from .raw import LARGE_REQUEST, cache_state, eviction_note, read_sequential
+from .readplan import leaf_branches
 from .results import CacheState, Conditions, Measurement
 from .runner import measurement
 

@@ -235,8 +235,9 @@ def python_root_event_loop(session: Any, files: Sequence[str], tree_name: str,
     then cold and warm samples (:func:`~.eventloop.cold_then_warm`).  An ``RDataFrame`` pass
     cannot be stopped: its plan is held to ``STEP_BYTES_PER_S`` of the share, as uproot's
     steps are."""
-    from .eventloop import PILOT_FRACTION, STEP_BYTES_PER_S, cold_then_warm, plan_reads
+    from .eventloop import PILOT_FRACTION, STEP_BYTES_PER_S, cold_then_warm
     from .pagecache import Eviction, evict
+    from .readplan import plan_reads
     from .results import Conditions, EventLoop
 
     if spec.kind == "rdataframe":  # a pass it cannot stop: read no more than the share allows

@@ -33,8 +33,9 @@ from typing import Any
 from ..rootfile import one_line
 from .decoders import decoder
 from .decompress import _pilot, _point, _report_point, _time_pool
-from .eventloop import AnalysisError, PartTotals, cold_then_warm, resolve_analysis
+from .eventloop import AnalysisError, cold_then_warm, resolve_analysis
 from .pagecache import Eviction, evict
+from .readplan import PartTotals
 from .results import Conditions, DecompressionPoint, EventLoop, Skipped
 from .rootblocks import DEFAULT_SAMPLE_BYTES, MAX_FILES, ORDER, BasketSample, Pool, split_blocks
 from .runner import OutOfTime, Session
