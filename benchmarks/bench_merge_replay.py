@@ -282,7 +282,7 @@ def main() -> int:
                     def paid(lt, c=c):  # type: ignore[no-untyped-def]
                         """The baskets that pay ``basket_s`` (beyond the first per branch and
                         call where the per-call cost comes from the event loop)."""
-                        return (max(lt.baskets - lt.branch_calls, 0.0) if c.extra_baskets
+                        return (lt.extra_touches if c.extra_baskets
                                 else lt.baskets)
                     for label, lt in (("before", rep.before), ("after", rep.after),
                                       ("real merged", real)):

@@ -130,7 +130,9 @@ def calibrate_files(path: str, budget: float):  # type: ignore[no-untyped-def]
 def rows(points: list[Point], baseline: dict[str, float]) -> np.ndarray:
     from models.physics import config_matrix
 
-    # the baskets a job reads per file open: the calibration's density (per MB) times its MB
+    # the baskets a job reads per file open: the calibration's density (per MB) times its MB;
+    # none read again (``straddles``): its units are whole files read in one call, or packets
+    # that end on cluster boundaries (``parallel._units``)
     per_mb = baseline.get("baskets", 0.0) / baseline["file_mb"] if baseline["file_mb"] else 0.0
     return config_matrix([{**baseline, "workers": p.workers, "cached": float(p.cached),
                            "file_mb": p.file_mb, "calls": p.calls, "units": p.units,

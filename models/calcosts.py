@@ -260,7 +260,11 @@ def loop_call_costs(cal: Calibration, tree: TreeProfile | None, *, assume_basket
         up.basket_call_s is not None or up.branch_call_s is not None) else None
     measured = cal.basket_cost.basket_s if cal.basket_cost is not None else None
     key_s, key_range, _ = uproot_key_cost(cal)
-    return loop_costs(per_file / warm, mb, calls, baskets - read * calls, dec,
+    # the baskets interpreted beyond the first of each branch in each call: the loop's steps
+    # count entries, so each call after a file's first interprets again the basket of each
+    # branch that the previous step ended inside (``replay.predict.step_touches``):
+    # baskets + (calls - 1) read, less read per call
+    return loop_costs(per_file / warm, mb, calls, baskets - read, dec,
                       measured if measured is not None or assume_baskets else 0.0, proc,
                       key_s=key_s, key_range=key_range, first_s=first_call_extra(cal))
 

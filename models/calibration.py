@@ -69,6 +69,7 @@ from probes.results import DatasetProfile, SiteProfile, TreeProfile
 
 from .calcosts import (
     basket_density,
+    branches_with_data,
     collector_per_file,
     compressed_per_event,
     first_call_extra,
@@ -198,6 +199,13 @@ class _Inputs:
     #: what a file's first read call costs beyond a later one (uproot's, measured by the
     #: per-call test; 0 where not): counted with the opening, out of the per-call cost
     first_call: float = 0.0
+    #: the branches a read call's step cuts a basket of (uproot's event loop, where the
+    #: per-basket cost was measured; 0 otherwise): see :func:`straddle_branches`
+    straddle_branches: float = 0.0
+
+    def straddles(self, calls: float) -> dict[str, float]:
+        """The baskets a file read in ``calls`` calls interprets again (none in one call)."""
+        return straddles(calls, self.straddle_branches)
 
     @property
     def cores_logical(self) -> int:
@@ -310,7 +318,7 @@ def _event_loop_rows(x: _Inputs) -> None:
         if basket_row:
             basket_row = {"baskets": basket_row["baskets"] * bk_f}
         common = {"file_mb": file_mb, "decompress": x.decompress, "process": 1,
-                  "calls": calls, **basket_row}
+                  "calls": calls, **basket_row, **(x.straddles(calls) if basket_row else {})}
 
         def later(rate: float | None) -> float | None:
             """The loop's rate with each file's first call at a later call's cost: its rows
@@ -406,7 +414,11 @@ def _parallel_rows(x: _Inputs) -> None:
         x.add(f"parallel event loop {pp.workers}",
               {"workers": pp.workers, "cached": 1, "file_mb": pp.file_mb,
                "decompress": x.decompress, "process": 1, "opens": 1,
-               "calls": pp.calls_per_file, "units": pp.units, **x.baskets(pp.file_mb)},
+               "calls": pp.calls_per_file, "units": pp.units, **x.baskets(pp.file_mb),
+               # packets end on cluster boundaries: their calls cut no basket (taken as one
+               # call each)
+               **(x.straddles(pp.calls_per_file) if pp.whole_files and x.baskets(1.0)
+                  else {})},
               _steady_rate(pp), pp.measurement)
 
 
@@ -515,7 +527,8 @@ def fit_inputs(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
                 loop_request=loop_request, decompress=0 if main_alg in (None, "none") else 1,
                 calls=calls_per_file(unc_per_file), density=density, unc_per_file=unc_per_file,
                 cores=Cores(int(physical), max(1, int(logical) // int(physical))),
-                first_call=first_call_extra(cal) if cal.engine == "uproot" else 0.0)
+                first_call=first_call_extra(cal) if cal.engine == "uproot" else 0.0,
+                straddle_branches=straddle_branches(cal, tree) if density is not None else 0.0)
     for test in READ_TESTS:
         for gather in INPUTS.get(test.name, ()):
             gather(x)
@@ -524,7 +537,8 @@ def fit_inputs(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
     baseline = {"workers": 1.0, "request_bytes": float(loop_request), "file_mb": file_mb,
                 "io": 1.0, "cached": 0.0, "remote": 0.0, "decompress": float(x.decompress),
                 "process": 1.0, "opens": 1.0, "calls": x.calls, "units": float(units),
-                "baskets": float(file_mb * density) if density is not None else 0.0}
+                "baskets": float(file_mb * density) if density is not None else 0.0,
+                **x.straddles(x.calls)}
     sigma = np.asarray(x.sig)
     return FitInputs(
         X=config_matrix(x.rows) if x.rows else np.zeros((0, len(FEATURES))),
@@ -542,6 +556,25 @@ def fit_inputs(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
         measurements=tuple(x.measurements),
         floors=tuple(x.floors),
     )
+
+
+def straddle_branches(cal: Calibration, tree: TreeProfile | None) -> float:
+    """The branches (with data) whose basket a read call's step ends inside, for each call
+    after a file's first: those uproot's event loop reads (``iterate`` steps count entries,
+    not baskets, so a step's end falls inside a basket of nearly every branch; the next step
+    interprets that basket again).  0 for another engine, or where the tree is not known."""
+    if cal.engine != "uproot" or tree is None:
+        return 0.0
+    loop = cal.event_loop
+    return float(loop_branches(loop, tree) if loop is not None else branches_with_data(tree))
+
+
+def straddles(calls: float, branches: float) -> dict[str, float]:
+    """The ``straddles`` column of a file read in ``calls`` calls over ``branches`` branches:
+    one basket again per branch and call after the first (empty where ``branches`` is 0)."""
+    if branches <= 0:
+        return {}
+    return {"straddles": max(float(calls) - 1.0, 0.0) * float(branches)}
 
 
 def _rate(m: Measurement | None, loop: object) -> float | None:

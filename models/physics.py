@@ -3,7 +3,8 @@
 One worker reads compressed data at rate R (MB/s, MB = 10^6 bytes) from a file of file_MB:
 
     t_io  = file_MB / R_io(request)                               its reads
-    t_cpu = file_MB (1/R_dec + 1/R_proc) + calls t_call + baskets t_basket      its CPU work
+    t_cpu = file_MB (1/R_dec + 1/R_proc) + calls t_call
+            + (baskets + straddles) t_basket                      its CPU work
     R_1   = file_MB / (t_open + t_io + t_cpu - phi min(t_io, t_cpu))
     R_io(request) = request / (access + request / B)        one stream on one device
 
@@ -32,7 +33,14 @@ latency, whose capacity caps the total (a smooth minimum keeps the model differe
 the fit).
 
 ``basket_s`` (and the ``baskets`` column) came last, with a default of 0, so that older site
-descriptions, configurations and code keep their meaning: no per-basket cost.
+descriptions, configurations and code keep their meaning: no per-basket cost.  ``straddles``
+came after it, also 0 by default: the baskets a file's read calls interpret again.  uproot's
+``iterate`` keeps a basket that its step ends inside for the next step, without reading or
+decompressing it again, but interprets it again whole in every step it overlaps: a file read in
+``c`` calls whose steps fall inside baskets touches about ``(c - 1)`` baskets more per branch
+read.  On 2 files of 159 branches and 728 baskets each, warm, steps of 12,000, 1,750 and 500
+entries touched 728, 1,682 and 4,226 baskets per file and took 0.70, 1.37 and 3.1 s: 0.34 ms per
+extra touch in both steps of the sweep, with the same bytes decompressed.
 """
 
 from __future__ import annotations
@@ -55,6 +63,8 @@ FEATURES = (
     "calls",          # read calls per file (each pays a fixed cost: finding baskets, arrays)
     "units",          # units of parallel work (files, clusters, packets); 0: unlimited
     "baskets",        # baskets read per file (each pays a fixed cost: find, fetch, unpack)
+    "straddles",      # baskets read again per file: a call's step that ends inside a basket
+                      # leaves it to the next call, which interprets it again (uproot)
 )
 N_FEATURES = len(FEATURES)
 
@@ -199,7 +209,8 @@ def shared_devices(workers: np.ndarray, r1: np.ndarray, r_io: np.ndarray,
 def rates(p: Params, X: np.ndarray, cores: Cores) -> np.ndarray:
     """Aggregate compressed MB/s for each configuration row of ``X`` (see ``FEATURES``)."""
     X = np.atleast_2d(np.asarray(X, dtype=float))
-    workers, request, file_mb, io, cached, remote, dec, proc, opens, calls, units, baskets = X.T
+    workers, request, file_mb, io, cached, remote, dec, proc, opens, calls, units, baskets, \
+        straddles = X.T
     r_io = stream_io_rate(p, request, cached, remote)
     # one file's seconds: its opening, its reads (t_io) and its CPU work (t_cpu: per MB, and
     # the fixed costs of each read call and basket), less the share phi of the shorter of
@@ -207,13 +218,14 @@ def rates(p: Params, X: np.ndarray, cores: Cores) -> np.ndarray:
     file_mb = np.maximum(file_mb, 1e-9)
     t_io = file_mb * (io > 0.5) / r_io
     t_cpu = file_mb * ((dec > 0.5) / p.decompress_mb_per_s + (proc > 0.5) / p.process_mb_per_s)
-    t_cpu = t_cpu + np.maximum(calls, 0.0) * p.call_s + np.maximum(baskets, 0.0) * p.basket_s
+    touches = np.maximum(baskets, 0.0) + np.maximum(straddles, 0.0)
+    t_cpu = t_cpu + np.maximum(calls, 0.0) * p.call_s + touches * p.basket_s
     t_file = (opens > 0.5) * p.open_s + t_io + t_cpu - p.io_overlap * np.minimum(t_io, t_cpu)
     r1 = file_mb / np.maximum(t_file, file_mb * 1e-12)
     # no more workers than units of work (files, clusters, packets) can be busy
     busy = np.where(units > 0.5, np.minimum(workers, np.maximum(units, 1.0)), workers)
     n_cores = cores.effective(busy)
-    cpu_work = (dec > 0.5) | (proc > 0.5) | (opens > 0.5) | (calls > 0) | (baskets > 0)
+    cpu_work = (dec > 0.5) | (proc > 0.5) | (opens > 0.5) | (calls > 0) | (touches > 0)
     n_eff = np.where(cpu_work, 1.0 + p.parallel_efficiency * (n_cores - 1.0), n_cores)
     # workers beyond the logical cores take turns on them
     n_eff = np.where(cpu_work, n_eff * cores.oversubscribed(busy, p.oversubscribed), n_eff)

@@ -20,6 +20,7 @@ from models.scenarios import (
     cached,
     calibrated_baseline,
     combine,
+    merge,
     model_sources,
     predict_scenarios,
     rebasket,
@@ -410,3 +411,44 @@ def test_the_event_loop_rows_count_the_calls_of_the_loops_own_step() -> None:
     assert _row(inputs, "event loop, warm")["calls"] == 11
     # the parallel loop reads at the job's step: its row keeps its own calls
     assert _row(inputs, "parallel event loop 1")["calls"] == 1
+
+
+def test_a_loops_later_calls_read_a_basket_per_branch_again() -> None:
+    # uproot's iterate interprets again the basket of each branch that a step ends inside
+    cal, dataset, site = _calibration(1e-4)
+    assert cal.event_loop is not None
+    short = replace(cal, event_loop=replace(cal.event_loop, step_bytes=1e6))
+    inputs = fit_inputs(short, dataset, site)
+    assert _row(inputs, "event loop, warm")["straddles"] == pytest.approx(10 * 22)
+    assert _row(inputs, "event loop, warm")["baskets"] == pytest.approx(40.0)
+    # one call per file: nothing read again, in the parallel loop's row and the baseline
+    assert _row(inputs, "parallel event loop 1")["straddles"] == 0
+    assert inputs.baseline.get("straddles", 0.0) == 0
+    # no per-basket cost measured: no baskets, none read again
+    plain = fit_inputs(replace(short, basket_cost=None), dataset, site)
+    assert not np.any(plain.X[:, FEATURES.index("straddles")])
+
+
+def test_a_basket_read_again_costs_a_baskets_time() -> None:
+    from models.physics import Cores, Params, config_matrix, rates
+
+    p = Params(storage_mb_per_s=100.0, access_ms=5.0, devices=1.0, decompress_mb_per_s=200.0,
+               process_mb_per_s=500.0, open_s=0.01, cache_mb_per_s=5000.0, call_s=0.002,
+               basket_s=1e-3)
+    row = {"file_mb": 3.0, "decompress": 1, "process": 1, "opens": 1, "calls": 3}
+    X = config_matrix([{**row, "baskets": 40.0, "straddles": 44.0}, {**row, "baskets": 84.0},
+                       {**row, "baskets": 40.0}])
+    both, same, fewer = rates(p, X, Cores(2))
+    assert both == pytest.approx(same)
+    # 44 ms more per file
+    assert 3.0 / both - 3.0 / fewer == pytest.approx(0.044)
+
+
+def test_a_merged_files_later_calls_read_baskets_again() -> None:
+    _, base = calibrated_baseline(*_calibration(1e-4))
+    assert base.straddle_branches == 22 and base.config.get("straddles", 0.0) == 0
+    # 3 MB files (3.5x in memory) merged to 300 MB: 1,050 MB of arrays, 21 calls of 50 MB
+    merged = merge(300.0).transform(base)
+    calls = merged.config["calls"]
+    assert calls > 10
+    assert merged.config["straddles"] == pytest.approx((calls - 1) * 22)

@@ -24,9 +24,11 @@ CORES = 4
 
 # -- sklearn conformance ---------------------------------------------------------------------
 
-_COLUMNS = "random X with {} columns; the model needs the 12 FEATURES columns"
+_COLUMNS = "random X with {} columns; the model needs the " \
+    f"{len(FEATURES)} FEATURES columns"
 #: The generic checks that cannot apply to a physical model: each feeds X with a column count
-#: other than the 12 configuration columns, so fit rejects it before the behaviour under test.
+#: other than the configuration columns (``FEATURES``), so fit rejects it before the
+#: behaviour under test.
 #: What they would check is checked below on valid configurations (``test_conventions_*``).
 NOT_APPLICABLE = {
     "check_fit_score_takes_y": _COLUMNS.format(3),
@@ -55,7 +57,8 @@ NOT_APPLICABLE = {
     "check_methods_sample_order_invariance": _COLUMNS.format(3),
     "check_methods_subset_invariance": _COLUMNS.format(3),
     "check_fit2d_1sample": _COLUMNS.format(10) + " (checked before the sample count)",
-    "check_fit2d_1feature": "one column: refused, naming the 12 columns, not in sklearn's words",
+    "check_fit2d_1feature": f"one column: refused, naming the {len(FEATURES)} columns, not in "
+                            "sklearn's words",
     "check_dict_unchanged": _COLUMNS.format(3),
     "check_fit_idempotent": _COLUMNS.format(2),
     "check_fit_check_is_fitted": _COLUMNS.format(2),
@@ -369,7 +372,7 @@ def test_conventions_inputs(data: tuple) -> None:
     np.testing.assert_allclose(model.predict(X[:3]), expected[:3])
     with pytest.raises(ValueError, match="Expected 2D array"):
         model.predict(X[0])
-    with pytest.raises(ValueError, match="12 features"):
+    with pytest.raises(ValueError, match=f"{len(FEATURES)} features"):
         model.predict(X[:, :5])
     with pytest.raises(ValueError, match="NaN"):
         ThroughputModel().fit(np.where(X == BIG, np.nan, X), y)
@@ -528,7 +531,7 @@ def test_every_basket_read_costs_a_fixed_time() -> None:
     np.testing.assert_allclose(rates(p, X, Cores(1)), [10.0 / 0.3, 100.0])
     np.testing.assert_allclose(rates(IO_ONLY, X, Cores(1)), [100.0, 100.0])
     assert Params(1, 1, 1, 1, 1, 1, 1).basket_s == 0.0 and "basket_s" in PARAMS
-    assert FEATURES[-1] == "baskets"
+    assert FEATURES[-2:] == ("baskets", "straddles")  # the later columns come last
     # reading baskets is CPU work: the cores' parallel efficiency applies to it
     q = with_(p, parallel_efficiency=0.5)
     cached = config_matrix([{"workers": 3, "cached": 1, "file_mb": 10.0, "baskets": 2000}])

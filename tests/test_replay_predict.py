@@ -287,3 +287,17 @@ def test_the_pre_pass_keys_assumed_cost_spans_the_interval() -> None:
         assert at.speedup == pytest.approx(end)
     flat = reader_change([m], 5, warm, replace(costs, key_s=0.0), before, after)
     assert flat.low == flat.speedup == flat.high == pytest.approx(1.0)
+
+
+def test_a_step_ending_inside_a_basket_interprets_it_again() -> None:
+    from models.replay.predict import step_touches
+
+    # branch a: baskets of 100 entries; branch b: one basket of 300
+    rows = [("a", 1000 + 100 * i, 100, 100 * i, 100 * (i + 1)) for i in range(3)]
+    rows.append(("b", 2000, 300, 0, 300))
+    m = synthetic_map(rows, entries=300)
+    assert step_touches(m.branches, 300, 300) == 4  # one call: every basket once
+    assert step_touches(m.branches, 300, 100) == 3 + 3  # aligned with a's baskets; b 3 times
+    # steps of 150: a's middle basket in both steps, b in both
+    assert step_touches(m.branches, 300, 150) == 4 + 2
+    assert step_touches(m.branches, 300, 50) == 6 + 6

@@ -336,7 +336,7 @@ class Context:
         call = self.param("call_s") if fitted is not None and \
             fitted.source in ("measured", "fitted") else 0.0
 
-        extra = max(lt.baskets - lt.branch_calls, 0.0)
+        extra = lt.extra_touches
 
         # each file's first call (the fitted per-call cost leaves it out)
         first = first_call_extra(cal)

@@ -256,10 +256,11 @@ def loop_costs(file_s: float, file_mb: float, calls: float, extra_baskets: float
                first_s: float = 0.0) -> LoopCosts | None:
     """The per-call cost of uproot's event loop from its warm time per file ``file_s`` (the
     calibration's warm event loop: opening not timed, ``calls`` read calls per file of
-    ``file_mb`` compressed MB, ``extra_baskets`` baskets per file beyond one per branch and
-    call): what is left of a file's time after decompressing its MB at the measured rate
-    (and processing them, where measured apart from the fixed costs), and the baskets beyond
-    the first of each branch at ``basket_s`` (the per-basket test; ``None`` where it did not
+    ``file_mb`` compressed MB, ``extra_baskets`` baskets interpreted per file beyond one per
+    branch and call, a basket that a step ended inside counting again in the next): what is
+    left of a file's time after decompressing its MB at the measured rate (and processing
+    them, where measured apart from the fixed costs), and the baskets beyond the first of
+    each branch at ``basket_s`` (the per-basket test; ``None`` where it did not
     run: :func:`assumed_baskets`), per call.  So the per-branch work of each call (finding
     the baskets, building the arrays) is a per-call cost, not a per-MB rate.  ``keys``:
     basket keys per file the loop's memory-size step read in its pre-pass (0: an entry

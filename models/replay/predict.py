@@ -44,7 +44,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from probes.basketmap import BasketMap
+from probes.basketmap import BasketMap, BranchBaskets
 
 from .cpucosts import UPROOT_KEY_S, UPROOT_KEY_S_RANGE, CpuCosts, LoopCosts, loop_costs
 from .device import LocalDevice, Transfer
@@ -161,6 +161,10 @@ class LayoutTime:
     sync: Transfer | None = None
     #: branches read times read calls (each call's first basket of each branch)
     branch_calls: float = 0.0
+    #: baskets interpreted, counted per call (uproot's ``iterate`` keeps a basket its step
+    #: ends inside for the next step, but interprets it again): at least ``baskets``; 0 where
+    #: not counted (taken as ``baskets``)
+    touches: float = 0.0
     #: the CPU time of opening the files (part of ``cpu_s``: it never overlaps)
     cpu_open_s: float = 0.0
     #: the share of the streamed I/O hidden behind the CPU (``CpuCosts.overlap``)
@@ -184,12 +188,18 @@ class LayoutTime:
     #: after the reads by the entries each starts (``Pace.span``).  ``None``: all by bytes
     cpu_data_s: float | None = None
 
+    @property
+    def extra_touches(self) -> float:
+        """The baskets interpreted beyond the first of each branch in each call: those that
+        pay ``basket_s`` where the per-call cost holds the first (``CpuCosts.extra_baskets``)."""
+        return max((self.touches or self.baskets) - self.branch_calls, 0.0)
+
     def with_costs(self, costs: CpuCosts) -> LayoutTime:
         """The same replay with other CPU costs."""
         costs = costs.for_engine(self.engine)
         baskets = self.baskets
         if costs.extra_baskets:
-            baskets = max(self.baskets - self.branch_calls, 0.0)
+            baskets = self.extra_touches
         opens = self.files * costs.open_s
         data = (baskets * costs.basket_s + self.compressed_mb * costs.per_mb_s()
                 + costs.decompress_fix_s(self.baskets, self.compressed_mb))
@@ -209,6 +219,27 @@ class LayoutTime:
                 "device_requests": self.io.device_requests * self.scale,
                 "seeks": self.io.seeks * self.scale, "seek_s": self.seek_s,
                 "sync_io_s": self.sync_s, "hidden_io_s": self.hidden_s}
+
+
+def step_touches(chosen: Sequence[BranchBaskets], entries: int, per_call: int) -> float:
+    """The baskets that ``iterate`` in steps of ``per_call`` entries over ``entries`` entries
+    interprets, step by step: each step every basket of each branch it overlaps (a basket
+    that a step ends inside counts again in the next step, unless the step ends on its end:
+    a cluster-aligned step counts each basket once)."""
+    import numpy as np
+
+    if entries <= 0 or per_call <= 0:
+        return 0.0
+    s = np.arange(0, entries, per_call, dtype=np.int64)
+    e = np.minimum(s + per_call, entries)
+    total = 0
+    for b in chosen:
+        if not b.baskets:
+            continue
+        starts = np.asarray(b.entries[:-1], dtype=np.int64)
+        total += int(np.sum(np.searchsorted(starts, e, side="left")
+                            - np.searchsorted(starts, s, side="right"))) + len(s)
+    return float(total)
 
 
 def step_for(m: BasketMap, branches: Sequence[str] | None, step: int | str | float
@@ -261,7 +292,7 @@ def layout_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
     if reader is not None:
         step = reader.step
     streams = []
-    calls = baskets = entries = branch_calls = step_mb = 0.0
+    calls = baskets = entries = branch_calls = touches = step_mb = 0.0
     mb = 0.0
     built = False
     sizes_of: list[int | str] = []
@@ -279,6 +310,7 @@ def layout_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
         calls += n_calls
         branch_calls += n_calls * sum(1 for b in chosen if b.baskets)
         baskets += sum(b.baskets for b in chosen)
+        touches += step_touches(chosen, m.entries, per_call)
         entries += m.entries
         mb += sum(b.compressed_bytes for b in chosen) / 1e6
     reqs = renumber(streams)
@@ -292,7 +324,8 @@ def layout_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
     lt = LayoutTime(files=len(maps) * scale, entries=entries * scale, compressed_mb=mb * scale,
                     calls=calls * scale, baskets=baskets * scale, io=io, scale=scale,
                     cpu_s=0.0, _access_s=device.access_s, sync=sync,
-                    branch_calls=branch_calls * scale, keys=keys * scale,
+                    branch_calls=branch_calls * scale, touches=touches * scale,
+                    keys=keys * scale,
                     shapes=call_shapes(maps, branches, sizes_of), pace=Pace.of(buffered),
                     device=device, step_mb=step_mb)
     return lt.with_costs(costs)
@@ -511,6 +544,6 @@ def reader_loop_costs(lt: LayoutTime, warm_events_per_s: float, decompress_mb_pe
         return None
     n = lt.files
     return loop_costs(lt.entries / warm_events_per_s / n, lt.compressed_mb / n, lt.calls / n,
-                      (lt.baskets - lt.branch_calls) / n, decompress_mb_per_s, basket_s,
+                      lt.extra_touches / n, decompress_mb_per_s, basket_s,
                       process_mb_per_s, keys=lt.keys / n, key_s=key_s, key_range=key_range,
                       first_s=first_s)

@@ -86,6 +86,9 @@ class Baseline:
     sources: Mapping[str, Source] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     site: SiteSpec | None = None
+    #: the branches whose basket each read call after a file's first interprets again
+    #: (``config["straddles"]`` per extra call; 0: none, or not known)
+    straddle_branches: float = 0.0
     workload: WorkloadSpec | None = None
 
     def row(self, workers: int) -> dict[str, float]:
@@ -183,7 +186,8 @@ def calibration_baseline(model: ThroughputModel, config: Mapping[str, float], *,
                          files: int | None = None, memory_gb: float | None = None,
                          access: Access = "sequential",
                          measured_factor: Mapping[str, float] | None = None,
-                         recompressed: Mapping[str, int] | None = None) -> Baseline:
+                         recompressed: Mapping[str, int] | None = None,
+                         straddle_branches: float = 0.0) -> Baseline:
     """The baseline of a fitted model (``config``: the configuration the calibration saw)."""
     params = model.physical_params_
     cores = Cores(int(model.cores), int(model.threads_per_core), float(model.ht_weight))
@@ -195,7 +199,7 @@ def calibration_baseline(model: ThroughputModel, config: Mapping[str, float], *,
                     measured_decompress=dict(measured_decompress or {}),
                     measured_factor=dict(measured_factor or {}),
                     recompressed=dict(recompressed or {}),
-                    sources=model_sources(model))
+                    sources=model_sources(model), straddle_branches=straddle_branches)
 
 
 def calibrated_baseline(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
@@ -207,7 +211,7 @@ def calibrated_baseline(cal: Calibration, dataset: DatasetProfile, site: SitePro
     ``extra_X``/``extra_y``: further measured configurations and their rates fitted with the
     calibration's (a trial's before and after points); ``access`` overrides the access
     pattern guessed from the branch count."""
-    from ..calibration import model_from_calibration
+    from ..calibration import model_from_calibration, straddle_branches
 
     model, config, _ = model_from_calibration(cal, dataset, site, extra_X=extra_X,
                                               extra_y=extra_y)
@@ -229,7 +233,8 @@ def calibrated_baseline(cal: Calibration, dataset: DatasetProfile, site: SitePro
         measured_decompress=measured, files=tree.files if tree else None,
         memory_gb=site.memory.total_bytes / 1e9,
         access=access or ("scattered" if branches > 100 else "sequential"),
-        measured_factor=factors, recompressed=recompressed)
+        measured_factor=factors, recompressed=recompressed,
+        straddle_branches=straddle_branches(cal, tree) if "straddles" in config else 0.0)
     return model, baseline
 
 

@@ -80,6 +80,9 @@ def merge(target_mb: float) -> Scenario:
         if config.get("calls", 0.0) > 0:
             if b.compression_factor:
                 config["calls"] = calls_per_file(config["file_mb"] * b.compression_factor * 1e6)
+                if b.straddle_branches > 0:
+                    # each call after a file's first interprets a basket per branch again
+                    config["straddles"] = max(config["calls"] - 1.0, 0.0) * b.straddle_branches
             else:
                 notes.append("the compression factor is unknown: the read calls per file are "
                              "kept as they are")
@@ -266,7 +269,10 @@ def branches(fraction: float, branch_fraction: float | None = None) -> Scenario:
             config["baskets"] = b.config["baskets"] * fraction
         if config.get("calls", 0.0) > 0:
             config["calls"] = b.config["calls"] * per_call
-        return replace(b, config=config,
+        # the same calls cut the baskets of fewer branches
+        if config.get("straddles", 0.0) > 0:
+            config["straddles"] = b.config["straddles"] * per_call
+        return replace(b, config=config, straddle_branches=b.straddle_branches * per_call,
                        events_per_mb=None if b.events_per_mb is None
                        else b.events_per_mb / fraction, mb_per_work=b.mb_per_work * fraction)
 
