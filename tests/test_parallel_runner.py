@@ -7,6 +7,7 @@ import multiprocessing
 import os
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -112,11 +113,14 @@ def test_each_worker_numbers_its_units_in_the_order_it_took_them(small: list[str
     assert unit_pace(one)[1] is None  # a single unit: no later units
 
 
-def _run(workers: int, units: list[tuple[str, int, int, int, float, int, int]]) -> JobResult:
-    """A JobResult of ``units``: (path, start, stop, MB, seconds, worker, order)."""
+def _run(workers: int, units: list[tuple[str, int, int, int, float, int, int]],
+         opens: list[float] | None = None) -> JobResult:
+    """A JobResult of ``units``: (path, start, stop, MB, seconds, worker, order); ``opens``:
+    each unit's seconds of opening its file (0 by default)."""
     runs = tuple(FileRun(path=p, worker=w, entries=b - a, compressed_bytes=int(mb * 1e6),
                          uncompressed_bytes=int(2 * mb * 1e6), seconds=t, entry_start=a,
-                         entry_stop=b, order=o) for p, a, b, mb, t, w, o in units)
+                         entry_stop=b, order=o, open_s=(opens or [0.0] * len(units))[k])
+                 for k, (p, a, b, mb, t, w, o) in enumerate(units))
     return JobResult(workers=workers, files=1, entries=sum(r.entries for r in runs),
                      compressed_bytes=sum(r.compressed_bytes for r in runs),
                      uncompressed_bytes=sum(r.uncompressed_bytes for r in runs), wall_s=1.0,
@@ -268,3 +272,26 @@ def test_the_parallel_loop_splits_fewer_files_than_workers(data: Path) -> None:
     assert [p.workers for p in points] == [1, 2]
     assert all(p.units > 2 for p in points), points
     assert len({p.units for p in points}) == 1
+
+
+def test_packets_paces_leave_their_files_opening_out() -> None:
+    # 2 files in 4 packets of 1 MB, 0.1 s of reading each and 0.2 s to open a file: one worker
+    # opens each file once, two workers open each file twice, later packets included
+    one = _run(1, [("f", 0, 100, 1.0, 0.3, 0, 0), ("f", 100, 200, 1.0, 0.1, 0, 1),
+                   ("g", 0, 100, 1.0, 0.3, 0, 2), ("g", 100, 200, 1.0, 0.1, 0, 3)],
+               [0.2, 0.0, 0.2, 0.0])
+    two = _run(2, [("f", 0, 100, 1.0, 0.3, 0, 0), ("f", 100, 200, 1.0, 0.3, 1, 0),
+                   ("g", 0, 100, 1.0, 0.3, 0, 1), ("g", 100, 200, 1.0, 0.3, 1, 1)],
+               [0.2, 0.2, 0.2, 0.2])
+    # the reading alike in both: the same pace, 0.1 s per MB, first and later
+    assert unit_pace(two, like=one) == pytest.approx((0.1, 0.1))
+    assert unit_pace(one, like=two) == pytest.approx((0.1, 0.1))
+    # whole files each open once in any run: their paces keep the opening
+    whole = replace(one, packet_entries=None)
+    assert unit_pace(whole) == pytest.approx((0.3, 0.5 / 3))
+
+
+def test_a_worker_records_the_opening_of_each_file_it_opens(small: list[str]) -> None:
+    r = run_job(small[:2], "esdTree", 1, cold=False, packet_entries=10**9)
+    assert [f.open_s > 0 for f in r.per_file] == [True, True]
+    assert all(f.open_s < f.seconds for f in r.per_file)
