@@ -71,6 +71,7 @@ sys.path.insert(0, str(HERE.parent))  # the repository: testbench, advisor
 sys.path.insert(0, str(HERE))
 
 from _advice_true_data import DATASETS, branch_count, write  # noqa: E402
+from _machine import machine_check  # noqa: E402
 
 TREE = "Events"
 LOCK = "/tmp/hep-bench.lock"
@@ -273,24 +274,6 @@ def analysis(disk: Disk, files: list[Path], *, workers: int = 1, step: int | Non
     events = sum(o["events"] for o in outs)
     wall = max(o["end"] for o in outs) - min(o["start"] for o in outs)
     return float(events / wall)
-
-
-#: the machine check's pure-Python loop (about 0.5 s on one core of the development machine)
-SPIN = "s=0\nfor i in range(6_000_000): s += i"
-
-
-def machine_check() -> dict[str, float]:
-    """How much CPU the shared machine gives at this moment: the same pure-Python loop in one
-    process, then in two at once.  ``speed``: 1 / the one process' seconds (a relative
-    figure); ``cores``: how many of those loops' worth run at once (2 x one's time / the
-    pair's), near 2 on an idle 2-core machine.  A pass whose check differs from the
-    calibration's moment explains a CPU-bound miss; the check is printed with each pass."""
-    argv = [sys.executable, "-c", f"import time\nt = time.perf_counter()\n{SPIN}\n"
-            "print(time.perf_counter() - t)"]
-    one = float(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
-    pair = [subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) for _ in range(2)]
-    two = max(float(p.communicate()[0]) for p in pair)
-    return {"one_s": round(one, 3), "two_s": round(two, 3), "cores": round(2 * one / two, 2)}
 
 
 def apply(disk: Disk, rec: dict[str, Any], files: list[Path], out: Path

@@ -43,6 +43,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository: testbench
 
+from _machine import machine_line
+
 from testbench.common import timing_lock
 
 TREE = "esdTree"
@@ -205,10 +207,13 @@ def emulated(args: argparse.Namespace, demo: Path) -> tuple[object, list[Point]]
         merged = sorted(str(p) for p in merged_dir.glob("*.root"))
         bench.drop_caches(*small, *merged)
         print("emulated 70 MB/s, 120 IOPS disk: calibrating the small files ...", flush=True)
+        print(machine_line("before the calibration"), flush=True)
         cal_inputs = bench.call(calibrate_files, str(small_dir), args.budget)
         print(f"  calibrated: cold {cal_inputs[0].raw_read.cold_mb_per_s:.1f} MB/s, "
               f"{cal_inputs[0].raw_read.iops_4k:.0f} IOPS", flush=True)
+        print(machine_line("before the jobs"), flush=True)
         points = bench.call(measure_points, small, merged, args.repeats)
+        print(machine_line("after the jobs"), flush=True)
     return cal_inputs, points
 
 
@@ -247,9 +252,12 @@ def new_data(args: argparse.Namespace) -> dict[str, tuple[object, list[Point]]]:
             bench.drop_caches(*files)
             print(f"\n{name} ({DATASETS[name].what}; {len(files)} files, {mb:.0f} MB), "
                   "emulated disk: calibrating ...", flush=True)
+            print(machine_line("before the calibration"), flush=True)
             cal_inputs = bench.call(calibrate_files, str(where), args.budget)
             tree = cal_inputs[1].main_tree.name
+            print(machine_line("before the jobs"), flush=True)
             points = bench.call(measure_new, name, files, tree, args.repeats)
+            print(machine_line("after the jobs"), flush=True)
         out[name] = (cal_inputs, points)
     return out
 
@@ -302,12 +310,15 @@ def unthrottled(args: argparse.Namespace, demo: Path) -> tuple[object, list[Poin
         os.sync()
         small = sorted(str(p) for p in (work / "small_files").glob("*.root"))
         print("\nunthrottled disk: calibrating the small files ...", flush=True)
+        print(machine_line("before the calibration"), flush=True)
         cal_inputs = calibrate_files(str(work / "small_files"), args.budget)
+        print(machine_line("before the jobs"), flush=True)
         points = []
         for k in WORKERS:
             rate, spread, file_mb, calls, units = _measure(small, k, True, args.repeats, None)
             points.append(Point("small", k, False, rate, spread, file_mb, calls, units))
             print(f"  measured small  cold {k} workers: {rate:7.1f} MB/s", flush=True)
+        print(machine_line("after the jobs"), flush=True)
         return cal_inputs, points
     finally:
         shutil.rmtree(work, ignore_errors=True)
