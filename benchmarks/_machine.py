@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-#: The fixed pure-Python loop timed (about 0.25-0.5 s on the development machine).
+#: The fixed pure-Python loop timed (about 0.5 s on one core of the development machine).
 SPIN = "s=0\nfor i in range(6_000_000): s += i"
 
 
