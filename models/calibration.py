@@ -80,11 +80,10 @@ from .calcosts import (
 )
 from .deviceform import device_form
 from .physics import FEATURES, Cores, config_matrix
+from .pointnoise import run_sd, sigma
 from .throughput import DEFAULTS, Prior, ThroughputModel
 from .unitpace import busy_workers, unit_ratio
 
-#: IQR / 1.349 is a normal distribution's standard deviation.
-IQR_TO_SIGMA = 1.349
 #: Relative uncertainty (one sigma) of the per-basket test's cost where it ran fewer than three
 #: repetitions (its spread unmeasured).  Each repetition is a difference of two short reads
 #: (a few ms apart in 20-30 ms): five of them on one file of 1,200 branches of small baskets
@@ -94,11 +93,6 @@ BASKET_FEW_SD = 0.5
 #: Relative uncertainty (one sigma) of the unpacking row at least: it times a part of the
 #: plain event loop's processing alone (see the module's notes).
 UNPACK_SD = 0.3
-#: Run-to-run spread (one sigma, relative) of a figure measured fewer than three times: one
-#: sample says nothing of how the next calibration's will differ.
-SINGLE_SAMPLE_RUN_SD = 0.15
-#: Mean range of two normal samples, in standard deviations (``point_sd``).
-D2 = 1.128
 #: Request size assumed for uproot's event loop when the device's read-ahead is unknown.
 DEFAULT_READAHEAD_BYTES = 128 * 1024
 
@@ -119,7 +113,8 @@ class FitInputs:
     rows: tuple[dict[str, float], ...] = ()
     #: each point's measured spread ((p75 - p25) / median; ``None``: fewer than 3 samples)
     spreads: tuple[float | None, ...] = ()
-    #: each point's (and each prior's) run-to-run spread: one sigma of its log (see _run_sd)
+    #: each point's (and each prior's) run-to-run spread: one sigma of its log (see
+    #: ``pointnoise.run_sd``)
     run_sd: tuple[float, ...] = ()
     prior_run_sd: dict[str, float] = field(default_factory=dict)
     #: each point's measurement (its samples; ``None`` where the point has none)
@@ -127,45 +122,6 @@ class FitInputs:
     #: each point's uncertainty (relative, one sigma) set by what it measures, beyond its
     #: samples (the unpacking row's ``UNPACK_SD``); ``None`` for the others
     floors: tuple[float | None, ...] = ()
-
-
-def point_sd(m: Measurement | None) -> tuple[float | None, str | None]:
-    """One sample's relative standard deviation from a measurement's own data, and where it
-    came from; ``(None, None)`` where the measurement has nothing to tell it by."""
-    if m is None:
-        return None, None
-    found: list[tuple[float, str]] = []
-    n = len(m.samples)
-    if n >= 3 and m.spread is not None:
-        found.append((m.spread / IQR_TO_SIGMA, "samples"))
-    elif n == 2 and m.spread is not None:
-        found.append((m.spread / D2, "2 samples"))
-    if n < 3 and m.part_spread is not None:  # an upper estimate: where samples are too few
-        found.append((m.part_spread / IQR_TO_SIGMA, "parts of a sample"))
-    if not found:
-        return None, None
-    return max(found)
-
-
-def _run_sd(m: Measurement | None, floor: float) -> float:
-    """How much a figure may differ from one calibration to the next (one sigma, relative):
-    one sample's spread (``point_sd``: from its samples, or the parts of one sample), not
-    the standard error of the median, since the samples of one run share its conditions
-    (the device's state, the machine's load); at least ``SINGLE_SAMPLE_RUN_SD`` where there
-    are fewer than 3 samples (two, or the parts of one, say little of the next run); never
-    below ``floor`` (the point's fitted error)."""
-    sd, _ = point_sd(m)
-    if m is None or len(m.samples) < 3:
-        return max(floor, SINGLE_SAMPLE_RUN_SD, sd or 0.0)
-    return max(floor, sd or 0.0)
-
-
-def _sigma(m: Measurement | None, floor: float) -> float:
-    """Relative standard error of a measurement's median (1.253 sigma / sqrt(n)), no smaller
-    than ``floor`` (what the model itself is trusted to)."""
-    if m is None or m.spread is None or len(m.samples) < 3:
-        return floor
-    return max(floor, 1.2533 * m.spread / IQR_TO_SIGMA / np.sqrt(len(m.samples)))
 
 
 @dataclass
@@ -218,16 +174,16 @@ class _Inputs:
             return
         self.rows.append(row)
         self.y.append(float(rate))
-        self.sig.append(_sigma(m, max(self.noise, floor if floor is not None else self.noise)))
+        self.sig.append(sigma(m, max(self.noise, floor if floor is not None else self.noise)))
         self.labels.append(label)
         self.spreads.append(m.spread if m is not None and len(m.samples) >= 3 else None)
-        self.run_sd.append(_run_sd(m, self.sig[-1]))
+        self.run_sd.append(run_sd(m, self.sig[-1]))
         self.measurements.append(m)
         self.floors.append(floor)
 
     def prior(self, name: str, value: float, m: Measurement | None) -> None:
-        self.priors[name] = (value, value * _sigma(m, self.noise))
-        self.prior_run_sd[name] = _run_sd(m, _sigma(m, self.noise))
+        self.priors[name] = (value, value * sigma(m, self.noise))
+        self.prior_run_sd[name] = run_sd(m, sigma(m, self.noise))
 
     def baskets(self, mb: float, per_mb: float | None = None) -> dict[str, float]:
         """The baskets a row reads (only where the per-basket cost was measured)."""
@@ -455,7 +411,7 @@ def _efficiency_prior(x: _Inputs) -> bool:
     if one is None or one.aggregate_mb_per_s is None:
         return False
     logical = x.cores_logical
-    s1, r1 = _sigma(one.measurement, x.noise), _run_sd(one.measurement, x.noise)
+    s1, r1 = sigma(one.measurement, x.noise), run_sd(one.measurement, x.noise)
     found: list[tuple[float, float, float]] = []  # (e, sd, run sd), absolute
     for pp in x.cal.parallel_loop:
         busy = busy_workers(pp)
@@ -475,8 +431,8 @@ def _efficiency_prior(x: _Inputs) -> bool:
             ratio = pp.aggregate_mb_per_s / one.aggregate_mb_per_s / balance
         scale = ratio / (n - 1.0)
         found.append(((ratio - 1.0) / (n - 1.0),
-                      scale * float(np.hypot(s1, _sigma(pp.measurement, x.noise))),
-                      scale * float(np.hypot(r1, _run_sd(pp.measurement, x.noise)))))
+                      scale * float(np.hypot(s1, sigma(pp.measurement, x.noise))),
+                      scale * float(np.hypot(r1, run_sd(pp.measurement, x.noise)))))
     if not found:
         return False
     w = np.array([1.0 / sd**2 for _, sd, _ in found])
@@ -539,11 +495,11 @@ def fit_inputs(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
                 "process": 1.0, "opens": 1.0, "calls": x.calls, "units": float(units),
                 "baskets": float(file_mb * density) if density is not None else 0.0,
                 **x.straddles(x.calls)}
-    sigma = np.asarray(x.sig)
+    sig = np.asarray(x.sig)
     return FitInputs(
         X=config_matrix(x.rows) if x.rows else np.zeros((0, len(FEATURES))),
         y=np.asarray(x.y, dtype=float),
-        weight=(noise / sigma) ** 2 if len(sigma) else sigma,
+        weight=(noise / sig) ** 2 if len(sig) else sig,
         labels=tuple(x.labels),
         priors=x.priors,
         baseline=baseline,

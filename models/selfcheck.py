@@ -35,7 +35,7 @@ import numpy as np
 
 from probes.readtests.results import Measurement
 
-from .calibration import SINGLE_SAMPLE_RUN_SD, point_sd
+from .pointnoise import SINGLE_SAMPLE_RUN_SD, point_sd
 
 if TYPE_CHECKING:
     from .calibration import FitInputs

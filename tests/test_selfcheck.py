@@ -186,7 +186,7 @@ def _m(samples: tuple[float, ...], part_spread: float | None = None) -> Measurem
 
 
 def test_each_point_is_held_to_its_own_spread() -> None:
-    from models.calibration import D2, IQR_TO_SIGMA, SINGLE_SAMPLE_RUN_SD, point_sd
+    from models.pointnoise import D2, IQR_TO_SIGMA, SINGLE_SAMPLE_RUN_SD, point_sd
 
     five = _m((90.0, 95.0, 100.0, 105.0, 110.0))
     sd, source = point_sd(five)
