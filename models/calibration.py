@@ -68,6 +68,7 @@ from probes.readtests.results import Calibration, Measurement, ParallelPoint
 from probes.results import DatasetProfile, SiteProfile, TreeProfile
 
 from .calcosts import (
+    basket_cost,
     basket_density,
     branches_with_data,
     collector_per_file,
@@ -351,7 +352,7 @@ def _call_cost_inputs(x: _Inputs) -> None:
 
 
 def _basket_cost_inputs(x: _Inputs) -> None:
-    bc = x.cal.basket_cost
+    bc = basket_cost(x.cal, x.main_alg)
     if x.density is not None and bc is not None and bc.basket_s is not None:
         x.prior("basket_s", bc.basket_s, bc.measurement)
         if bc.measurement is None or len(bc.measurement.samples) < 3:
@@ -472,7 +473,7 @@ def fit_inputs(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
     basket = (tree.baskets.mean_compressed_bytes or readahead) if tree is not None else readahead
     loop_request = max(basket, readahead)
     unc_per_file = (tree.uncompressed_bytes / max(tree.files, 1)) if tree is not None else 0.0
-    bc = cal.basket_cost
+    bc = basket_cost(cal, main_alg)
     # baskets per compressed MB read: only where the per-basket cost was measured
     density = None
     if bc is not None and bc.basket_s is not None and bc.basket_s > 0 and tree is not None:

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from helpers import snapshot, write_flat
-from models.calcosts import basket_density
+from models.calcosts import basket_cost, basket_density
 from models.calibration import FitInputs, fit_inputs
 from models.physics import FEATURES
 from models.scenarios import (
@@ -30,6 +30,7 @@ from probes import probe_dataset
 from probes.readtests.baskets import _fit, _Group, measure_basket_cost
 from probes.readtests.results import (
     BasketCost,
+    BasketGroup,
     Calibration,
     CallCost,
     Conditions,
@@ -38,6 +39,7 @@ from probes.readtests.results import (
     Measurement,
     OpenOverhead,
     ParallelPoint,
+    Unpacking,
 )
 from probes.readtests.runner import ProgressEvent, Session
 from probes.results import (
@@ -101,6 +103,11 @@ def test_basket_cost_is_positive_and_leaves_nothing(private_tmp: Path, tiny_demo
     assert cost.baskets > 0 and session.bytes_read > 0
     note = cost.measurement.conditions.note or ""
     assert ("temporary copy" in note) == copied
+    # what each group read and took is kept for the dataset's own baskets only (a copy is
+    # compressed as uproot writes, not as the dataset)
+    assert bool(cost.groups) != copied
+    for g in cost.groups:
+        assert g.baskets > 0 and g.mb > 0 and len(g.extra_s) == len(cost.measurement.samples)
     assert events[-1].test == "basket_cost" and events[-1].fraction == 1.0
     assert events[-1].figure and "per basket" in events[-1].figure
     assert elapsed < 10.0  # about a second; generous for a busy machine
@@ -185,6 +192,50 @@ def test_the_rows_read_baskets_where_their_cost_was_measured() -> None:
     plain = fit_inputs(*_calibration(None))
     assert "basket_s" not in plain.priors and plain.baseline["baskets"] == 0.0
     assert not np.any(plain.X[:, FEATURES.index("baskets")])
+
+
+def _groups(basket_s: float, s_per_mb: float, noise: tuple[float, ...] = (1.0, 1.0, 1.0)
+            ) -> tuple[BasketGroup, ...]:
+    """Four groups of many-fold different bytes per basket, timed at ``basket_s`` a basket
+    and ``s_per_mb`` a compressed MB, each repetition scaled by ``noise``."""
+    return tuple(BasketGroup(n, mb, tuple(f * (n * basket_s + mb * s_per_mb) for f in noise))
+                 for n, mb in ((72, 0.65), (50, 0.77), (32, 1.14), (19, 0.99)))
+
+
+def test_the_basket_cost_is_net_of_the_measured_decompression() -> None:
+    # the test's groups timed at 70 us a basket and 1/60 + 1/600 s a MB (the decompression
+    # and unpacking tests' rates below), but its own fit put everything on the baskets
+    cal, dataset, site = _calibration(1.7e-4)
+    per_mb = 1 / 60 + 1 / 600
+    cal = replace(cal, unpacking=Unpacking(600.0, 1000.0, 500.0, None, None, 22, 10,
+                                           _m(600.0, unit="MB/s")),
+                  basket_cost=replace(cal.basket_cost, groups=_groups(70e-6, per_mb)))
+    net = basket_cost(cal, "ZLIB")
+    assert net is not None and net.basket_s == pytest.approx(70e-6, rel=1e-6)
+    assert net.mb_per_s == pytest.approx(1 / per_mb)
+    assert len(net.measurement.samples) == 3
+    assert "less" in (net.measurement.conditions.note or "")
+    # the fit's prior and the loop's costs take the net figure
+    assert fit_inputs(cal, dataset, site).priors["basket_s"][0] == pytest.approx(70e-6)
+    # each repetition an estimate: their spread is the prior's
+    noisy = replace(cal, basket_cost=replace(cal.basket_cost, groups=_groups(
+        70e-6, per_mb, (0.9, 1.0, 1.1))))
+    samples = sorted(basket_cost(noisy, "ZLIB").measurement.samples)  # type: ignore[union-attr]
+    assert samples[0] < 70e-6 < samples[2] and samples[1] == pytest.approx(70e-6)
+    # never negative: bytes that cost more than measured leave the baskets at 0 (unmeasured)
+    slow = replace(cal, basket_cost=replace(cal.basket_cost, groups=_groups(0.0, per_mb / 2)))
+    assert basket_cost(slow, "ZLIB").basket_s is None  # type: ignore[union-attr]
+
+
+def test_the_basket_cost_is_the_tests_own_where_it_cannot_be_taken_net() -> None:
+    cal, _, _ = _calibration(1.7e-4)
+    # no groups kept (an older calibration, or a copy's baskets)
+    assert basket_cost(cal, "ZLIB") is cal.basket_cost
+    with_groups = replace(cal, basket_cost=replace(cal.basket_cost,
+                                                   groups=_groups(70e-6, 1 / 60)))
+    # the decompression of the dataset's algorithm not measured
+    assert basket_cost(with_groups, "LZMA") is with_groups.basket_cost
+    assert basket_cost(replace(cal, basket_cost=None), "ZLIB") is None
 
 
 def test_a_single_repetition_of_the_basket_test_is_a_loose_prior() -> None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from models.calcosts import (
+    basket_cost,
     collector_per_file,
     dataset_decompression_mb_per_s,
     decompression_basket_s,
@@ -351,7 +352,8 @@ class Context:
                              process_mb_per_s=1.0 / per_mb, key_s=key_s, key_range=key_range,
                              first_s=first)
 
-        measured = cal.basket_cost.basket_s if cal.basket_cost is not None else None
+        bc = basket_cost(cal, tree.compression.algorithm)
+        measured = bc.basket_s if bc is not None else None
         if measured is None:
             return assumed_baskets(split)
         return split(measured) or self._scaled_to_loop(lt, warm, dec, call, extra, measured,

@@ -10,7 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from models.calcosts import loop_file_extra
+from models.calcosts import basket_cost, loop_file_extra
 from probes.readtests.registry import LABELS, READ_TESTS, ReadTest
 from probes.readtests.results import Calibration, Measurement
 
@@ -127,9 +127,16 @@ def _basket_cost_rows(cal: Calibration) -> list[Row]:
     bc = cal.basket_cost
     if bc is None or bc.basket_s is None:
         return []
-    return [("per basket", f"{_m(bc.measurement, 1, 1e6, ' µs')} fixed, then "
+    rows = [("per basket", f"{_m(bc.measurement, 1, 1e6, ' µs')} fixed, then "
              f"{fmt.num(bc.mb_per_s, 1)} MB/s [dim]({bc.baskets} baskets per repetition, "
              "warm)[/]")]
+    algs = {d.algorithm for d in cal.decompression if d.source == "dataset"}
+    net = basket_cost(cal, algs.pop()) if len(algs) == 1 else None
+    if net is not None and net is not bc and net.mb_per_s:
+        rows.append(("per basket, net", f"{_m(net.measurement, 1, 1e6, ' µs')} [dim](what the "
+                     f"model takes: the groups' times less {1e3 / net.mb_per_s:.2f} ms per MB "
+                     "for decompression and unpacking)[/]"))
+    return rows
 
 
 def _key_cost_rows(cal: Calibration) -> list[Row]:

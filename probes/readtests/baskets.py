@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from .results import BasketCost, Conditions
+from .results import BasketCost, BasketGroup, Conditions
 from .runner import OutOfTime, Session, measurement
 
 TEST = "basket_cost"
@@ -381,6 +381,7 @@ def measure_basket_cost(session: Session, files: Sequence[str], tree_name: str,
                              "basket's cost cannot be told from its bytes")
         costs: list[float] = []
         per_mb: list[float] = []
+        extras: list[list[float]] = []  # per repetition, per group
         with uproot.open(path, array_cache=None) as f:
             trees = {g.tree: f[g.tree] for g in groups}
             for g in groups:  # warm-up: interpretations built, pages cached
@@ -400,6 +401,7 @@ def measure_basket_cost(session: Session, files: Sequence[str], tree_name: str,
                     extra.append(long - short)
                     session.bytes_read += int(g.mb * 1e6)
                 t_basket, t_mb = _fit(extra, groups)
+                extras.append(extra)
                 costs.append(t_basket)
                 per_mb.append(t_mb)
                 rep_s = clock() - t0
@@ -422,7 +424,14 @@ def measure_basket_cost(session: Session, files: Sequence[str], tree_name: str,
                    f"{1e6 * basket_s:.0f} µs per basket" if basket_s is not None else None)
     return BasketCost(basket_s=basket_s,
                       mb_per_s=1.0 / t_mb if basket_s is not None and t_mb > 0 else None,
-                      baskets=per_rep, measurement=m)
+                      baskets=per_rep, measurement=m,
+                      # the dataset's own baskets only: a copy is compressed as uproot
+                      # writes (ZLIB), not as the dataset, whose decompression rate the
+                      # model would take away from them (``models.calcosts.basket_cost``)
+                      groups=() if found is None else tuple(
+                          BasketGroup(g.extra_baskets, round(g.extra_mb, 6),
+                                      tuple(round(e[i], 7) for e in extras))
+                          for i, g in enumerate(groups)))
 
 
 __all__ = ["measure_basket_cost"]

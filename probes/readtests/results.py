@@ -254,15 +254,29 @@ class CallCost:
 
 
 @dataclass(frozen=True)
+class BasketGroup:
+    """One group of branches of the per-basket test: the baskets (``baskets``) and compressed
+    MB (``mb``) its long range reads beyond its short one, and the CPU seconds that took in
+    each repetition (``extra_s``)."""
+
+    baskets: int
+    mb: float
+    extra_s: tuple[float, ...]
+
+
+@dataclass(frozen=True)
 class BasketCost:
     """The fixed cost of one basket read (``basket_s``, seconds) and the compressed MB/s
     beyond it, warm, with uproot; ``baskets`` read per repetition of the test; the samples
-    are one estimate per repetition."""
+    are one estimate per repetition.  ``groups``: what each group read and took, from which
+    the cost can be fitted again with the per-MB cost another test measured
+    (``models.calcosts.net_basket_cost``); empty in calibrations made before it was kept."""
 
     basket_s: float | None
     mb_per_s: float | None
     baskets: int
     measurement: Measurement
+    groups: tuple[BasketGroup, ...] = ()
 
 
 @dataclass(frozen=True)
