@@ -270,7 +270,7 @@ class BasketCost:
     beyond it, warm, with uproot; ``baskets`` read per repetition of the test; the samples
     are one estimate per repetition.  ``groups``: what each group read and took, from which
     the cost can be fitted again with the per-MB cost another test measured
-    (``models.calcosts.net_basket_cost``); empty in calibrations made before it was kept."""
+    (``models.calcosts.basket_cost``); empty in calibrations made before it was kept."""
 
     basket_s: float | None
     mb_per_s: float | None
