@@ -20,11 +20,12 @@ from __future__ import annotations
 import argparse
 import fcntl
 import os
-import shutil
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository: testbench
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # the repository: testbench
+sys.path.insert(0, str(HERE))  # _slowdisk
 
 
 def device_reads(dev: str) -> tuple[int, int]:
@@ -42,34 +43,22 @@ def main() -> int:
     ap.add_argument("--lock", default="/tmp/hep-bench.lock")
     args = ap.parse_args()
     import uproot
+    from _slowdisk import slow_copy
 
     from probes.readtests.parallel import measure_job
-    from testbench import availability, emulated_disks
 
-    ok, why = availability()
-    if not ok:
-        print(f"emulated disks unavailable: {why}", file=sys.stderr)
-        return 1
-    src = sorted(args.data.glob("*.root"))
-    if not src:
-        print(f"{args.data}: no ROOT files", file=sys.stderr)
-        return 1
-    tree = args.tree
-    if tree is None:
-        with uproot.open(src[0]) as f:
-            tree = next(k.split(";")[0] for k, c in f.classnames().items() if c == "TTree")
-    mb = sum(p.stat().st_size for p in src) / 1e6
     counts = [int(w) for w in args.workers.split(",")]
     with open(args.lock, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         for d in range(args.disks):
-            with emulated_disks(n=1, size_mb=int(2.5 * mb) + 64, read_mb_per_s=70.0,
-                                read_iops=120) as bench:
+            with slow_copy(args.data) as (bench, _, paths):
+                files = [str(p) for p in paths]
+                tree = args.tree
+                if tree is None:
+                    with uproot.open(files[0]) as f:
+                        tree = next(k.split(";")[0] for k, c in f.classnames().items()
+                                    if c == "TTree")
                 dev = os.path.basename(bench.disks[0].device)
-                where = Path(bench.mount_point) / args.data.name
-                shutil.copytree(args.data, where)
-                os.sync()
-                files = sorted(str(p) for p in where.glob("*.root"))
                 for k in counts:
                     bench.drop_caches(*files)
                     before = device_reads(dev)

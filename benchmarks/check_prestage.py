@@ -18,8 +18,6 @@ from __future__ import annotations
 import argparse
 import fcntl
 import json
-import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,6 +26,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # the repository: testbench
+sys.path.insert(0, str(HERE))  # _slowdisk
 
 ANALYSIS = HERE / "_advice_true_analysis.py"
 
@@ -46,19 +45,10 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--lock", default="/tmp/hep-bench.lock")
     args = ap.parse_args()
-    from testbench import availability, emulated_disks
+    from _slowdisk import slow_copy
 
-    ok, why = availability()
-    if not ok:
-        print(f"emulated disks unavailable: {why}", file=sys.stderr)
-        return 1
-    size_mb = int(sum(p.stat().st_size for p in args.data.glob("*.root")) / 1e6 * 1.5) + 64
-    with emulated_disks(n=1, size_mb=size_mb, read_mb_per_s=70.0, read_iops=120,
-                        tmp_root="/var/tmp") as bench, tempfile.TemporaryDirectory() as tmp:
-        data = Path(bench.mount_point) / args.data.name
-        shutil.copytree(args.data, data)
-        os.sync()
-        files = sorted(data.glob("*.root"))
+    with slow_copy(args.data, tmp_root="/var/tmp") as (bench, data, files), \
+            tempfile.TemporaryDirectory() as tmp:
         listing = Path(tmp) / "files.json"
         listing.write_text(json.dumps([str(p) for p in files]))
         stage = f"find -L {data} -name '*.root' -type f -exec cat {{}} + > /dev/null"
