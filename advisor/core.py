@@ -179,8 +179,10 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
 
     model = baseline = summary = None
     if calibration is not None:
-        try:
-            model, baseline = calibrated_baseline(calibration, dataset, site)
+        try:  # a local file's device I/Os, read whole and cold, come from its basket map
+            model, baseline = calibrated_baseline(
+                calibration, dataset, site,
+                maps=maps_once() if calibration.remote is None else ())
         except ValueError as exc:
             notes.append(f"no model: {exc}")
     if calibration is not None and calibration.partial:
@@ -223,6 +225,14 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
 
 #: Files whose basket maps a replay reads (spread evenly over the dataset).
 REPLAY_MAPS = 8
+
+
+def fit_maps(cal: Calibration, dataset: DatasetProfile) -> tuple[BasketMap, ...]:
+    """The basket maps the model's fit reads a local file's cold device I/Os from
+    (``models.scenarios.calibrated_baseline``): none for remote data."""
+    if cal.remote is not None:
+        return ()
+    return sample_basket_maps(dataset, inputs=dataset.inputs)
 
 
 def sample_basket_maps(dataset: DatasetProfile, limit: int = REPLAY_MAPS, *,
@@ -351,7 +361,7 @@ def calibration_summary(cal: Calibration, dataset: DatasetProfile, site: SitePro
     from models.scenarios import calibrated_baseline, summarize
 
     try:
-        model, baseline = calibrated_baseline(cal, dataset, site)
+        model, baseline = calibrated_baseline(cal, dataset, site, maps=fit_maps(cal, dataset))
     except ValueError as exc:
         return None, None, (f"no model: {exc}",)
     logical = site.cpu.logical_cores or 1

@@ -168,9 +168,11 @@ def model_from_calibration_document(doc: dict[str, Any], path: str | Path = "doc
     baseline (the analysis as it runs now) it predicts from."""
     from models.scenarios import calibrated_baseline
 
+    from .core import fit_maps
+
     site, dataset, cal = calibration_parts(doc, path)
     try:
-        return calibrated_baseline(cal, dataset, site)
+        return calibrated_baseline(cal, dataset, site, maps=fit_maps(cal, dataset))
     except ValueError as e:
         raise DocumentError(f"{path}: calibration: {e}") from None
 

@@ -87,6 +87,7 @@ def refit_with(advice: Advice, points: Sequence[TrialPoint], *, stored: bool = F
     from models.scenarios.baseline import calibrated_baseline
 
     from .advice import Evidence
+    from .core import fit_maps
     from .recommend import Context, recommend
     from .verdict import verdict
 
@@ -98,7 +99,8 @@ def refit_with(advice: Advice, points: Sequence[TrialPoint], *, stored: bool = F
     rows = [r for p in points for r in (p.before, p.after)]
     y = [v for p in points for v in (p.before_mb_per_s, p.after_mb_per_s)]
     model, baseline = calibrated_baseline(cal, dataset, site, extra_X=config_matrix(rows),
-                                          extra_y=y, access=base.access)
+                                          extra_y=y, access=base.access,
+                                          maps=fit_maps(cal, dataset))
     logical = site.cpu.logical_cores or 1
     summary = summarize(model, baseline, list(range(1, 2 * logical + 1)))
     v = verdict(baseline)

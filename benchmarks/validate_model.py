@@ -129,17 +129,45 @@ def calibrate_files(path: str, budget: float):  # type: ignore[no-untyped-def]
     return calibrate(ds, budget_s=budget, workers=WORKERS), ds, site
 
 
-def rows(points: list[Point], baseline: dict[str, float]) -> np.ndarray:
+#: Basket maps of each dataset's files (by ``Point.dataset``), read where the files are
+#: written (:func:`read_maps`): the model's ``device_ios`` of a file read whole, cold.
+MAPS: dict[str, tuple[Any, ...]] = {}
+
+
+def read_maps(name: str, where: Path) -> None:
+    """Keep the basket maps of up to 8 of the ROOT files in ``where`` as ``name``'s."""
+    from advisor.core import REPLAY_MAPS
+    from probes.basketmap import read_basket_maps
+
+    files = sorted(str(p) for p in where.glob("*.root"))
+    n = min(REPLAY_MAPS, len(files))
+    picked = [files[round(i * (len(files) - 1) / max(n - 1, 1))] for i in range(n)]
+    MAPS[name] = tuple(read_basket_maps(list(dict.fromkeys(picked))))
+
+
+def rows(points: list[Point], baseline: dict[str, float], cal_inputs: Any = None
+         ) -> np.ndarray:
     from models.physics import config_matrix
+    from models.replay.fileios import cold_file_ios
 
     # the baskets a job reads per file open: the calibration's density (per MB) times its MB;
     # none read again (``straddles``): its units are whole files read in one call, or packets
     # that end on cluster boundaries (``parallel._units``)
     per_mb = baseline.get("baskets", 0.0) / baseline["file_mb"] if baseline["file_mb"] else 0.0
-    return config_matrix([{**baseline, "workers": p.workers, "cached": float(p.cached),
-                           "file_mb": p.file_mb, "calls": p.calls, "units": p.units,
-                           "baskets": per_mb * p.file_mb}
-                          for p in points])
+    out = []
+    for p in points:
+        row = {**baseline, "workers": p.workers, "cached": float(p.cached),
+               "file_mb": p.file_mb, "calls": p.calls, "units": p.units,
+               "baskets": per_mb * p.file_mb, "device_ios": 0.0}
+        maps = MAPS.get(p.dataset)
+        if maps and cal_inputs is not None:  # the files this job reads, replayed cold
+            cal, _, site = cal_inputs
+            ios = cold_file_ios(maps, site, cal.raw_read, p.calls)
+            file_mb = sum(m.file_bytes for m in maps) / len(maps) / 1e6
+            if ios:  # an open that reads part of a file (a packet): its share of them
+                row["device_ios"] = ios * min(p.file_mb / file_mb, 1.0)
+        out.append(row)
+    return config_matrix(out)
 
 
 def mape(pred: np.ndarray, truth: np.ndarray) -> float:
@@ -153,8 +181,8 @@ def evaluate(label: str, cal_inputs, train: list[Point], test: list[Point]) -> d
 
     cal, ds, site = cal_inputs
     _, baseline, _ = model_from_calibration(cal, ds, site)
-    X_train = rows(train, baseline) if train else None
-    X_test = rows(test, baseline)
+    X_train = rows(train, baseline, cal_inputs) if train else None
+    X_test = rows(test, baseline, cal_inputs)
     y_train = np.array([p.mb_per_s for p in train])
     y_test = np.array([p.mb_per_s for p in test])
     model, _, _ = model_from_calibration(cal, ds, site, extra_X=X_train,
@@ -345,6 +373,21 @@ def main() -> int:
                     help="refit a --save pickle with this code (no measurement)")
     args = ap.parse_args()
 
+    if args.data == "new":
+        from _advice_true_data import DATASETS, write
+
+        for name in args.only or list(DATASETS):
+            read_maps(name, write(name))
+    else:
+        if args.data == "demo":
+            from advisor.demo import ensure_demo
+
+            where = ensure_demo()
+        else:
+            print(f"writing the held-out data with ROOT in {args.workdir} ...", flush=True)
+            where = held_out(Path(args.workdir))
+        read_maps("small", where / "small_files")
+        read_maps("merged", where / "merged")
     if args.load:
         import pickle
 
@@ -367,13 +410,7 @@ def main() -> int:
             with open(args.save, "wb") as fh:
                 pickle.dump(kept_new, fh)
         return summary(evaluate_new(kept_new["new"]))
-    if args.data == "demo":
-        from advisor.demo import ensure_demo
-
-        demo = ensure_demo()
-    else:
-        print(f"writing the held-out data with ROOT in {args.workdir} ...", flush=True)
-        demo = held_out(Path(args.workdir))
+    demo = where
     kept: dict[str, Any] = {}
     with timing_lock(args.lock):
         if not args.no_emulated:

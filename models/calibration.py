@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from probes.basketmap import BasketMap
 from probes.readtests.overhead import calls_per_file
 from probes.readtests.readers import parse_reader
 from probes.readtests.registry import READ_TESTS
@@ -464,8 +465,11 @@ INPUTS: dict[str, tuple[Callable[[_Inputs], None], ...]] = {
 
 
 def fit_inputs(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
-               noise: float = 0.05) -> FitInputs:
-    """Turn a calibration into configuration points, priors and the baseline."""
+               noise: float = 0.05, maps: Sequence[BasketMap] = ()) -> FitInputs:
+    """Turn a calibration into configuration points, priors and the baseline.  ``maps``:
+    basket maps of some of the dataset's files (its largest tree), for the device I/Os of
+    a file opened and read whole, cold (the baseline's ``device_ios``:
+    :func:`models.replay.fileios.cold_file_ios`); without them, its read-ahead windows."""
     tree = dataset.main_tree
     main_alg = tree.compression.algorithm if tree is not None else None
     readahead = _readahead_bytes(site)
@@ -495,7 +499,7 @@ def fit_inputs(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
                 "io": 1.0, "cached": 0.0, "remote": 0.0, "decompress": float(x.decompress),
                 "process": 1.0, "opens": 1.0, "calls": x.calls, "units": float(units),
                 "baskets": float(file_mb * density) if density is not None else 0.0,
-                **x.straddles(x.calls)}
+                **x.straddles(x.calls), **_device_ios(maps, site, cal, x.calls)}
     sig = np.asarray(x.sig)
     return FitInputs(
         X=config_matrix(x.rows) if x.rows else np.zeros((0, len(FEATURES))),
@@ -513,6 +517,18 @@ def fit_inputs(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
         measurements=tuple(x.measurements),
         floors=tuple(x.floors),
     )
+
+
+def _device_ios(maps: Sequence[BasketMap], site: SiteProfile, cal: Calibration,
+                calls: float) -> dict[str, float]:
+    """The baseline's ``device_ios`` column, replayed from ``maps`` (empty without them, or
+    for remote data: the link's round trips are the remote model's)."""
+    if not maps or cal.remote is not None:
+        return {}
+    from .replay.fileios import cold_file_ios
+
+    ios = cold_file_ios(maps, site, cal.raw_read, calls)
+    return {"device_ios": ios} if ios else {}
 
 
 def straddle_branches(cal: Calibration, tree: TreeProfile | None) -> float:
@@ -550,6 +566,7 @@ def _readahead_bytes(site: SiteProfile) -> int:
 def model_from_calibration(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
                            noise: float = 0.05, extra_X: np.ndarray | None = None,
                            extra_y: Sequence[float] | None = None,
+                           maps: Sequence[BasketMap] = (),
                            ) -> tuple[ThroughputModel, dict[str, float], FitInputs]:
     """Fit the model to a calibration (and, optionally, further measured configurations).
 
@@ -559,7 +576,7 @@ def model_from_calibration(cal: Calibration, dataset: DatasetProfile, site: Site
     configuration, and the fit's inputs."""
     from .selfcheck import self_check
 
-    inputs = fit_inputs(cal, dataset, site, noise)
+    inputs = fit_inputs(cal, dataset, site, noise, maps)
     X, y, w = inputs.X, inputs.y, inputs.weight
     run = np.asarray(inputs.run_sd, dtype=float) if len(inputs.run_sd) == len(y) else \
         np.full(len(y), noise)

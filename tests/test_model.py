@@ -531,7 +531,7 @@ def test_every_basket_read_costs_a_fixed_time() -> None:
     np.testing.assert_allclose(rates(p, X, Cores(1)), [10.0 / 0.3, 100.0])
     np.testing.assert_allclose(rates(IO_ONLY, X, Cores(1)), [100.0, 100.0])
     assert Params(1, 1, 1, 1, 1, 1, 1).basket_s == 0.0 and "basket_s" in PARAMS
-    assert FEATURES[-2:] == ("baskets", "straddles")  # the later columns come last
+    assert FEATURES[-3:] == ("baskets", "straddles", "device_ios")  # later columns last
     # reading baskets is CPU work: the cores' parallel efficiency applies to it
     q = with_(p, parallel_efficiency=0.5)
     cached = config_matrix([{"workers": 3, "cached": 1, "file_mb": 10.0, "baskets": 2000}])

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from probes.basketmap import BasketMap
 from probes.readtests.results import Calibration
 from probes.results import DatasetProfile, SiteProfile
 
@@ -205,16 +206,19 @@ def calibration_baseline(model: ThroughputModel, config: Mapping[str, float], *,
 def calibrated_baseline(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
                         extra_X: np.ndarray | None = None,
                         extra_y: Sequence[float] | None = None,
-                        access: Literal["sequential", "scattered"] | None = None
+                        access: Literal["sequential", "scattered"] | None = None,
+                        maps: Sequence[BasketMap] = ()
                         ) -> tuple[ThroughputModel, Baseline]:
     """Fit the model to a calibration, and the baseline the scenarios start from.
     ``extra_X``/``extra_y``: further measured configurations and their rates fitted with the
     calibration's (a trial's before and after points); ``access`` overrides the access
-    pattern guessed from the branch count."""
+    pattern guessed from the branch count; ``maps``: basket maps of some of the dataset's
+    files, for the device I/Os of a file read whole, cold (``physics.FEATURES``'
+    ``device_ios``; without them, its read-ahead windows)."""
     from ..calibration import model_from_calibration, straddle_branches
 
     model, config, _ = model_from_calibration(cal, dataset, site, extra_X=extra_X,
-                                              extra_y=extra_y)
+                                              extra_y=extra_y, maps=maps)
     tree = dataset.main_tree
     loop = cal.event_loop
     events_per_mb = None
