@@ -15,6 +15,8 @@
 3. The model is fitted to the calibration plus some measured jobs and predicts the others:
    (A) more workers: trained on 1 and 2 workers, predicts 4;
    (B) other file sizes: trained on the small files, predicts the merged file.
+   Each job's row carries its files' device I/Os read whole and cold (``device_ios``),
+   replayed from basket maps read where the data is written (``--load`` reads them too).
    Beside it, a generic scikit-learn regressor (gradient boosting on workers, MB per file
    open, cache state) trained on the same measured jobs.  Both errors are reported (MAPE).
 4. The same on the unthrottled disk, where the 2 cores become the limit: calibrated, trained on
