@@ -180,9 +180,7 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
     model = baseline = summary = None
     if calibration is not None:
         try:  # a local file's device I/Os, read whole and cold, come from its basket map
-            model, baseline = calibrated_baseline(
-                calibration, dataset, site,
-                maps=maps_once() if calibration.remote is None else ())
+            model, baseline = calibrated_baseline(calibration, dataset, site, maps=maps_once())
         except ValueError as exc:
             notes.append(f"no model: {exc}")
     if calibration is not None and calibration.partial:

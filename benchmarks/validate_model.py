@@ -156,6 +156,7 @@ def rows(points: list[Point], baseline: dict[str, float], cal_inputs: Any = None
     # none read again (``straddles``): its units are whole files read in one call, or packets
     # that end on cluster boundaries (``parallel._units``)
     per_mb = baseline.get("baskets", 0.0) / baseline["file_mb"] if baseline["file_mb"] else 0.0
+    replayed: dict[tuple[str, float], float | None] = {}
     out = []
     for p in points:
         row = {**baseline, "workers": p.workers, "cached": float(p.cached),
@@ -164,7 +165,10 @@ def rows(points: list[Point], baseline: dict[str, float], cal_inputs: Any = None
         maps = MAPS.get(p.dataset)
         if maps and cal_inputs is not None:  # the files this job reads, replayed cold
             cal, _, site = cal_inputs
-            ios = cold_file_ios(maps, site, cal.raw_read, p.calls)
+            key = (p.dataset, p.calls)
+            if key not in replayed:
+                replayed[key] = cold_file_ios(maps, site, cal.raw_read, p.calls)
+            ios = replayed[key]
             file_mb = sum(m.file_bytes for m in maps) / len(maps) / 1e6
             if ios:  # an open that reads part of a file (a packet): its share of them
                 row["device_ios"] = ios * min(p.file_mb / file_mb, 1.0)

@@ -470,6 +470,8 @@ def fit_inputs(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
     basket maps of some of the dataset's files (its largest tree), for the device I/Os of
     a file opened and read whole, cold (the baseline's ``device_ios``:
     :func:`models.replay.fileios.cold_file_ios`); without them, its read-ahead windows."""
+    from .replay.fileios import device_ios_column
+
     tree = dataset.main_tree
     main_alg = tree.compression.algorithm if tree is not None else None
     readahead = _readahead_bytes(site)
@@ -499,7 +501,7 @@ def fit_inputs(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
                 "io": 1.0, "cached": 0.0, "remote": 0.0, "decompress": float(x.decompress),
                 "process": 1.0, "opens": 1.0, "calls": x.calls, "units": float(units),
                 "baskets": float(file_mb * density) if density is not None else 0.0,
-                **x.straddles(x.calls), **_device_ios(maps, site, cal, x.calls)}
+                **x.straddles(x.calls), **device_ios_column(maps, site, cal, x.calls)}
     sig = np.asarray(x.sig)
     return FitInputs(
         X=config_matrix(x.rows) if x.rows else np.zeros((0, len(FEATURES))),
@@ -517,18 +519,6 @@ def fit_inputs(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
         measurements=tuple(x.measurements),
         floors=tuple(x.floors),
     )
-
-
-def _device_ios(maps: Sequence[BasketMap], site: SiteProfile, cal: Calibration,
-                calls: float) -> dict[str, float]:
-    """The baseline's ``device_ios`` column, replayed from ``maps`` (empty without them, or
-    for remote data: the link's round trips are the remote model's)."""
-    if not maps or cal.remote is not None:
-        return {}
-    from .replay.fileios import cold_file_ios
-
-    ios = cold_file_ios(maps, site, cal.raw_read, calls)
-    return {"device_ios": ios} if ios else {}
 
 
 def straddle_branches(cal: Calibration, tree: TreeProfile | None) -> float:

@@ -25,17 +25,15 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..physics import Params
+from .baseline import WHOLE_FILE
 from .cpucosts import CpuCosts
 from .predict import Reader, layout_time
 from .sitedevice import site_device
 
 if TYPE_CHECKING:
     from probes.basketmap import BasketMap
-    from probes.readtests.results import RawRead
+    from probes.readtests.results import Calibration, RawRead
     from probes.results import SiteProfile
-
-#: An entry step no file reaches: each file read in one call.
-WHOLE_FILE = 2**62
 
 #: Rates for the replay's device where only its I/O count is wanted (the count does not
 #: depend on them).
@@ -65,4 +63,15 @@ def cold_file_ios(maps: Sequence[BasketMap], site: SiteProfile, raw: RawRead | N
     return float(ios) / lt.files
 
 
-__all__ = ["cold_file_ios"]
+def device_ios_column(maps: Sequence[BasketMap], site: SiteProfile, cal: Calibration,
+                      calls: float) -> dict[str, float]:
+    """A calibration's baseline ``device_ios`` column (:func:`cold_file_ios`, its event
+    loop's ``calls`` per file): empty without maps, or for remote data (the link's round
+    trips are the remote model's)."""
+    if not maps or cal.remote is not None:
+        return {}
+    ios = cold_file_ios(maps, site, cal.raw_read, calls)
+    return {"device_ios": ios} if ios else {}
+
+
+__all__ = ["cold_file_ios", "device_ios_column"]
