@@ -55,7 +55,6 @@ files from storage, decompressing and processing them, opening each file.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -84,7 +83,7 @@ from .deviceform import device_form
 from .physics import FEATURES, Cores, config_matrix
 from .pointnoise import run_sd, sigma
 from .throughput import DEFAULTS, Prior, ThroughputModel
-from .unitpace import busy_workers, unit_ratio
+from .unitpace import efficiency_prior, oversubscription_prior
 
 #: Relative uncertainty (one sigma) of the per-basket test's cost where it ran fewer than three
 #: repetitions (its spread unmeasured).  Each repetition is a difference of two short reads
@@ -366,8 +365,9 @@ def _parallel_rows(x: _Inputs) -> None:
     opened: the per-file costs at a loop's pace), and runs beyond the logical cores rows
     (oversubscription).  Where no prior can be formed, every run is a row, as before."""
     ratio = _efficiency_prior(x)
+    over = _oversubscription_prior(x)
     for pp in x.cal.parallel_loop:
-        if ratio and 1 < pp.workers <= x.cores_logical:
+        if (ratio and 1 < pp.workers <= x.cores_logical) or (over and pp.workers > x.cores_logical):
             continue  # its scaling is the prior; as a row it would count again
         x.add(f"parallel event loop {pp.workers}",
               {"workers": pp.workers, "cached": 1, "file_mb": pp.file_mb,
@@ -378,6 +378,22 @@ def _parallel_rows(x: _Inputs) -> None:
                **(x.straddles(pp.calls_per_file) if pp.whole_files and x.baskets(1.0)
                   else {})},
               _steady_rate(pp), pp.measurement)
+
+
+def _oversubscription_prior(x: _Inputs) -> bool:
+    """Workers beyond the logical cores, measured side by side with the run at them
+    (:func:`~models.unitpace.oversubscription_prior`), a prior on ``oversubscribed``."""
+    from .throughput import BOUNDS
+
+    e = x.priors.get("parallel_efficiency", (DEFAULTS.parallel_efficiency, 0.0))[0]
+    found = (oversubscription_prior(x.cal.parallel_loop, x.cores, e, x.noise,
+                                    BOUNDS["oversubscribed"]) if x.cores is not None else None)
+    if found is None:
+        return False
+    eta, sd, run = found
+    x.priors["oversubscribed"] = (eta, sd)
+    x.prior_run_sd["oversubscribed"] = run
+    return True
 
 
 def _steady_rate(pp: ParallelPoint) -> float | None:
@@ -391,60 +407,18 @@ def _steady_rate(pp: ParallelPoint) -> float | None:
 
 
 def _efficiency_prior(x: _Inputs) -> bool:
-    """The parallel efficiency from the ratio of the parallel loop's runs, measured side by
-    side: warm, the same files, CPU-bound, so ``R_k / R_1 = 1 + e (n_k - 1)`` (``n_k``: the
-    cores' effective count of the ``k`` workers kept busy, at most the logical cores).  As
-    rows alone, the k-worker runs set ``e`` to whatever made the model's one-worker rate meet
-    them, and that rate carries every error of the per-file costs: on 120 tiny files the
-    model put the one-worker loop at 9.4 MB/s where it measured 7.2, and the fit gave
-    e = 0.33 for runs that scaled 1.73x (e = 0.73); two processes of the analysis realised
-    1.90x (as rows beside the prior they gave e = 0.50).  The ratio is first divided by the
-    balance of ``units`` equal units of work pulled by ``k`` workers,
-    ``units / (k ceil(units / k))``.  The estimates of each k are
-    combined by their inverse variances (the two runs' standard errors in quadrature), the
-    run-to-run spread likewise; ``e`` is held within the fit's bounds.  Whether a prior was
-    set."""
+    """The parallel efficiency from the parallel loop's runs side by side
+    (:func:`~models.unitpace.efficiency_prior`), a prior on ``parallel_efficiency``; whether
+    one was set."""
     from .throughput import BOUNDS
 
-    if x.cores is None:
+    found = (efficiency_prior(x.cal.parallel_loop, x.cores, x.noise,
+                              BOUNDS["parallel_efficiency"]) if x.cores is not None else None)
+    if found is None:
         return False
-    one = next((p for p in x.cal.parallel_loop if p.workers == 1 and p.aggregate_mb_per_s),
-               None)
-    if one is None or one.aggregate_mb_per_s is None:
-        return False
-    logical = x.cores_logical
-    s1, r1 = sigma(one.measurement, x.noise), run_sd(one.measurement, x.noise)
-    found: list[tuple[float, float, float]] = []  # (e, sd, run sd), absolute
-    for pp in x.cal.parallel_loop:
-        busy = busy_workers(pp)
-        if pp.workers <= 1 or pp.workers > logical or busy <= 1 or not pp.aggregate_mb_per_s:
-            continue
-        n = float(x.cores.effective(np.asarray(float(busy))))
-        if n <= 1.0:
-            continue
-        paced = unit_ratio(one, pp, busy)
-        if paced is not None:
-            ratio = paced
-        else:
-            # pull-based over equal units: the last round leaves workers idle (3 units on 2
-            # workers: the busier one reads 2, so at most 1.5x), which is not the cores' doing
-            units = pp.units if pp.units > 0 else pp.workers
-            balance = units / (pp.workers * math.ceil(units / pp.workers))
-            ratio = pp.aggregate_mb_per_s / one.aggregate_mb_per_s / balance
-        scale = ratio / (n - 1.0)
-        found.append(((ratio - 1.0) / (n - 1.0),
-                      scale * float(np.hypot(s1, sigma(pp.measurement, x.noise))),
-                      scale * float(np.hypot(r1, run_sd(pp.measurement, x.noise)))))
-    if not found:
-        return False
-    w = np.array([1.0 / sd**2 for _, sd, _ in found])
-    e = float(np.sum(w * [f[0] for f in found]) / np.sum(w))
-    sd = float(1.0 / np.sqrt(np.sum(w)))
-    run = float(np.sqrt(np.sum(w**2 * np.array([f[2] for f in found]) ** 2)) / np.sum(w))
-    lo, hi = BOUNDS["parallel_efficiency"]
-    e = min(max(e, lo), hi)
+    e, sd, run = found
     x.priors["parallel_efficiency"] = (e, sd)
-    x.prior_run_sd["parallel_efficiency"] = run / e
+    x.prior_run_sd["parallel_efficiency"] = run
     return True
 
 

@@ -140,6 +140,34 @@ def test_the_ratio_is_taken_over_the_balance_of_the_units() -> None:
     assert half.priors["parallel_efficiency"][0] == pytest.approx(0.5)
 
 
+def test_workers_beyond_the_cores_measured_side_by_side_set_the_oversubscription() -> None:
+    """The loop's run by twice the logical cores' workers against its run at them, over the
+    same units: their ratio is what the model's ``oversubscribed`` leaves of the rate, a prior
+    in place of the assumed range, and the run beyond the cores is no row of its own."""
+    cal, dataset, site = _calibration(None)  # 4 physical cores, 8 logical
+    ones = {1: 10.0, 8: 40.0, 16: 36.0}
+    points = [ParallelPoint(w, r, 3.0, 1.0, 16, Measurement(
+        "MB/s", (r * 0.98, r, r * 1.02), r, 0.02, Conditions("warm")),
+        speedup_over_cores=0.9 if w == 16 else None) for w, r in ones.items()]
+    inputs = fit_inputs(replace(cal, parallel_loop=tuple(points)), dataset, site)
+    eta, sd = inputs.priors["oversubscribed"]
+    assert eta == pytest.approx(0.9)
+    assert 0 < sd < 0.5
+    assert "parallel event loop 16" not in inputs.labels
+    # 12 busy workers (12 units): half-way beyond the cores, so 0.9 of the rate there is
+    # eta = 0.8 at twice them; more than the cores' rate is held at the bound, 1
+    points[2] = replace(points[2], units=12)
+    half = fit_inputs(replace(cal, parallel_loop=tuple(points)), dataset, site)
+    assert half.priors["oversubscribed"][0] == pytest.approx(0.8)
+    points[2] = replace(points[2], units=16, speedup_over_cores=1.2)
+    assert fit_inputs(replace(cal, parallel_loop=tuple(points)), dataset,
+                      site).priors["oversubscribed"][0] == 1.0
+    # not measured: no prior (the assumed range acts), and a run beyond the cores is a row
+    points[2] = replace(points[2], speedup_over_cores=None)
+    none = fit_inputs(replace(cal, parallel_loop=tuple(points)), dataset, site)
+    assert "oversubscribed" not in none.priors and "parallel event loop 16" in none.labels
+
+
 def _paced(w: int, rate: float, first: float, later: float | None, units: int = 8,
            whole: bool = True) -> ParallelPoint:
     return ParallelPoint(w, rate, 3.0, 1.0, units, Measurement(

@@ -70,6 +70,20 @@ def test_parallel_loop(tiny_demo: Path) -> None:
     assert all(p.units == 6 and p.calls_per_file == 1 for p in points)
 
 
+def test_a_run_beyond_the_cores_compares_with_the_k_workers_run(tiny_demo: Path) -> None:
+    """Asked to oversubscribe, the test runs 2k workers over the same units after the k
+    workers' run, and records its speed-up over it (the measurement of workers beyond the
+    cores); without being asked (k given), it does not."""
+    ds = probe_dataset([tiny_demo / "small_files"])
+    points = measure_parallel_loop(Session(90.0), list(ds.file_paths), "esdTree", None, 60.0,
+                                   workers=2, oversubscribe=True)
+    assert [p.workers for p in points] == [1, 2, 4]
+    over = points[2]
+    assert over.units == points[1].units == 6
+    assert over.speedup_over_cores is not None and 0.1 < over.speedup_over_cores < 4.0
+    assert points[0].speedup_over_cores is None and points[1].speedup_over_cores is None
+
+
 def test_the_k_workers_run_takes_time_the_later_tests_do_not_need(tiny_demo: Path) -> None:
     """A share too short for both runs, under a budget too short for the conversion test
     (which then skips itself): the k workers' run takes the session's spare time (beyond

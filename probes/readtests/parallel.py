@@ -482,6 +482,25 @@ def unit_pace(result: JobResult, like: JobResult | None = None
                   if r.order > 0 and (laters is None or key(r) in laters)]))
 
 
+def over_cores(k_run: JobResult, over: JobResult) -> float | None:
+    """The rate of ``over`` (a run by more workers than the logical cores) over ``k_run``'s (a
+    run by as many workers as them), over the same units: from the paces of the units both read
+    at the same place in a worker's sequence (later units where both have them, else first:
+    see :func:`unit_pace`) times the ratio of their busy workers; the runs' rates where no
+    pace compares (``None`` where a rate is missing)."""
+    def busy(r: JobResult) -> int:
+        return min(r.workers, r.units) if r.units > 0 else r.workers
+
+    k_first, k_later = unit_pace(k_run, like=over)
+    o_first, o_later = unit_pace(over, like=k_run)
+    for a, b in ((k_later, o_later), (k_first, o_first)):
+        if a and b and a > 0 and b > 0:
+            return busy(over) / busy(k_run) * a / b
+    if k_run.aggregate_mb_per_s > 0 and over.aggregate_mb_per_s > 0:
+        return over.aggregate_mb_per_s / k_run.aggregate_mb_per_s
+    return None
+
+
 def _combined_cache(states: Sequence[CacheState]) -> CacheState:
     if len(set(states)) == 1:
         return states[0]

@@ -330,7 +330,10 @@ class ParallelPoint:
     is all first units, so comparing it with a run that reads two per worker mixes the two.
     Both paces count only the units that the test's other run read at the same place (by
     file and entries: ``parallel.unit_pace``), so that uneven units compare like against like.
-    (``None``: not recorded, a calibration from before these fields.)"""
+    (``None``: not recorded, a calibration from before these fields.)
+    ``speedup_over_cores``: for a run by more workers than the logical cores, its rate over the
+    run by as many workers as the cores, over the same units, from the paces of the units both
+    read at the same place (``parallel.over_cores``); ``None`` for the other runs."""
 
     workers: int
     aggregate_mb_per_s: float | None
@@ -341,6 +344,7 @@ class ParallelPoint:
     first_s_per_mb: float | None = None
     later_s_per_mb: float | None = None
     whole_files: bool = True
+    speedup_over_cores: float | None = None
 
 
 @dataclass(frozen=True)
