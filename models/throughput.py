@@ -96,8 +96,9 @@ MAX_LOG_STD = 5.0
 #: 0.05 a reader that waits for nearly every read, 1.0 one whose reads all run behind its CPU.
 #: Oversubscribed: the CPU work's rate with twice the logical cores' workers, as a share of
 #: the logical cores' rate; 1.0 no loss, 0.7 a loss of 30% to context switches and caches
-#: evicted by the other workers (an assumed range: no read test runs more workers than cores;
-#: on this project's 2-core machine 4 workers measured 0.76-0.96 of 2 workers' rate).
+#: evicted by the other workers (the range where the parallel loop's run beyond the logical
+#: cores did not run: on this project's 2-core machine 4 workers measured 0.76-0.96 of 2
+#: workers' rate in held-out jobs, and 0.97-1.10 in the calibration's own run).
 PLAUSIBLE = {"parallel_efficiency": (0.3, 1.0), "io_overlap": (0.05, 1.0),
              "oversubscribed": (0.7, 1.0)}
 #: The 90% interval's z (the plausible ranges are 90% intervals).
