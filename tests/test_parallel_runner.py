@@ -19,7 +19,14 @@ from helpers import snapshot
 from probes.dataset import probe_dataset
 from probes.readtests import parallel
 from probes.readtests.pagecache import evict
-from probes.readtests.parallel import FileRun, JobResult, measure_job, run_job, unit_pace
+from probes.readtests.parallel import (
+    FileRun,
+    JobResult,
+    measure_job,
+    over_cores,
+    run_job,
+    unit_pace,
+)
 from probes.results import TreeProfile
 
 
@@ -139,6 +146,20 @@ def test_uneven_units_compare_like_against_like() -> None:
     assert unit_pace(two, like=one) == pytest.approx((0.105, None))
     assert unit_pace(one, like=two) == pytest.approx((0.1, None))
     assert unit_pace(one) == pytest.approx((0.1, 0.1))
+
+
+def test_workers_beyond_the_cores_compare_their_first_units_only() -> None:
+    """Six units of 1 MB: two workers read three each at 0.1 s/MB; four workers read their
+    first four side by side at 0.2 s/MB (the cores taken in turns: no loss), then the two
+    left at the cores' full pace.  The first units say 1.0x; the later ones, read two at a
+    time, would say 2x."""
+    units = [(f"f{i}", 0, 100, 1.0) for i in range(6)]
+    two = _run(2, [(*u, 0.1, i % 2, i // 2) for i, u in enumerate(units)])
+    four = _run(4, [(*u, 0.2 if i < 4 else 0.1, i % 4, i // 4) for i, u in enumerate(units)])
+    assert over_cores(two, four) == pytest.approx(1.0)
+    # at 0.25 s/MB side by side: four workers leave 0.8 of two's rate
+    slower = _run(4, [(*u, 0.25 if i < 4 else 0.1, i % 4, i // 4) for i, u in enumerate(units)])
+    assert over_cores(two, slower) == pytest.approx(0.8)
 
 
 def test_selected_branches_read_fewer_bytes(small: list[str], esd_profile: TreeProfile) -> None:

@@ -484,18 +484,20 @@ def unit_pace(result: JobResult, like: JobResult | None = None
 
 def over_cores(k_run: JobResult, over: JobResult) -> float | None:
     """The rate of ``over`` (a run by more workers than the logical cores) over ``k_run``'s (a
-    run by as many workers as them), over the same units: from the paces of the units both read
-    at the same place in a worker's sequence (later units where both have them, else first:
-    see :func:`unit_pace`) times the ratio of their busy workers; the runs' rates where no
-    pace compares (``None`` where a rate is missing)."""
+    run by as many workers as them), over the same units: from the paces of the first units
+    both read first (:func:`unit_pace`, like against like) times the ratio of their busy
+    workers.  Only first units compare: they run side by side, all of ``over``'s workers busy,
+    while its later units run as the others finish (6 units on 4 workers: the two later ones
+    ran 2 at a time, at the cores' full rate, and read as 2.4x over 2 workers where the runs'
+    rates said 0.94x).  The runs' rates where no pace compares (``None`` where a rate is
+    missing)."""
     def busy(r: JobResult) -> int:
         return min(r.workers, r.units) if r.units > 0 else r.workers
 
-    k_first, k_later = unit_pace(k_run, like=over)
-    o_first, o_later = unit_pace(over, like=k_run)
-    for a, b in ((k_later, o_later), (k_first, o_first)):
-        if a and b and a > 0 and b > 0:
-            return busy(over) / busy(k_run) * a / b
+    k_first, _ = unit_pace(k_run, like=over)
+    o_first, _ = unit_pace(over, like=k_run)
+    if k_first and o_first and k_first > 0 and o_first > 0:
+        return busy(over) / busy(k_run) * k_first / o_first
     if k_run.aggregate_mb_per_s > 0 and over.aggregate_mb_per_s > 0:
         return over.aggregate_mb_per_s / k_run.aggregate_mb_per_s
     return None

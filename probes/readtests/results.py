@@ -332,8 +332,8 @@ class ParallelPoint:
     file and entries: ``parallel.unit_pace``), so that uneven units compare like against like.
     (``None``: not recorded, a calibration from before these fields.)
     ``speedup_over_cores``: for a run by more workers than the logical cores, its rate over the
-    run by as many workers as the cores, over the same units, from the paces of the units both
-    read at the same place (``parallel.over_cores``); ``None`` for the other runs."""
+    run by as many workers as the cores, over the same units, from the paces of the first units
+    both read first (``parallel.over_cores``); ``None`` for the other runs."""
 
     workers: int
     aggregate_mb_per_s: float | None
