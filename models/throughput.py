@@ -98,7 +98,7 @@ MAX_LOG_STD = 5.0
 #: the logical cores' rate; 1.0 no loss, 0.7 a loss of 30% to context switches and caches
 #: evicted by the other workers (the range where the parallel loop's run beyond the logical
 #: cores did not run: on this project's 2-core machine 4 workers measured 0.76-0.96 of 2
-#: workers' rate in held-out jobs, and 0.97-1.10 in the calibration's own run).
+#: workers' rate in held-out jobs, and 0.91-1.20 in the calibration's own run).
 PLAUSIBLE = {"parallel_efficiency": (0.3, 1.0), "io_overlap": (0.05, 1.0),
              "oversubscribed": (0.7, 1.0)}
 #: The 90% interval's z (the plausible ranges are 90% intervals).
