@@ -71,3 +71,32 @@ def test_the_replay_counts_a_small_files_ios() -> None:
     # a step per call reads the same bytes: no fewer I/Os
     assert cold_file_ios(maps, site, limiter, calls=4) >= n_max - 1e-9
     assert np.isfinite(n_max)
+
+
+def test_a_read_ahead_change_replays_the_files_ios_at_its_size() -> None:
+    """A001's scenario takes the device I/Os replayed at its read-ahead: a larger window reads
+    a small file in fewer I/Os; without a count, or where the baseline has none, the
+    baseline's column stays."""
+    from tui_helpers import fixture_advice
+
+    from models import scenarios as sc
+    from models.replay.fileios import cold_file_ios
+    from models.scenarios.baseline import Baseline
+
+    a = fixture_advice()
+    maps = [clustered_map(f"f{i}", entries=400) for i in range(3)]  # 0.48 MB each
+    raw = a.calibration.raw_read if a.calibration is not None else None
+    limiter = replace(raw, device_limit="max") if raw is not None else None
+    site = replace(a.site, storage=tuple(replace(s, read_ahead_kb=128, throttle=None)
+                                         for s in a.site.storage))
+    now = cold_file_ios(maps, site, limiter)
+    same = cold_file_ios(maps, site, limiter, read_ahead_kb=128)
+    wide = cold_file_ios(maps, site, limiter, read_ahead_kb=4096)
+    assert now is not None and same == now
+    assert wide is not None and wide < now
+    base = Baseline(params=LIMITER, cores=Cores(2), config={**SMALL, "device_ios": now})
+    after = sc.read_ahead(4096, device_ios=wide).transform(base)
+    assert after.config["device_ios"] == wide
+    assert sc.read_ahead(4096).transform(base).config["device_ios"] == now
+    plain = Baseline(params=LIMITER, cores=Cores(2), config=dict(SMALL))
+    assert "device_ios" not in sc.read_ahead(4096, device_ios=wide).transform(plain).config

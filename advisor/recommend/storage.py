@@ -8,6 +8,7 @@ import shlex
 
 from models import scenarios as sc
 from models.calcosts import uproot_key_cost
+from models.replay.fileios import cold_file_ios
 from models.replay.predict import STEP_BYTES, Reader, cluster_step
 
 from ..advice import MIN_SPEEDUP, Action, Evidence, Option, Recommendation, contradicted
@@ -53,6 +54,17 @@ def _readahead_kb(ctx: Context) -> float | None:
     return float(kbs[0]) if kbs else None
 
 
+def _file_ios_at(ctx: Context, kb: float) -> float | None:
+    """The device I/Os of a file opened and read whole, cold, at a read-ahead of ``kb`` KiB,
+    replayed from the basket maps as the baseline's were (``None`` where the baseline has no
+    such count)."""
+    if not ctx.baseline.config.get("device_ios") or not ctx.basket_maps:
+        return None
+    cal = ctx.calibration
+    return cold_file_ios(ctx.basket_maps, ctx.site, cal.raw_read if cal is not None else None,
+                         ctx.baseline.config.get("calls", 1.0) or 1.0, read_ahead_kb=int(kb))
+
+
 def readahead_rule(ctx: Context) -> Recommendation | None:
     cal = ctx.calibration
     if cal is None:
@@ -77,7 +89,7 @@ def readahead_rule(ctx: Context) -> Recommendation | None:
     rates_say = ctx.baseline.access != "scattered" and best >= READAHEAD_MIN_GAIN * rate_now
     if not rates_say and not shows:
         return None
-    scen = sc.read_ahead(kb)
+    scen = sc.read_ahead(kb, device_ios=_file_ios_at(ctx, kb))
     point = ctx.predict(scen)
     extra: list[Evidence] = []
     assumptions: tuple[str, ...] = ()

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..physics import Params
@@ -42,15 +43,18 @@ _ANY = Params(storage_mb_per_s=100.0, access_ms=5.0, devices=1.0, decompress_mb_
 
 
 def cold_file_ios(maps: Sequence[BasketMap], site: SiteProfile, raw: RawRead | None = None,
-                  calls: float = 1.0) -> float | None:
+                  calls: float = 1.0, read_ahead_kb: int | None = None) -> float | None:
     """The device I/Os per file that pay an access when each of ``maps`` is opened and read
     whole, cold, with uproot's ``iterate`` in ``calls`` calls per file, on the site's device
-    (:mod:`this module's notes <models.replay.fileios>`); ``None`` without a map, or where the
+    (:mod:`this module's notes <models.replay.fileios>`), at its read-ahead or at
+    ``read_ahead_kb`` (a read-ahead change, A001); ``None`` without a map, or where the
     replay cannot run on them."""
     maps = [m for m in maps if m.entries > 0]
     if not maps:
         return None
     device = site_device(_ANY, raw, site)  # its form: a recorded throttle, else the sweep's
+    if read_ahead_kb:
+        device = replace(device, read_ahead_kb=int(read_ahead_kb))
     step = WHOLE_FILE if calls <= 1 else max(1, math.ceil(
         sum(m.entries for m in maps) / len(maps) / calls))
     try:

@@ -28,14 +28,19 @@ def request_size(nbytes: float) -> Scenario:
                      "where clusters are smaller the reads are too",))
 
 
-def read_ahead(kb: float) -> Scenario:
-    """The block device's read-ahead set to ``kb`` KiB (``blockdev --setra``)."""
+def read_ahead(kb: float, device_ios: float | None = None) -> Scenario:
+    """The block device's read-ahead set to ``kb`` KiB (``blockdev --setra``).
+    ``device_ios``: the device I/Os of a file opened and read whole, cold, at that read-ahead
+    (``models.replay.fileios.cold_file_ios``), in place of the baseline's where it has them
+    (without it, they stay the baseline's)."""
     if kb <= 0:
         raise ValueError("the read-ahead must be positive")
 
     def transform(b: Baseline) -> Baseline:
         storage = None if b.storage is None else replace(b.storage, read_ahead_kb=float(kb))
         b = replace(b, storage=storage)
+        if device_ios is not None and b.config.get("device_ios"):
+            b = replace(b, config={**b.config, "device_ios": float(device_ios)})
         if b.access == "scattered" or b.request_fixed:
             return b.note("read-ahead does not change these reads: scattered basket reads "
                           "(or a fixed request size) stay as they are")
