@@ -386,13 +386,18 @@ def _oversubscription_prior(x: _Inputs) -> bool:
     from .throughput import BOUNDS
 
     e = x.priors.get("parallel_efficiency", (DEFAULTS.parallel_efficiency, 0.0))[0]
-    found = (oversubscription_prior(x.cal.parallel_loop, x.cores, e, x.noise,
-                                    BOUNDS["oversubscribed"]) if x.cores is not None else None)
+    return _measured_prior(x, "oversubscribed", oversubscription_prior(
+        x.cal.parallel_loop, x.cores, e, x.noise, BOUNDS["oversubscribed"])
+        if x.cores is not None else None)
+
+
+def _measured_prior(x: _Inputs, name: str, found: tuple[float, float, float] | None) -> bool:
+    """``found`` (value, sd, run-to-run sd relative) as the prior on ``name``; whether set."""
     if found is None:
         return False
-    eta, sd, run = found
-    x.priors["oversubscribed"] = (eta, sd)
-    x.prior_run_sd["oversubscribed"] = run
+    value, sd, run = found
+    x.priors[name] = (value, sd)
+    x.prior_run_sd[name] = run
     return True
 
 
@@ -412,14 +417,9 @@ def _efficiency_prior(x: _Inputs) -> bool:
     one was set."""
     from .throughput import BOUNDS
 
-    found = (efficiency_prior(x.cal.parallel_loop, x.cores, x.noise,
-                              BOUNDS["parallel_efficiency"]) if x.cores is not None else None)
-    if found is None:
-        return False
-    e, sd, run = found
-    x.priors["parallel_efficiency"] = (e, sd)
-    x.prior_run_sd["parallel_efficiency"] = run
-    return True
+    return _measured_prior(x, "parallel_efficiency", efficiency_prior(
+        x.cal.parallel_loop, x.cores, x.noise, BOUNDS["parallel_efficiency"])
+        if x.cores is not None else None)
 
 
 #: What each read test (by its registry name) gives the fit; the fit takes them in the order
