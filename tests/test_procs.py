@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from probes.readtests.procs import end_processes, start_processes
+from probes.readtests.procs import call_bounded, end_processes, start_processes
 
 pytestmark = pytest.mark.skipif("fork" not in mp.get_all_start_methods(),
                                 reason="only a forked child inherits the parent's heap")
@@ -43,3 +43,51 @@ def test_plain_start_leaves_the_heap_to_the_child_collector() -> None:
             p.start()
 
     assert _freeze_count_in_child(plain) == 0
+
+
+def _sleep_then_write(path: str, seconds: float) -> str:
+    import time
+
+    time.sleep(seconds)
+    with open(path, "w") as fh:
+        fh.write("done")
+    return "written"
+
+
+def _fail(message: str) -> None:
+    raise ValueError(message)
+
+
+def test_bounded_call_returns_the_child_result(tmp_path: Any) -> None:
+    out = tmp_path / "out.txt"
+    assert call_bounded(_sleep_then_write, (str(out), 0.0), 30.0) == "written"
+    assert out.read_text() == "done"
+
+
+def test_bounded_call_ends_a_child_past_its_time(tmp_path: Any) -> None:
+    import time
+
+    out = tmp_path / "out.txt"
+    t0 = time.monotonic()
+    with pytest.raises(TimeoutError):
+        call_bounded(_sleep_then_write, (str(out), 5.0), 0.3, poll_s=0.05)
+    assert time.monotonic() - t0 < 3.0  # ended at its bound, not at its own end
+    time.sleep(0.1)
+    assert not out.exists()  # the child did not go on after the parent left
+
+
+def test_bounded_call_raises_the_child_exception() -> None:
+    with pytest.raises(ValueError, match="a damaged basket"):
+        call_bounded(_fail, ("a damaged basket",), 30.0)
+
+
+def test_bounded_call_check_can_cancel() -> None:
+    class Stop(Exception):
+        pass
+
+    def check() -> None:
+        raise Stop
+
+    with pytest.raises(Stop):
+        call_bounded(_sleep_then_write, ("/nonexistent/x", 5.0), 30.0, check=check,
+                     poll_s=0.05)

@@ -183,6 +183,18 @@ def _uproot_compression(setting: int | None) -> Any:
     return codec(level) if codec is not None else None
 
 
+def _bounded(session: Session, seconds: float, reason: str, fn: Callable[..., Any],
+             args: tuple[Any, ...]) -> Any:
+    """``fn(*args)`` in a child process ended after ``seconds`` (:func:`.procs.call_bounded`);
+    :class:`OutOfTime` with ``reason`` where it did not end in time."""
+    from .procs import call_bounded
+
+    try:
+        return call_bounded(fn, args, seconds, check=session.check)
+    except TimeoutError:
+        raise OutOfTime(reason) from None
+
+
 def write_root_pair(src: str, tree_name: str, entries: int, ttree_path: str,
                     rntuple_path: str, setting: int | None) -> str:
     """The sample as a TTree (``CopyTree``) and as an RNTuple (``RNTupleImporter``)."""
@@ -358,8 +370,16 @@ def measure_conversion(
         if converter == "root":
             write_root_pair(path, tree_name, small, tt_small_path, rn_small_path, setting)
         else:
-            write_uproot_pair(path, tree_name, chosen, small, tt_small_path, rn_small_path,
-                              setting)
+            # uproot's writing time is not foreseeable (per branch and per compressed basket:
+            # LZMA's set-up is paid per basket): a child ended where the quarter alone would
+            # leave the whole sample's conversion and reads no room
+            left = session.left()
+            _bounded(session, left / CONVERT_AND_READ,
+                     f"no time for converting {entries:,} entries: a quarter of them took "
+                     f"more than {left / CONVERT_AND_READ:.2g} s ({CONVERT_AND_READ:g}x that, "
+                     f"the whole and its reads, is more than the {left:.2g} s left of its "
+                     "share of the budget)", write_uproot_pair,
+                     (path, tree_name, chosen, small, tt_small_path, rn_small_path, setting))
         session.check()
         quarter_s = time.perf_counter() - c0
         session.need(CONVERT_AND_READ * quarter_s, f"converting {entries:,} entries")
@@ -367,8 +387,11 @@ def measure_conversion(
             name = write_root_pair(path, tree_name, entries, tt_path, rn_path, setting)
             label = f"ROOT {root_version()} TTree::CopyTree + RNTupleImporter"
         else:
-            name = write_uproot_pair(path, tree_name, chosen, entries, tt_path, rn_path,
-                                     setting)
+            left = session.left()
+            name = _bounded(session, left, f"no time for converting {entries:,} entries: "
+                            f"it took more than the {left:.2g} s left of its share of the "
+                            "budget", write_uproot_pair,
+                            (path, tree_name, chosen, entries, tt_path, rn_path, setting))
             label = f"uproot {_uproot_version()} mktree + f[name] = arrays"
         convert_s = time.perf_counter() - c0
         session.check()

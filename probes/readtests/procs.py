@@ -9,12 +9,19 @@ what the same job read from a fresh process, and 0.85-1.05 with the inherited he
 (``benchmarks/check_fork_heap.py``).  A user's worker is a fresh process, so the inherited
 objects are frozen (``gc.freeze``: moved to a generation the collector never walks) while the
 children start, and unfrozen in the parent after.
+
+:func:`call_bounded` runs one step of a test in a child that is ended at a deadline: a step
+whose time cannot be foreseen (uproot writing a sample of 592 branches, LZMA-compressed: 10 s
+for 375 entries where 100 branches took 0.7 s) then ends with its share.
 """
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Sequence
+import multiprocessing as mp
+import signal
+import time
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 
@@ -38,3 +45,52 @@ def end_processes(procs: Iterable[Any], grace_s: float = 5.0) -> None:
         if p.is_alive():  # pragma: no cover - a child that ignores SIGTERM
             p.kill()
             p.join(timeout=grace_s)
+
+
+def _child_call(conn: Any, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    try:
+        result: tuple[bool, Any] = (True, fn(*args))
+    except BaseException as exc:  # every failure goes back to the parent
+        result = (False, exc)
+    try:
+        conn.send(result)
+    except Exception as exc:  # an exception that does not pickle
+        conn.send((False, RuntimeError(str(exc) or type(exc).__name__)))
+    finally:
+        conn.close()
+
+
+def call_bounded(fn: Callable[..., Any], args: tuple[Any, ...], seconds: float,
+                 check: Callable[[], None] | None = None, poll_s: float = 0.25) -> Any:
+    """``fn(*args)`` in a forked child process, its result (or its exception) back; where it
+    takes more than ``seconds`` the child is ended and :class:`TimeoutError` raised.  ``check``
+    is called every ``poll_s`` while waiting (it may raise: cancellation).  The child is ended
+    whatever happens (Ctrl-C included); what it wrote is the caller's to remove.  Where the
+    platform cannot fork, ``fn`` runs here, unbounded."""
+    if "fork" not in mp.get_all_start_methods():
+        return fn(*args)
+    ctx: Any = mp.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child_call, args=(send, fn, args), daemon=True)
+    end = time.monotonic() + max(seconds, 0.0)
+    try:
+        start_processes([proc])
+        send.close()
+        while not receive.poll(max(0.0, min(poll_s, end - time.monotonic()))):
+            if check is not None:
+                check()
+            if time.monotonic() >= end:
+                raise TimeoutError(f"more than {seconds:.2g} s")
+        try:
+            ok, value = receive.recv()
+        except EOFError:
+            proc.join(timeout=5.0)
+            raise RuntimeError(f"the child process ended without a result (exit code "
+                               f"{proc.exitcode})") from None
+    finally:
+        end_processes([proc])
+        receive.close()
+    if not ok:
+        raise value
+    return value
