@@ -11,7 +11,13 @@ import uproot
 
 from helpers import snapshot, write_flat
 from probes import probe_dataset
-from probes.readtests.overhead import calls_per_file, measure_call_cost, measure_parallel_loop
+from probes.readtests.overhead import (
+    _k_clusters,
+    calls_per_file,
+    measure_call_cost,
+    measure_parallel_loop,
+)
+from probes.readtests.readplan import FilePart
 from probes.readtests.runner import Session
 
 
@@ -94,6 +100,36 @@ def test_the_k_workers_run_takes_time_the_later_tests_do_not_need(tiny_demo: Pat
                                    workers=2)
     assert [p.workers for p in points] == [1, 2]
     assert session.elapsed() < 25.0
+
+
+def test_the_k_workers_run_goes_before_the_conversion(tiny_demo: Path) -> None:
+    """Under a budget where the conversion test runs after it, the k workers' run still
+    takes the spare time (beyond the later tests' minimums) where its share is too short:
+    every prediction beyond one worker rests on it (on 592 branches, LZMA, at --budget 30,
+    it was left out with 6 s of the budget left, in three calibrations of three)."""
+    ds = probe_dataset([tiny_demo / "small_files"])
+    session = Session(40.0)  # the conversion (budget 30 or more) and the rest still to run
+    points = measure_parallel_loop(session, list(ds.file_paths), "esdTree", None, 1.0,
+                                   workers=2)
+    assert [p.workers for p in points] == [1, 2]
+    assert session.spare() > 0.0  # the later tests' minimums were left to them
+
+
+def test_k_clusters_of_a_file_too_large_to_read_whole() -> None:
+    """The planned part of a large file inside its first cluster is one packet, which keeps
+    a worker of two idle: the runs read the first k clusters instead where that fits."""
+    part = FilePart(path="f.root", entries=1200, tree_entries=5000,
+                    compressed_bytes=22_000_000, uncompressed_bytes=40_000_000,
+                    boundaries=(0, 1980, 3960, 5000))
+    # 2 clusters: 17.4 MB at 20 MB/s, 0.87 s + start + open; the k run at 0.75 of it
+    assert _k_clusters(part, 1200, 2, 20.0, 0.2, 2.0, 4.0) == 3960
+    assert _k_clusters(part, 1200, 3, 20.0, 0.2, 3.0, 6.0) == 5000
+    assert _k_clusters(part, 1200, 2, 20.0, 0.2, 1.0, 4.0) == 1200  # the single run: no
+    assert _k_clusters(part, 1200, 2, 20.0, 0.2, 2.0, 2.3) == 1200  # the k run: no
+    assert _k_clusters(part, 1200, 4, 20.0, 0.2, 9.0, 9.0) == 1200  # 3 clusters < 4 workers
+    assert _k_clusters(part, 4000, 2, 20.0, 0.2, 9.0, 9.0) == 4000  # 2 clusters planned
+    assert _k_clusters(FilePart("f.root", 1200, 5000, 22_000_000, 40_000_000), 1200, 2,
+                       20.0, 0.2, 9.0, 9.0) == 1200  # boundaries not known
 
 
 def test_parallel_loop_counts_a_read_call_per_packet(tiny_demo: Path) -> None:
