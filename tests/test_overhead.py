@@ -11,13 +11,7 @@ import uproot
 
 from helpers import snapshot, write_flat
 from probes import probe_dataset
-from probes.readtests.overhead import (
-    _k_clusters,
-    calls_per_file,
-    measure_call_cost,
-    measure_parallel_loop,
-)
-from probes.readtests.readplan import FilePart
+from probes.readtests.overhead import calls_per_file, measure_call_cost, measure_parallel_loop
 from probes.readtests.runner import Session
 
 
@@ -113,23 +107,6 @@ def test_the_k_workers_run_goes_before_the_conversion(tiny_demo: Path) -> None:
                                    workers=2)
     assert [p.workers for p in points] == [1, 2]
     assert session.spare() > 0.0  # the later tests' minimums were left to them
-
-
-def test_k_clusters_of_a_file_too_large_to_read_whole() -> None:
-    """The planned part of a large file inside its first cluster is one packet, which keeps
-    a worker of two idle: the runs read the first k clusters instead where that fits."""
-    part = FilePart(path="f.root", entries=1200, tree_entries=5000,
-                    compressed_bytes=22_000_000, uncompressed_bytes=40_000_000,
-                    boundaries=(0, 1980, 3960, 5000))
-    # 2 clusters: 17.4 MB at 20 MB/s, 0.87 s + start + open; the k run at 0.75 of it
-    assert _k_clusters(part, 1200, 2, 20.0, 0.2, 2.0, 4.0) == 3960
-    assert _k_clusters(part, 1200, 3, 20.0, 0.2, 3.0, 6.0) == 5000
-    assert _k_clusters(part, 1200, 2, 20.0, 0.2, 1.0, 4.0) == 1200  # the single run: no
-    assert _k_clusters(part, 1200, 2, 20.0, 0.2, 2.0, 2.3) == 1200  # the k run: no
-    assert _k_clusters(part, 1200, 4, 20.0, 0.2, 9.0, 9.0) == 1200  # 3 clusters < 4 workers
-    assert _k_clusters(part, 4000, 2, 20.0, 0.2, 9.0, 9.0) == 4000  # 2 clusters planned
-    assert _k_clusters(FilePart("f.root", 1200, 5000, 22_000_000, 40_000_000), 1200, 2,
-                       20.0, 0.2, 9.0, 9.0) == 1200  # boundaries not known
 
 
 def test_parallel_loop_counts_a_read_call_per_packet(tiny_demo: Path) -> None:

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .readplan import FilePart, Plan, common_boundaries, plan_reads
+from .readplan import Plan, common_boundaries, plan_reads
 from .results import CallCost, Conditions, ParallelPoint
 from .runner import OutOfTime, Session, measurement
 
@@ -330,28 +330,6 @@ def _two_per_worker(plan: Plan, files: Sequence[str], tree_name: str,
     return out, paths
 
 
-def _k_clusters(part: FilePart, stop: int, k: int, rate_mb_per_s: float, open_s: float,
-                share_s: float, spare_s: float) -> int:
-    """The entries the runs read of a file too large to read whole: ``stop`` (the planned
-    part), or the first ``k`` clusters where the planned part holds fewer, one run of the
-    single worker fits ``share_s`` and one of the k workers' (at ``K_RUN_SHARE`` of it) fits
-    after it in ``spare_s`` (the budget beyond the later tests' minimums, which the k
-    workers' run may take: ``room``).  The
-    workers pull packets on cluster boundaries, so a part of one cluster is one unit, which
-    keeps all but one of the k workers idle and measures no speed-up (two files of 22 MB,
-    1,200 branches, clusters of 1,980 entries, at --budget 30: one unit in each of three
-    calibrations, where jobs of two workers scaled 1.2-1.4x)."""
-    ends = sorted(b for b in part.boundaries if 0 < b <= part.tree_entries)
-    if len([b for b in ends if b <= stop]) >= k or len(ends) < k or not part.tree_entries:
-        return stop
-    want = ends[k - 1]
-    one = START_S + part.compressed_bytes * want / part.tree_entries / 1e6 / rate_mb_per_s \
-        + open_s
-    if one > share_s or one + START_S + (one - START_S) * K_RUN_SHARE > max(share_s, spare_s):
-        return stop
-    return want
-
-
 def measure_parallel_loop(session: Session, files: Sequence[str], tree_name: str,
                           branches: Sequence[str] | None, share_s: float,
                           workers: int | None = None,
@@ -399,9 +377,6 @@ def measure_parallel_loop(session: Session, files: Sequence[str], tree_name: str
     # not even one file whole within the bytes planned: the planned part of the first file
     # only (a 41 MB file read whole by the single worker left no time for the k workers)
     stop = None if whole else max(plan.parts[0].entries, 1)
-    if stop is not None and rate_mb_per_s:
-        stop = _k_clusters(plan.parts[0], stop, k, rate_mb_per_s, open_s or 0.0,
-                           session.left(deadline), session.spare() - ROOM_MARGIN_S)
     if rate_mb_per_s and open_s and whole:
         paths = _fitting(paths, plan, rate_mb_per_s, open_s, share_s / 4, k)
         if len(paths) < 2 * k:
@@ -423,8 +398,7 @@ def measure_parallel_loop(session: Session, files: Sequence[str], tree_name: str
     out: list[ParallelPoint] = []
     results: list[JobResult] = []
     # one run: the processes' start, and the data at the single loop's rate where known
-    mb = sum(p.compressed_bytes * (min(stop / p.tree_entries, 1.0)
-                                   if stop and p.tree_entries else 1.0)
+    mb = sum(p.compressed_bytes * (p.fraction if stop else 1.0)
              for p in plan.parts if p.path in paths) / 1e6
     run_s = START_S + (mb / rate_mb_per_s if rate_mb_per_s else 0.0) + len(paths) * (open_s or 0.0)
     from .conversion import MIN_BUDGET_S as CONVERSION_MIN_BUDGET_S
