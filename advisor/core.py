@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from probes.dataset import DEFAULT_SAMPLE
+from probes.readtests.pace import pace_line
 from probes.readtests.results import Calibration
 from probes.readtests.runner import ProgressCallback, ProgressEvent
 from probes.results import DatasetProfile, SiteProfile, largest_tree
@@ -185,6 +186,9 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
             notes.append(f"no model: {exc}")
     if calibration is not None and calibration.partial:
         notes.append("the calibration was cancelled: the advice rests on partial results")
+    if calibration is not None and calibration.machine is not None \
+            and calibration.machine.unsteady:
+        notes.append(pace_line(calibration.machine))
     recs: tuple = ()
     v = None
     rb: ReaderBaseline | None = None

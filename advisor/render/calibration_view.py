@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from models.calcosts import basket_cost, loop_file_extra
+from probes.readtests.pace import pace_line
 from probes.readtests.registry import LABELS, READ_TESTS, ReadTest
 from probes.readtests.results import Calibration, Measurement
 
@@ -215,6 +216,8 @@ def calibration_rows(cal: Calibration) -> list[Row]:
         m = cal.memory
         rows.append(("fits in RAM", f"{fmt.yes_no(m.fits_in_ram)} ({fmt.mb(m.dataset_bytes)} "
                      f"data, {fmt.gb(m.available_bytes)} available)"))
+    if cal.machine is not None:
+        rows.append(("machine", pace_line(cal.machine)))
     from ..recommend.remote import link_rows  # remote data: the link's figures
 
     return rows + link_rows(cal)

@@ -34,9 +34,11 @@ import psutil
 from ..files import is_remote
 from ..results import DatasetProfile, largest_tree
 from ..rootfile import one_line
+from .pace import machine_pace
+from .pace import sample as pace_sample
 from .raw import fit_access
 from .registry import READ_TESTS, ReadTest, tests_for
-from .results import Calibration, MemoryFit, RawRead, RequestPoint, Skipped
+from .results import Calibration, MemoryFit, PaceSample, RawRead, RequestPoint, Skipped
 from .runner import Cancelled, Context, OutOfTime, ProgressCallback, Session
 
 DEFAULT_BUDGET_S = 60.0
@@ -93,6 +95,7 @@ def calibrate(
     if reader is not None:
         ctx.scratch["reader"] = reader
     partial = False
+    paces: list[PaceSample] = []
     for test in READ_TESTS:
         if partial:
             break
@@ -100,6 +103,7 @@ def calibrate(
             if test.why_not:
                 ctx.skipped.append(Skipped(test.name, test.why_not))
             continue
+        paces.append(pace_sample(test.name))
         left = session.remaining()
         share = session.begin(test.name)
         if left < test.min_s:  # what is left flows to the (smaller) tests after it
@@ -116,7 +120,10 @@ def calibrate(
             ctx.skipped.append(Skipped(test.name, str(exc)))
         except Exception as exc:  # one test failing never stops the others
             ctx.skipped.append(Skipped(test.name, f"{type(exc).__name__}: {one_line(exc)}"))
+    if not partial:
+        paces.append(pace_sample("end"))
     values = dict(ctx.fields)
+    values["machine"] = machine_pace(paces)
     for test in READ_TESTS:
         result = ctx.results.get(test.name)
         if test.field is not None and result is not None:

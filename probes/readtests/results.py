@@ -405,6 +405,30 @@ class Skipped:
 
 
 @dataclass(frozen=True)
+class PaceSample:
+    """A fixed piece of pure-Python work (:mod:`.pace`) timed in the calibration's process
+    before ``test`` (``"end"``: after the last): wall and CPU seconds, the median of a few."""
+
+    test: str
+    wall_s: float
+    cpu_s: float
+
+
+@dataclass(frozen=True)
+class MachinePace:
+    """How fast the machine ran one process's work through the calibration.  ``spread``: the
+    slowest sample's wall time over the fastest's, less 1; ``cpu_share``: the CPU time the
+    samples got over their wall time (below 1: the process was ready and not run, for other
+    programs or, on a virtual machine, the host's other guests)."""
+
+    samples: tuple[PaceSample, ...]
+    spread: float
+    cpu_share: float
+    #: the spread or the CPU share beyond what a quiet machine shows (:mod:`.pace`)
+    unsteady: bool
+
+
+@dataclass(frozen=True)
 class Calibration:
     budget_s: float
     elapsed_s: float
@@ -440,3 +464,5 @@ class Calibration:
     conversion: ConversionPoint | None = None
     #: remote data (root://, http(s)://): the link (round trip, bandwidth, streams, vector reads)
     remote: RemoteCalibration | None = None
+    #: the machine's pace through the calibration (a fixed piece of work before each test)
+    machine: MachinePace | None = None

@@ -1,0 +1,84 @@
+"""The machine's pace through a calibration: a fixed piece of pure-Python work, timed in the
+calibration's own process before each read test and after the last.
+
+A shared machine is not equally fast all the time: here, the same pure-Python loop took
+0.43-0.88 s over one afternoon, and a calibration made in a slow stretch measured a two-worker
+loop at 7.3 MB/s where the others measured 11.4-12.1 (its predictions then missed by 35-45%).
+The read tests cannot tell such a stretch from the data's own cost, so the calibration
+times the same small work at each test's start and keeps the samples: where the slowest
+took much longer than the fastest, or the process got much less CPU than wall time (it was
+ready and not run: other programs, or a virtual machine's host serving its other guests),
+the report says that the figures were measured on an unsteady machine.
+
+It costs about 11 ms a test (``ITERATIONS`` x ``REPEATS``), and reads nothing.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Sequence
+
+from .results import MachinePace, PaceSample
+
+#: Loop iterations of one sample: about 3.5 ms of one core here.
+ITERATIONS = 100_000
+#: Samples per moment; the median is kept (one sample can catch a single interruption).
+REPEATS = 3
+#: The slowest moment over the fastest, less 1, beyond which the machine is unsteady: two
+#: calibrations on the quiet development machine spread 0.18 and 0.32 (at 30,000 iterations
+#: a sample, 0.5-0.8: too short); a stretch at half speed is 1.
+UNSTEADY_SPREAD = 0.5
+#: The CPU time over the wall time below which the process was kept waiting: 1.0 in both.
+BUSY_CPU_SHARE = 0.85
+
+
+def _work(n: int) -> int:
+    s = 0
+    for i in range(n):
+        s += i
+    return s
+
+
+def sample(test: str, iterations: int = ITERATIONS, repeats: int = REPEATS) -> PaceSample:
+    """The fixed work timed ``repeats`` times now: the median by wall time."""
+    runs = []
+    for _ in range(max(repeats, 1)):
+        w0, c0 = time.perf_counter(), time.process_time()
+        _work(iterations)
+        runs.append((time.perf_counter() - w0, time.process_time() - c0))
+    wall, cpu = sorted(runs)[len(runs) // 2]
+    return PaceSample(test=test, wall_s=wall, cpu_s=cpu)
+
+
+def machine_pace(samples: Sequence[PaceSample]) -> MachinePace | None:
+    """The samples' summary; ``None`` without two samples."""
+    if len(samples) < 2:
+        return None
+    walls = [s.wall_s for s in samples]
+    fastest = min(walls)
+    spread = max(walls) / fastest - 1.0 if fastest > 0 else 0.0
+    # the median moment's share: a sample's CPU time is counted in coarse steps where the
+    # kernel accounts it by ticks, so one sample alone says little
+    share = statistics.median(min(s.cpu_s / s.wall_s, 1.0) if s.wall_s > 0 else 1.0
+                              for s in samples)
+    return MachinePace(samples=tuple(samples), spread=spread, cpu_share=share,
+                       unsteady=spread > UNSTEADY_SPREAD or share < BUSY_CPU_SHARE)
+
+
+def pace_line(pace: MachinePace) -> str:
+    """One line for the report: what the samples found, and what to do about it."""
+    walls = [s.wall_s for s in pace.samples]
+    slowest = max(pace.samples, key=lambda s: s.wall_s)
+    what = (f"a fixed piece of work took {1e3 * min(walls):.1f}-{1e3 * max(walls):.1f} ms "
+            f"across the calibration's tests (slowest before {slowest.test}), and the "
+            f"process got {pace.cpu_share:.0%} of its time on a core")
+    if not pace.unsteady:
+        return f"machine steady: {what}"
+    return (f"the machine was unsteady during the calibration: {what}; figures measured at "
+            "different moments may not agree, and predictions carry the pace of the moment "
+            "they were measured at: calibrate again when the machine is quiet")
+
+
+__all__ = ["BUSY_CPU_SHARE", "ITERATIONS", "UNSTEADY_SPREAD", "machine_pace", "pace_line",
+           "sample"]
