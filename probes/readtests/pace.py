@@ -5,10 +5,15 @@ A shared machine is not equally fast all the time: here, the same pure-Python lo
 0.43-0.88 s over one afternoon, and a calibration made in a slow stretch measured a two-worker
 loop at 7.3 MB/s where the others measured 11.4-12.1 (its predictions then missed by 35-45%).
 The read tests cannot tell such a stretch from the data's own cost, so the calibration
-times the same small work at each test's start and keeps the samples: where the slowest
-took much longer than the fastest, or the process got much less CPU than wall time (it was
-ready and not run: other programs, or a virtual machine's host serving its other guests),
-the report says that the figures were measured on an unsteady machine.
+times the same small work at each test's start and keeps the samples: where the slower
+quarter of them took twice as long as the faster quarter, or the process got much less CPU
+than wall time (it was ready and not run: other programs, or a virtual machine's host
+serving its other guests), the report says that the figures were measured on an unsteady
+machine.  Single slow samples are common and say little: on this machine the sample after
+a cold-read test often took twice the others (16 calibrations of the live benchmark: the
+slowest over the fastest 1.43-2.32, the quartiles' ratio 1.05-1.73).  A calibration made in
+a stretch that was slow throughout is not found by this (one of those 16 had a median
+sample of 7.3 ms where the others had 3.7-5.6): that needs a reference from another time.
 
 It costs about 11 ms a test (``ITERATIONS`` x ``REPEATS``), and reads nothing.
 """
@@ -25,11 +30,13 @@ from .results import MachinePace, PaceSample
 ITERATIONS = 100_000
 #: Samples per moment; the median is kept (one sample can catch a single interruption).
 REPEATS = 3
-#: The slowest moment over the fastest, less 1, beyond which the machine is unsteady: two
-#: calibrations on the quiet development machine spread 0.18 and 0.32 (at 30,000 iterations
-#: a sample, 0.5-0.8: too short); a stretch at half speed is 1.
-UNSTEADY_SPREAD = 0.5
-#: The CPU time over the wall time below which the process was kept waiting: 1.0 in both.
+#: The samples' upper quartile over their lower quartile, less 1 (``MachinePace.spread``),
+#: beyond which the machine is unsteady: a quarter of the calibration at half the pace of
+#: another quarter.  Here 0.05-0.73 in the 16 calibrations above, none unsteady by it (with
+#: 30,000 iterations a sample, 1 ms, even a quiet calibration's samples spread wide).
+UNSTEADY_SPREAD = 1.0
+#: The CPU time over the wall time below which the process was kept waiting: 1.00 in every
+#: calibration here (the slow samples were slow in CPU time too).
 BUSY_CPU_SHARE = 0.85
 
 
@@ -55,9 +62,10 @@ def machine_pace(samples: Sequence[PaceSample]) -> MachinePace | None:
     """The samples' summary; ``None`` without two samples."""
     if len(samples) < 2:
         return None
-    walls = [s.wall_s for s in samples]
-    fastest = min(walls)
-    spread = max(walls) / fastest - 1.0 if fastest > 0 else 0.0
+    walls = sorted(s.wall_s for s in samples)
+    low, high = (walls[0], walls[-1]) if len(walls) < 4 else \
+        (statistics.quantiles(walls, n=4)[0], statistics.quantiles(walls, n=4)[2])
+    spread = high / low - 1.0 if low > 0 else 0.0
     # the median moment's share: a sample's CPU time is counted in coarse steps where the
     # kernel accounts it by ticks, so one sample alone says little
     share = statistics.median(min(s.cpu_s / s.wall_s, 1.0) if s.wall_s > 0 else 1.0
@@ -71,7 +79,8 @@ def pace_line(pace: MachinePace) -> str:
     walls = [s.wall_s for s in pace.samples]
     slowest = max(pace.samples, key=lambda s: s.wall_s)
     what = (f"a fixed piece of work took {1e3 * min(walls):.1f}-{1e3 * max(walls):.1f} ms "
-            f"across the calibration's tests (slowest before {slowest.test}), and the "
+            f"across the calibration's tests (median {1e3 * statistics.median(walls):.1f}, "
+            f"slowest before {slowest.test}; the quartiles {pace.spread:.0%} apart), and the "
             f"process got {pace.cpu_share:.0%} of its time on a core")
     if not pace.unsteady:
         return f"machine steady: {what}"

@@ -417,7 +417,8 @@ class PaceSample:
 @dataclass(frozen=True)
 class MachinePace:
     """How fast the machine ran one process's work through the calibration.  ``spread``: the
-    slowest sample's wall time over the fastest's, less 1; ``cpu_share``: the CPU time the
+    samples' upper quartile of wall time over their lower quartile, less 1 (the slowest over
+    the fastest with fewer than four samples); ``cpu_share``: the CPU time the
     samples got over their wall time (below 1: the process was ready and not run, for other
     programs or, on a virtual machine, the host's other guests)."""
 
