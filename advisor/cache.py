@@ -123,6 +123,7 @@ def store(key: str | None, dataset: DatasetProfile, calibration: Calibration) ->
     if key is None or calibration.partial:
         return created
     doc: dict[str, Any] = {"format": CACHE_FORMAT, "created": created,
+                           "host": socket.gethostname(),
                            "dataset": to_jsonable(dataset),
                            "calibration": to_jsonable(calibration)}
     for old in (cache_dir() / f"{key}.advice.json",
@@ -131,6 +132,38 @@ def store(key: str | None, dataset: DatasetProfile, calibration: Calibration) ->
             old.unlink(missing_ok=True)
     _write(cache_dir() / f"{key}.json", doc)
     return created
+
+
+#: Stored calibrations read for the host's usual pace (the newest).
+PACE_ENTRIES = 20
+
+
+def host_paces() -> list[float]:
+    """The median pace samples (seconds, ``calibration.machine``) of this host's newest stored
+    calibrations (``PACE_ENTRIES`` at most): the reference a new calibration's pace is
+    compared with (``probes.readtests.pace.with_reference``).  Entries
+    of other hosts (a cache directory shared over the network) and unreadable ones are
+    left out."""
+    import statistics
+
+    host = socket.gethostname()
+    try:
+        entries = [p for p in cache_dir().glob("*.json")
+                   if not p.name.endswith(".advice.json")]
+        entries.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+    except OSError:
+        return []
+    out: list[float] = []
+    for path in entries[:PACE_ENTRIES]:
+        try:
+            doc = json.loads(path.read_text())
+            if doc.get("format") != CACHE_FORMAT or doc.get("host") != host:
+                continue
+            samples = doc["calibration"]["machine"]["samples"]
+            out.append(float(statistics.median(float(s["wall_s"]) for s in samples)))
+        except (OSError, ValueError, KeyError, TypeError, statistics.StatisticsError):
+            continue
+    return out
 
 
 def advice_path(key: str, uses: Sequence[str] | None = None, *,

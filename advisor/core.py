@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from probes.dataset import DEFAULT_SAMPLE
-from probes.readtests.pace import pace_line
+from probes.readtests.pace import pace_line, with_reference
 from probes.readtests.results import Calibration
 from probes.readtests.runner import ProgressCallback, ProgressEvent
 from probes.results import DatasetProfile, SiteProfile, largest_tree
@@ -110,6 +110,8 @@ def advise(paths: Paths,
         cal = calibrate(dataset, budget_s=_left(budget_s, started), engine=engine,
                         branches=branches, analysis=analysis, progress=progress, cancel=cancel,
                         reader=spec)
+        if cal.machine is not None:  # its pace against this host's earlier calibrations
+            cal = replace(cal, machine=with_reference(cal.machine, calcache.host_paces()))
         created = calcache.store(key, dataset, cal)
     advice = replace(advise_from(site, dataset, cal, label=name, inputs=tuple(inputs),
                                  calibration_created=created, branches=branches, uses=uses,
@@ -187,7 +189,7 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
     if calibration is not None and calibration.partial:
         notes.append("the calibration was cancelled: the advice rests on partial results")
     if calibration is not None and calibration.machine is not None \
-            and calibration.machine.unsteady:
+            and (calibration.machine.unsteady or calibration.machine.slow):
         notes.append(pace_line(calibration.machine))
     recs: tuple = ()
     v = None

@@ -93,3 +93,51 @@ def test_an_unsteady_calibration_is_a_note_of_the_advice() -> None:
     plain = advise_from(a.site, a.dataset, replace(a.calibration, machine=quiet), **kw)
     assert any("machine was unsteady" in n for n in noted.notes)
     assert not any("machine" in n for n in plain.notes)
+
+
+def test_a_calibration_slower_than_the_hosts_usual() -> None:
+    """A stretch slow throughout does not spread the samples: the median against the host's
+    earlier calibrations finds it, given enough of them."""
+    from probes.readtests.pace import MIN_REFERENCES, SLOW_PACE, with_reference
+
+    slow = machine_pace(_samples([7.3e-3, 7.2e-3, 7.4e-3, 7.3e-3]))
+    assert slow is not None and not slow.unsteady
+    usual = [3.7e-3, 3.9e-3, 4.1e-3]
+    assert SLOW_PACE * 3.9e-3 < 7.3e-3 and len(usual) >= MIN_REFERENCES
+    found = with_reference(slow, usual)
+    assert found.slow and found.reference_s == pytest.approx(3.9e-3) and found.references == 3
+    line = pace_line(found)
+    assert "slower than usual" in line and "3 earlier calibrations: median 3.9 ms" in line
+    assert not with_reference(slow, usual[:2]).slow  # too few to compare with
+    assert with_reference(slow, usual[:2]).reference_s is None
+    assert not with_reference(slow, [7.0e-3, 7.5e-3, 7.1e-3]).slow  # its usual pace
+
+
+def test_the_host_paces_come_from_its_stored_calibrations(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    import json
+    import socket
+
+    from advisor import cache as calcache
+
+    monkeypatch.setenv("HEP_ADVISOR_CACHE", str(tmp_path))
+    where = calcache.cache_dir()
+    where.mkdir(parents=True, exist_ok=True)
+
+    def entry(name: str, host: str, walls: list[float] | None) -> None:
+        cal: dict[str, object] = {}
+        if walls is not None:
+            cal["machine"] = {"samples": [{"test": "t", "wall_s": w, "cpu_s": w}
+                                          for w in walls]}
+        doc = {"format": calcache.CACHE_FORMAT, "host": host, "calibration": cal}
+        (where / f"{name}.json").write_text(json.dumps(doc))
+
+    me = socket.gethostname()
+    entry("a", me, [3e-3, 4e-3, 5e-3])
+    entry("b", me, [6e-3, 6e-3, 6e-3])
+    entry("c", "another-node", [9e-3])  # a cache directory shared over the network
+    entry("d", me, None)  # a calibration from before the pace was measured
+    (where / "e.json").write_text("{not json")
+    (where / "a.advice.json").write_text(json.dumps({"host": me}))
+    assert sorted(calcache.host_paces()) == pytest.approx([4e-3, 6e-3])

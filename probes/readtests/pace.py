@@ -13,7 +13,8 @@ machine.  Single slow samples are common and say little: on this machine the sam
 a cold-read test often took twice the others (16 calibrations of the live benchmark: the
 slowest over the fastest 1.43-2.32, the quartiles' ratio 1.05-1.73).  A calibration made in
 a stretch that was slow throughout is not found by this (one of those 16 had a median
-sample of 7.3 ms where the others had 3.7-5.6): that needs a reference from another time.
+sample of 7.3 ms where the others had 3.7-5.6): the advisor compares the median sample with
+the host's earlier calibrations in its cache (:func:`with_reference`) for that.
 
 It costs about 11 ms a test (``ITERATIONS`` x ``REPEATS``), and reads nothing.
 """
@@ -23,6 +24,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 from .results import MachinePace, PaceSample
 
@@ -38,6 +40,11 @@ UNSTEADY_SPREAD = 1.0
 #: The CPU time over the wall time below which the process was kept waiting: 1.00 in every
 #: calibration here (the slow samples were slow in CPU time too).
 BUSY_CPU_SHARE = 0.85
+#: A calibration whose median sample took this many times the median of the host's earlier
+#: calibrations ran in a slow stretch: the 16 above had medians of 3.7-5.6 ms, and one 7.3.
+SLOW_PACE = 1.5
+#: Earlier calibrations of the host needed for a reference.
+MIN_REFERENCES = 3
 
 
 def _work(n: int) -> int:
@@ -74,6 +81,21 @@ def machine_pace(samples: Sequence[PaceSample]) -> MachinePace | None:
                        unsteady=spread > UNSTEADY_SPREAD or share < BUSY_CPU_SHARE)
 
 
+def median_s(pace: MachinePace) -> float:
+    """The calibration's median sample (wall seconds)."""
+    return statistics.median(s.wall_s for s in pace.samples)
+
+
+def with_reference(pace: MachinePace, earlier: Sequence[float]) -> MachinePace:
+    """``pace`` against the median samples of the host's ``earlier`` calibrations: its
+    ``reference_s``, and ``slow`` where its own median took ``SLOW_PACE`` times that."""
+    if len(earlier) < MIN_REFERENCES:
+        return replace(pace, reference_s=None, references=len(earlier), slow=False)
+    ref = statistics.median(earlier)
+    return replace(pace, reference_s=ref, references=len(earlier),
+                   slow=ref > 0 and median_s(pace) > SLOW_PACE * ref)
+
+
 def pace_line(pace: MachinePace) -> str:
     """One line for the report: what the samples found, and what to do about it."""
     walls = [s.wall_s for s in pace.samples]
@@ -82,6 +104,13 @@ def pace_line(pace: MachinePace) -> str:
             f"across the calibration's tests (median {1e3 * statistics.median(walls):.1f}, "
             f"slowest before {slowest.test}; the quartiles {pace.spread:.0%} apart), and the "
             f"process got {pace.cpu_share:.0%} of its time on a core")
+    if pace.reference_s is not None:
+        what += (f"; this host's {pace.references} earlier calibrations: median "
+                 f"{1e3 * pace.reference_s:.1f} ms")
+    if pace.slow:
+        return (f"the machine was slower than usual during the calibration: {what}; the "
+                "predictions carry the pace of that stretch: calibrate again when the machine "
+                "is back to its usual pace")
     if not pace.unsteady:
         return f"machine steady: {what}"
     return (f"the machine was unsteady during the calibration: {what}; figures measured at "
@@ -89,5 +118,5 @@ def pace_line(pace: MachinePace) -> str:
             "they were measured at: calibrate again when the machine is quiet")
 
 
-__all__ = ["BUSY_CPU_SHARE", "ITERATIONS", "UNSTEADY_SPREAD", "machine_pace", "pace_line",
-           "sample"]
+__all__ = ["BUSY_CPU_SHARE", "ITERATIONS", "MIN_REFERENCES", "SLOW_PACE", "UNSTEADY_SPREAD",
+           "machine_pace", "median_s", "pace_line", "sample", "with_reference"]

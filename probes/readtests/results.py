@@ -427,6 +427,13 @@ class MachinePace:
     cpu_share: float
     #: the spread or the CPU share beyond what a quiet machine shows (:mod:`.pace`)
     unsteady: bool
+    #: the median sample of this host's earlier calibrations (the advisor's cache), and how
+    #: many there were; ``None`` where fewer than ``pace.MIN_REFERENCES``
+    reference_s: float | None = None
+    references: int = 0
+    #: the median sample beyond ``pace.SLOW_PACE`` times the reference: a calibration made
+    #: in a stretch slower than this host's usual
+    slow: bool = False
 
 
 @dataclass(frozen=True)
