@@ -123,7 +123,6 @@ def store(key: str | None, dataset: DatasetProfile, calibration: Calibration) ->
     if key is None or calibration.partial:
         return created
     doc: dict[str, Any] = {"format": CACHE_FORMAT, "created": created,
-                           "host": socket.gethostname(),
                            "dataset": to_jsonable(dataset),
                            "calibration": to_jsonable(calibration)}
     for old in (cache_dir() / f"{key}.advice.json",
@@ -134,36 +133,43 @@ def store(key: str | None, dataset: DatasetProfile, calibration: Calibration) ->
     return created
 
 
-#: Stored calibrations read for the host's usual pace (the newest).
-PACE_ENTRIES = 20
+#: The machine-pace history (``calibration.machine``'s median samples): its file in the
+#: cache directory, and the newest entries it keeps.
+PACE_FILE = "machine-pace.json"
+PACE_ENTRIES = 50
+
+
+def _pace_doc() -> list[dict[str, Any]]:
+    try:
+        doc = json.loads((cache_dir() / PACE_FILE).read_text())
+    except (OSError, ValueError):
+        return []
+    return [e for e in doc if isinstance(e, dict)] if isinstance(doc, list) else []
 
 
 def host_paces() -> list[float]:
-    """The median pace samples (seconds, ``calibration.machine``) of this host's newest stored
-    calibrations (``PACE_ENTRIES`` at most): the reference a new calibration's pace is
-    compared with (``probes.readtests.pace.with_reference``).  Entries
-    of other hosts (a cache directory shared over the network) and unreadable ones are
-    left out."""
-    import statistics
-
+    """The median pace samples (seconds) of this host's earlier calibrations, oldest first:
+    the reference a new calibration's pace is compared with
+    (``probes.readtests.pace.with_reference``).  Entries of other hosts (a cache directory
+    shared over the network) and unreadable ones are left out."""
     host = socket.gethostname()
-    try:
-        entries = [p for p in cache_dir().glob("*.json")
-                   if not p.name.endswith(".advice.json")]
-        entries.sort(key=lambda p: p.stat().st_mtime, reverse=True)
-    except OSError:
-        return []
     out: list[float] = []
-    for path in entries[:PACE_ENTRIES]:
+    for e in _pace_doc():
         try:
-            doc = json.loads(path.read_text())
-            if doc.get("format") != CACHE_FORMAT or doc.get("host") != host:
-                continue
-            samples = doc["calibration"]["machine"]["samples"]
-            out.append(float(statistics.median(float(s["wall_s"]) for s in samples)))
-        except (OSError, ValueError, KeyError, TypeError, statistics.StatisticsError):
+            if e.get("host") == host and float(e["median_s"]) > 0:
+                out.append(float(e["median_s"]))
+        except (KeyError, TypeError, ValueError):
             continue
     return out
+
+
+def record_pace(median_s: float) -> None:
+    """Add a calibration's median pace sample to the history (the newest ``PACE_ENTRIES``
+    kept; written atomically; a read-only cache is skipped)."""
+    created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    entries = [*_pace_doc(), {"host": socket.gethostname(), "created": created,
+                              "median_s": median_s}][-PACE_ENTRIES:]
+    _write(cache_dir() / PACE_FILE, entries)
 
 
 def advice_path(key: str, uses: Sequence[str] | None = None, *,
@@ -215,7 +221,7 @@ def load_advice(key: str | None, uses: Sequence[str] | None = None, *,
                   calibration_created=block.calibration_created, notes=block.notes)
 
 
-def _write(target: Path, doc: dict[str, Any]) -> None:
+def _write(target: Path, doc: Any) -> None:
     """Write atomically; a read-only cache is skipped (it only costs a later calibration)."""
     try:
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from probes.dataset import DEFAULT_SAMPLE
-from probes.readtests.pace import pace_line, with_reference
+from probes.readtests.pace import median_s, pace_line, with_reference
 from probes.readtests.results import Calibration
 from probes.readtests.runner import ProgressCallback, ProgressEvent
 from probes.results import DatasetProfile, SiteProfile, largest_tree
@@ -110,8 +110,11 @@ def advise(paths: Paths,
         cal = calibrate(dataset, budget_s=_left(budget_s, started), engine=engine,
                         branches=branches, analysis=analysis, progress=progress, cancel=cancel,
                         reader=spec)
-        if cal.machine is not None:  # its pace against this host's earlier calibrations
-            cal = replace(cal, machine=with_reference(cal.machine, calcache.host_paces()))
+        if cal.machine is not None and cache:  # its pace against this host's earlier ones
+            pace = with_reference(cal.machine, calcache.host_paces())
+            cal = replace(cal, machine=pace)
+            if not cal.partial:
+                calcache.record_pace(median_s(pace))
         created = calcache.store(key, dataset, cal)
     advice = replace(advise_from(site, dataset, cal, label=name, inputs=tuple(inputs),
                                  calibration_created=created, branches=branches, uses=uses,

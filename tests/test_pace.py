@@ -113,31 +113,29 @@ def test_a_calibration_slower_than_the_hosts_usual() -> None:
     assert not with_reference(slow, [7.0e-3, 7.5e-3, 7.1e-3]).slow  # its usual pace
 
 
-def test_the_host_paces_come_from_its_stored_calibrations(tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch
-                                                          ) -> None:
+def test_the_host_paces_are_a_history_in_the_cache(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     import json
     import socket
 
     from advisor import cache as calcache
 
     monkeypatch.setenv("HEP_ADVISOR_CACHE", str(tmp_path))
-    where = calcache.cache_dir()
-    where.mkdir(parents=True, exist_ok=True)
-
-    def entry(name: str, host: str, walls: list[float] | None) -> None:
-        cal: dict[str, object] = {}
-        if walls is not None:
-            cal["machine"] = {"samples": [{"test": "t", "wall_s": w, "cpu_s": w}
-                                          for w in walls]}
-        doc = {"format": calcache.CACHE_FORMAT, "host": host, "calibration": cal}
-        (where / f"{name}.json").write_text(json.dumps(doc))
-
-    me = socket.gethostname()
-    entry("a", me, [3e-3, 4e-3, 5e-3])
-    entry("b", me, [6e-3, 6e-3, 6e-3])
-    entry("c", "another-node", [9e-3])  # a cache directory shared over the network
-    entry("d", me, None)  # a calibration from before the pace was measured
-    (where / "e.json").write_text("{not json")
-    (where / "a.advice.json").write_text(json.dumps({"host": me}))
-    assert sorted(calcache.host_paces()) == pytest.approx([4e-3, 6e-3])
+    assert calcache.host_paces() == []  # none yet (no directory either)
+    for m in (3e-3, 4e-3, 5e-3):
+        calcache.record_pace(m)
+    assert calcache.host_paces() == pytest.approx([3e-3, 4e-3, 5e-3])
+    path = calcache.cache_dir() / calcache.PACE_FILE
+    doc = json.loads(path.read_text())
+    doc.append({"host": "another-node", "median_s": 9e-3})  # a cache shared over the network
+    doc.append({"host": socket.gethostname(), "median_s": "?"})
+    path.write_text(json.dumps(doc))
+    assert calcache.host_paces() == pytest.approx([3e-3, 4e-3, 5e-3])
+    for _ in range(calcache.PACE_ENTRIES):
+        calcache.record_pace(6e-3)
+    assert len(json.loads(path.read_text())) == calcache.PACE_ENTRIES  # the newest kept
+    path.write_text("{not json")
+    assert calcache.host_paces() == []
+    calcache.record_pace(7e-3)  # an unreadable history starts again
+    assert calcache.host_paces() == pytest.approx([7e-3])
+    assert [p.name for p in path.parent.iterdir()] == [calcache.PACE_FILE]  # no temporary
