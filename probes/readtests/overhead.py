@@ -416,8 +416,8 @@ def measure_parallel_loop(session: Session, files: Sequence[str], tree_name: str
         times), and ended 2-7 s under their budget, the conversion's share unused.  The k
         workers' run is worth more than the conversion (every prediction beyond one worker
         rests on it, N001 alone on the conversion): on 10 files of 2.8 MB, 592 branches,
-        LZMA, the emulated disk, at --budget 30, it was left out with 6 s of the budget left,
-        in three calibrations of three."""
+        LZMA, the emulated disk, at --budget 30, it was left out in five calibrations of five
+        (one timed: 6 s of the budget were left)."""
         nonlocal deadline
         left = session.left(deadline)
         if not free and not first:
