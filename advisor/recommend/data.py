@@ -150,7 +150,10 @@ def compression_rule(ctx: Context) -> Recommendation | None:
             f"or rewrite each file alone with {cand} (no merge): recompressed_000.root, ...",
             hadd_groups(ctx.paths, f"-O -f{setting}", 1, "recompressed_"), versions.HADD))
     actions += [
-        Action.labelled("with uproot, when writing",
+        Action.labelled("with uproot, when writing" + (
+                            " (uproot's LZ4 compresses in LZ4's fast mode at every level, where "
+                            "ROOT's level 4 uses its high-compression mode: the files come out "
+                            "larger than this figure assumes)" if cand == "LZ4" else ""),
                         f"uproot.recreate(path, compression={UPROOT_CODEC[cand]})",
                         versions.UPROOT),
         Action.labelled("for files written by ROOT or RDataFrame",

@@ -174,13 +174,13 @@ def write_uproot_pair(src: str, tree_name: str, branches: Sequence[str], entries
 
 
 def _uproot_compression(setting: int | None) -> Any:
-    import uproot
+    from .rootcodec import root_codec
 
     if not setting:
         return None
     alg, level = divmod(int(setting), 100)
-    codec = {1: uproot.ZLIB, 2: uproot.LZMA, 4: uproot.LZ4, 5: uproot.ZSTD}.get(alg)
-    return codec(level) if codec is not None else None
+    name = {1: "ZLIB", 2: "LZMA", 4: "LZ4", 5: "ZSTD"}.get(alg)
+    return root_codec(name, level) if name is not None else None
 
 
 def _bounded(session: Session, seconds: float, reason: str, fn: Callable[..., Any],

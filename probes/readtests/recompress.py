@@ -6,7 +6,8 @@ drawn in a fixed pseudo-random order, so that a part covers the branches evenly)
 decompressed into memory (:func:`basket_payloads`); each candidate (``CANDIDATES``: LZ4-4,
 ZSTD-5, ZLIB-1, LZMA-7, ROOT's settings 404, 505, 101, 207) recompresses every basket into
 ROOT's block format with uproot's own writer (``uproot.compression.compress``: 9-byte
-headers, LZ4's XXH64 checksum, blocks of at most 2^24 - 1 bytes) (:func:`recompress`).  A
+headers, LZ4's XXH64 checksum, blocks of at most 2^24 - 1 bytes), LZ4 in the mode ROOT uses
+at that level (:mod:`.rootcodec`) (:func:`recompress`).  A
 basket the candidate cannot shrink is kept stored uncompressed, as ROOT keeps it.
 """
 
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 
 from .decoders import inflater
 from .rootblocks import Pool, split_blocks, stored_bytes
+from .rootcodec import root_codec
 
 #: Algorithms the dataset's baskets are recompressed with (where it does not use them already),
 #: at ROOT's usual levels; in this order (the ones the advisor proposes first, the slowest to
@@ -118,14 +120,13 @@ def basket_payloads(pool: Pool, max_bytes: int = RECOMPRESS_BYTES,
 def recompress(payloads: Sequence[Payload], algorithm: str, level: int | None = None,
                deadline: float | None = None,
                clock: Callable[[], float] = time.perf_counter) -> Recompressed:
-    """Compress each basket into ROOT's block format with ``algorithm`` (uproot's writer),
-    in order, until ``deadline`` passes (at least one basket)."""
-    import uproot
+    """Compress each basket into ROOT's block format with ``algorithm`` (uproot's writer, with
+    ROOT's LZ4 mode: :func:`.rootcodec.root_codec`), in order, until ``deadline`` passes (at
+    least one basket)."""
     import uproot.compression as uc
 
     level = CANDIDATES.get(algorithm, 1) if level is None else int(level)
-    codec = {"ZLIB": uproot.ZLIB, "LZMA": uproot.LZMA, "LZ4": uproot.LZ4,
-             "ZSTD": uproot.ZSTD}[algorithm](level)
+    codec = root_codec(algorithm, level)
     r = Recompressed(Pool(algorithm), level)
     t0 = clock()
     for p in payloads:
