@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 import uproot
 
+from probes.readtests.conversion import _uproot_compression
 from probes.readtests.decoders import inflater
-from probes.readtests.recompress import Payload, recompress
+from probes.readtests.recompress import Payload, basket_payloads, recompress
 from probes.readtests.rootblocks import collect_baskets, split_blocks
 from probes.readtests.rootcodec import root_codec
 
@@ -38,6 +39,12 @@ def test_lz4_from_level_4_is_the_high_compression_mode() -> None:
     assert b"".join(inflater("LZ4")(b) for b in parsed[1]) == pays[0].data
     assert type(root_codec("ZSTD", 5)) is uproot.ZSTD
     assert type(root_codec("LZ4", 3)) is uproot.LZ4
+    assert type(root_codec("LZ4", 4)) is type(root_codec("LZ4", 9))  # one class
+    # the conversion test's writer: ROOT's settings (below 100: ZLIB at that level)
+    assert _uproot_compression(404).compress(pays[0].data) == \
+        root_codec("LZ4", 4).compress(pays[0].data)
+    assert _uproot_compression(6) == uproot.ZLIB(6)
+    assert _uproot_compression(None) is None and _uproot_compression(301) is None
 
 
 def test_uproot_writes_a_file_with_it(tmp_path: Path) -> None:
@@ -69,7 +76,6 @@ def test_the_sample_matches_roots_own_lz4_4(tmp_path: Path) -> None:
     subprocess.run([hadd_path(), "-O", "-f404", str(out), *map(str, src)], check=True,
                    capture_output=True)
     pool = collect_baskets([str(out)], ["Events"], sample_bytes=10**8).pools["LZ4"]
-    from probes.readtests.recompress import basket_payloads
     pays = basket_payloads(pool, 10**8)
     stored = sum(p.stored_bytes for p in pays)
     assert recompress(pays, "LZ4", 4).stored_bytes == stored

@@ -174,13 +174,14 @@ def write_uproot_pair(src: str, tree_name: str, branches: Sequence[str], entries
 
 
 def _uproot_compression(setting: int | None) -> Any:
+    from ..rootfile import ALGORITHM_CODES
     from .rootcodec import root_codec
 
     if not setting:
         return None
     alg, level = divmod(int(setting), 100)
-    name = {1: "ZLIB", 2: "LZMA", 4: "LZ4", 5: "ZSTD"}.get(alg)
-    return root_codec(name, level) if name is not None else None
+    name = ALGORITHM_CODES.get(alg)  # a setting below 100: ZLIB at that level, as in ROOT
+    return root_codec(name, level) if name in ("ZLIB", "LZMA", "LZ4", "ZSTD") else None
 
 
 def _bounded(session: Session, seconds: float, reason: str, fn: Callable[..., Any],

@@ -13,6 +13,7 @@ compressor: the same LZ4 block format, which every LZ4 reader decompresses).
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 #: ROOT compresses LZ4 with ``LZ4_compress_HC`` from this level up.
@@ -24,12 +25,14 @@ def root_codec(algorithm: str, level: int) -> Any:
     import uproot
 
     if algorithm == "LZ4" and level >= LZ4_HC_FROM:
-        return _lz4_hc(level)
+        return _lz4_hc()(level)
     return {"ZLIB": uproot.ZLIB, "LZMA": uproot.LZMA, "LZ4": uproot.LZ4,
             "ZSTD": uproot.ZSTD}[algorithm](level)
 
 
-def _lz4_hc(level: int) -> Any:
+@cache
+def _lz4_hc() -> Any:
+    """The codec's class, defined once (it subclasses uproot's, imported on first use)."""
     import lz4.block
     import uproot
 
@@ -44,4 +47,4 @@ def _lz4_hc(level: int) -> Any:
             return lz4.block.compress(bytes(data), mode="high_compression",
                                       compression=self.level, store_size=False)
 
-    return RootLZ4(level)
+    return RootLZ4
