@@ -144,8 +144,11 @@ def test_the_basket_cost_stops_at_its_share_with_a_slow_reader(
 
 def test_the_parallel_loop_starts_no_run_that_does_not_fit(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Neither its share (0.1 s) nor the session's spare time (none: a 1 s budget, less than
+    the minimums of the tests still to run) fits the single worker's run: it is not started."""
     path = write_flat(tmp_path / "flat.root", entries=4000)
-    session = Session(60.0)
+    session = Session(1.0)
+    assert session.spare() == 0.0
     with pytest.raises(OutOfTime, match="no time for 1 worker process"):
         overhead.measure_parallel_loop(session, [str(path)], "t", None, 0.1)
 
