@@ -10,10 +10,14 @@ on this project's machine (uproot 5.7.7, one fresh process per run, warm page ca
 merged LZ4 file read in 100 MB steps faulted 99,000 pages (0.23-0.42 s of system time, half
 of the run) where its six 20 MB-step inputs faulted 32,000; see ``benchmarks/RESULTS.md``.
 
-*How.*  A fresh anonymous mapping of ``SAMPLE_MB`` (``mmap``, as the C library maps large
-allocations; no huge-page advice, so the system's default applies) is written one byte per
-page, timed, and unmapped: one sample, seconds per MB.  Repeated while the share lasts, at
-least ``MIN_REPEATS`` times.  Nothing touches the disk.
+*How.*  A fresh private anonymous mapping of ``SAMPLE_MB`` (``mmap`` with ``MAP_PRIVATE``, as
+the C library maps large allocations; no huge-page advice, so the system's default applies)
+is written one byte per page, timed, and unmapped: one sample, seconds per MB.  Repeated while
+the share lasts, at least ``MIN_REPEATS`` times.  Nothing touches the disk.  Python's
+``mmap.mmap(-1, n)`` maps *shared* memory by default, whose pages the kernel keeps as shared
+memory files: on this project's machine their first touch cost 0.86 ms per MB where private
+pages cost 0.61 (side by side, seven samples each), and a program's own faults about 0.65
+(``benchmarks/check_merge_parts.py``), so the test maps private memory.
 """
 
 from __future__ import annotations
@@ -30,12 +34,17 @@ SAMPLE_MB = 32
 MIN_REPEATS = 3
 MAX_REPEATS = 9
 _PAGE = mmap.PAGESIZE
+#: a private anonymous mapping, as ``malloc`` makes for a large array (where the platform has
+#: the flags; elsewhere ``mmap``'s default)
+_PRIVATE: dict[str, int] = (
+    {"flags": mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS}
+    if hasattr(mmap, "MAP_PRIVATE") and hasattr(mmap, "MAP_ANONYMOUS") else {})
 
 
 def touch_once(mb: int = SAMPLE_MB) -> float:
     """Seconds to write one byte to each page of a fresh anonymous mapping of ``mb`` MB."""
     size = mb * 1_000_000 // _PAGE * _PAGE
-    m = mmap.mmap(-1, size)
+    m = mmap.mmap(-1, size, **_PRIVATE)
     try:
         view = memoryview(m)
         t0 = time.perf_counter()
@@ -63,7 +72,7 @@ def measure_first_touch(session: Session, share_s: float) -> FirstTouch:
             break
     m = measurement(samples, "s/MB", Conditions(
         cache="unknown", bytes_per_sample=SAMPLE_MB * 1_000_000,
-        note=f"a fresh anonymous mapping of {SAMPLE_MB} MB written one byte per "
+        note=f"a fresh private anonymous mapping of {SAMPLE_MB} MB written one byte per "
         f"{_PAGE // 1024} kB page (each write a page fault), this process"))
     s_per_mb = m.median if m.median is not None and m.median > 0 else None
     session.report(TEST, 1.0, "fresh memory",
