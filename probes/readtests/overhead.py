@@ -409,8 +409,9 @@ def measure_parallel_loop(session: Session, files: Sequence[str], tree_name: str
 
     def room(seconds: float, first: bool = False) -> float:
         """Seconds available for a run: this test's share, or beyond it (where ``free``, or
-        for the ``first`` run of k workers) the time the later tests need no part of for
-        their minimums (``Session.spare``), the deadline moved out where that is what fits.
+        for a ``first`` run: the single worker's, and the first of k workers) the time the
+        later tests need no part of for their minimums (``Session.spare``), the deadline
+        moved out where that is what fits.
         Two runs are worth more than one run's point alone: at --budget 30, ten calibrations
         of five datasets left the k workers' run out six times (and the whole test four
         times), and ended 2-7 s under their budget, the conversion's share unused.  The k
