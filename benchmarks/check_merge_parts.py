@@ -27,13 +27,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from advisor.demo.root_writer import hadd_path
 
 RUN = r"""
 import json, resource, sys, time
@@ -51,15 +53,6 @@ print(json.dumps({"events": n, "wall_s": t1 - t0,
                   "faulted_mb": (r1.ru_minflt - r0.ru_minflt) * 4096 / 1e6,
                   "peak_rss_mb": r1.ru_maxrss / 1024}))
 """
-
-
-def hadd_path() -> str:
-    found = shutil.which("hadd")
-    if found:
-        return found
-    import ROOT  # noqa: F401  (the root extra's hadd sits beside its module)
-
-    return str(Path(sys.modules["ROOT"].__file__).parent / "bin" / "hadd")
 
 
 def fresh_run(files: list[str], tree: str, step: int | str) -> dict[str, float]:
