@@ -163,6 +163,18 @@ def test_workers_contradicted_by_the_measured_loop_are_not_a_gain() -> None:
     assert w2 is None or w2.contradicted is None
 
 
+def test_a_run_of_fewer_units_than_workers_does_not_contradict_the_workers() -> None:
+    """One unit keeps one of two workers busy: the run's 1.0x says nothing of two workers'
+    scaling (wide on the slow disk: 1.01x measured so, 1.54x realised by two processes)."""
+    _, _, cal = _stored()
+    slow = _parallel(cal, 0.5)
+    one_unit = replace(slow, parallel_loop=tuple(replace(p, units=1)
+                                                 for p in slow.parallel_loop))
+    assert [p.units for p in one_unit.parallel_loop] == [1, 1]
+    w = _advise(one_unit).recommendation("W001")
+    assert w is not None and w.contradicted is None
+
+
 def _rec(code: str, s: float, lo: float, hi: float) -> Recommendation:
     return Recommendation(code=code, kind=code, title=code, severity="warning",
                           audience="analyst", predicted_speedup=s, speedup_low=lo,
