@@ -147,7 +147,10 @@ def main() -> None:
         sys.exit(f"{args.dir}: fewer than two ROOT files to merge")
     import uproot
 
-    entries = [int(uproot.open(f)[args.tree].num_entries) for f in files]
+    entries = []
+    for f in files:
+        with uproot.open(f) as fh:
+            entries.append(int(fh[args.tree].num_entries))
     with tempfile.TemporaryDirectory(prefix="merge-parts-") as tmp:
         merged = str(Path(tmp) / "merged.root")
         subprocess.run([hadd_path(), "-O", "-fk", merged, *files], check=True,
