@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import IO, Any
 
 from models.attribution import PhaseSpan
@@ -184,6 +184,24 @@ def reader_of(capture: Any) -> str:
 
 #: Samples inside the main thread's waits needed to split them by its state.
 MIN_SAMPLES = 5
+#: Samples of the whole run needed to state strace's cost from its sampled stops
+#: (:func:`tracer_cost`); fewer (a run under 0.2 s): the cost per call times the calls.
+MIN_TRACER_SAMPLES = 20
+
+
+def tracer_cost(capture: Any, split: TimeSplit) -> float:
+    """What the tracer cost this run, in seconds.  ``strace`` with enough samples: the time
+    the program's main thread was sampled stopped by it (``t``; the split's ``tracer``),
+    measured in the run itself.  The cost per call of a tight loop of reads times the calls
+    counts every stop on the program's path; where the device reads ahead while the program
+    is stopped, a stop costs the wall time nothing, and a cold ROOT loop over 4,080 small
+    reads measured +1% where that product said 27% (benchmarks/RESULTS.md, stop 55).  Else
+    (the in-process recorder's own measured time, or a short run): ``tracer_cost_s``."""
+    sampled = split.tracer
+    if (capture.recorder == "strace" and sampled is not None
+            and len(capture.samples) >= MIN_TRACER_SAMPLES):
+        return float(sampled)
+    return float(capture.tracer_cost_s)
 
 
 def threads(capture: Any) -> Any:
@@ -260,16 +278,12 @@ def analyse(capture: Any, *, cold: bool = False, uses: Sequence[str] = ()) -> Tr
     maps = _maps(order, notes)
     att = attribute(capture.reads, maps, capture.opens, capture.wall_s)
     if capture.waits:  # the recorder saw the program wait for data: that is waiting too
-        from dataclasses import replace
-
         from models.attribution import busy_s
         from probes.trace import TracedRead
 
         waited = [TracedRead("", 0, 0, t, d) for t, d in capture.waits]
         att = replace(att, io_s=busy_s([*capture.reads, *waited]))
     if capture.read_cpu_s:  # CPU inside the reads is in the CPU time: waiting is the rest
-        from dataclasses import replace
-
         att = replace(att, io_s=max(att.io_s - capture.read_cpu_s, 0.0))
 
     decompression: float | None = 0.0
@@ -289,6 +303,8 @@ def analyse(capture: Any, *, cold: bool = False, uses: Sequence[str] = ()) -> Tr
         decompression = None
     io = att.io_s
     split = time_split(capture, io, decompression)
+    # the overhead stated and the pre-pass's share of it: the tracer's cost as measured
+    capture = replace(capture, tracer_cost_s=tracer_cost(capture, split))
     if capture.recorder == "python":
         notes.append("recorded inside the program (uproot's and pyxrootd's reads; ROOT's own "
                      "reads through ROOT's gPerfStats, its main thread's only): "

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from advisor.trace import time_split
+from advisor.trace import MIN_TRACER_SAMPLES, time_split, tracer_cost
 from models.attribution import thread_overlap
 from probes.trace import TracedRead, run_traced
 from probes.trace.run import Capture
@@ -86,6 +86,22 @@ def test_split_sums_to_the_wall_time_with_measured_parts() -> None:
     old = time_split(replace(cap, samples=()), io=0.2, decompression=0.1)
     assert old.parallel is None and old.other_disk is None and old.tracer is None
     assert old.unexplained == pytest.approx(1.0 - 0.3 - 0.2 - 0.1 - 0.4 - 0.1)
+
+
+def test_the_overhead_stated_is_stracees_sampled_stops_where_sampled() -> None:
+    # 100 samples, 20 of them stopped by strace (0.2 s); the cost per call times the calls
+    # says 0.3 s.  The sampled stops are what the run measured; a short run (too few samples)
+    # and the in-process recorder keep the per-call product (its own measured time)
+    rows = [(0.01 * (i + 1), "t" if i % 5 == 0 else "R", {1: ((i + 1) * 10 * MS, 0)})
+            for i in range(100)]
+    cap = capture(samples=tuple(samples(rows)))
+    split = time_split(cap, io=0.0, decompression=0.0)
+    assert split.tracer == pytest.approx(0.2, abs=0.011)
+    assert tracer_cost(cap, split) == pytest.approx(split.tracer)
+    short = replace(cap, samples=cap.samples[:MIN_TRACER_SAMPLES - 1])
+    assert tracer_cost(short, time_split(short, io=0.0, decompression=0.0)) == 0.3
+    py = replace(cap, recorder="python")
+    assert tracer_cost(py, time_split(py, io=0.0, decompression=0.0)) == 0.3
 
 
 def test_sampler_sees_the_threads_of_a_real_program(tmp_path: Path) -> None:

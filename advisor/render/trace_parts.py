@@ -39,8 +39,11 @@ def summary_lines(t: Trace) -> list[tuple[str, str]]:
     """The trace in a few labelled lines."""
     amp = "—" if t.amplification is None else f"{t.amplification:.2f}×"
     out = [("command", t.command), ("exit code", str(t.exit_code)),
-           ("wall", f"{sec(t.wall_s)} traced (tracer cost about {t.overhead:.0%}, estimated "
-                    "from a measured cost per traced call)"),
+           ("wall", f"{sec(t.wall_s)} traced (tracer cost about {t.overhead:.0%}: "
+                    + ("its own measured time" if t.recorder == "python" else
+                       "the time strace held the program stopped, sampled in the run; "
+                       "under 0.2 s, a measured cost per call times the calls")
+                    + ")"),
            ("cpu", sec(t.cpu_s)),
            ("cold", "yes: the named ROOT files were dropped from the page cache first"
             if t.cold else "no (as the page cache found them)"),
