@@ -88,7 +88,7 @@ def test_split_sums_to_the_wall_time_with_measured_parts() -> None:
     assert old.unexplained == pytest.approx(1.0 - 0.3 - 0.2 - 0.1 - 0.4 - 0.1)
 
 
-def test_the_overhead_stated_is_stracees_sampled_stops_where_sampled() -> None:
+def test_the_overhead_stated_is_straces_sampled_stops_where_sampled() -> None:
     # 100 samples, 20 of them stopped by strace (0.2 s); the cost per call times the calls
     # says 0.3 s.  The sampled stops are what the run measured; a short run (too few samples)
     # and the in-process recorder keep the per-call product (its own measured time)
