@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import IO, Any
 
 from models.attribution import PhaseSpan
+from probes.trace.run import MIN_TRACER_SAMPLES
 
 from .advice import Evidence
 from .recommend.reader import ReaderFinding
@@ -184,9 +185,6 @@ def reader_of(capture: Any) -> str:
 
 #: Samples inside the main thread's waits needed to split them by its state.
 MIN_SAMPLES = 5
-#: Samples of the whole run needed to state strace's cost from its sampled stops
-#: (:func:`tracer_cost`); fewer (a run under 0.2 s): the cost per call times the calls.
-MIN_TRACER_SAMPLES = 20
 
 
 def tracer_cost(capture: Any, split: TimeSplit) -> float:

@@ -25,6 +25,11 @@ from .sampler import Sample, Sampler
 from .strace import Syscall, parse, strace_argv
 
 CHILD = str(Path(__file__).with_name("_child.py"))
+#: Samples of a run enough to take strace's cost from the time it held the program stopped
+#: (the sampler's ``t`` state; ``advisor.trace.tracer_cost``); a run with fewer (under 0.2 s)
+#: is charged the cost per call timed on a loop of reads (``counters.tracer_cost_s``) instead,
+#: which is measured only then.
+MIN_TRACER_SAMPLES = 20
 ROOT_MAGIC = b"root"
 
 
@@ -183,8 +188,10 @@ def run_traced(argv: Sequence[str], *, cold: bool = False, strace: str | None = 
                 except (IndexError, ValueError):
                     continue
         traced_calls = len(call_times)
+    sampled = (len(sampler.samples) >= MIN_TRACER_SAMPLES and "pid" in record
+               and "main_cpu_s" in record)  # the stops are measured: no loop to time
     cap = _capture(argv, record, calls, traced_calls, before, after, evicted,
-                   tracer_cost_s(tracer) if measure_cost else 0.0)
+                   tracer_cost_s(tracer) if measure_cost and not sampled else 0.0)
     return replace(cap, call_times=tuple(call_times), samples=tuple(sampler.samples))
 
 
