@@ -194,7 +194,7 @@ def connect(target: Any, *, threads_per_worker: int = 1) -> Iterator[Any]:
         if n < 1:
             raise ClusterError(f"local:N wants a number of workers >= 1, not {target!r}")
         with LocalCluster(n_workers=n, threads_per_worker=threads_per_worker, processes=True,
-                          dashboard_address=None) as cluster, Client(cluster) as client:
+                          dashboard_address=":0") as cluster, Client(cluster) as client:
             yield client
         return
     try:

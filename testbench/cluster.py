@@ -104,7 +104,7 @@ def emulated_cluster(
                           for k in range(files_per_worker)])
         bench.drop_caches(global_cache=False)
         with LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker,
-                          processes=True, dashboard_address=None) as cluster, \
+                          processes=True, dashboard_address=":0") as cluster, \
                 Client(cluster) as client:
             client.wait_for_workers(workers, timeout=60)
             addresses = sorted(client.scheduler_info(n_workers=-1)["workers"],

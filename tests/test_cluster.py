@@ -324,7 +324,7 @@ def test_failures_are_reported_not_raised(tmp_path: Path) -> None:
     from probes.cluster import _pin, _results, probe_cluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address=":0") as cluster, Client(cluster) as client:
         missing = [str(tmp_path / "nowhere.bin")]
         profile = probe_cluster(client, missing, alone_s=0.2, together_s=0.2, samples=1)
         node = profile.nodes[0]
