@@ -1,4 +1,4 @@
-"""``python -m advisor`` is ``hep-advisor``."""
+"""``python -m hep_advisor`` is ``hep-advisor``."""
 
 from .cli import main
 

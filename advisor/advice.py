@@ -1,7 +1,7 @@
 """What the advisor concludes: a verdict, ranked recommendations, and the ``Advice`` object.
 
 These are plain frozen dataclasses (they become the report's JSON through ``jsonio``), with no
-UI code: the terminal, Markdown and HTML views live in ``advisor.render`` and are imported only
+UI code: the terminal, Markdown and HTML views live in ``hep_advisor.render`` and are imported only
 when an ``Advice`` is displayed.  ``Advice`` keeps the fitted model and its baseline (not part
 of the JSON) so that a notebook can ask it further what-ifs (:meth:`Advice.predict`).
 """
@@ -11,14 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from models.replay.baseline import ReaderBaseline
-from models.scenarios import ModelSummary, PredictionPoint
-from probes.readtests.results import Calibration
-from probes.results import DatasetProfile, SiteProfile
+from hep_advisor.models.replay.baseline import ReaderBaseline
+from hep_advisor.models.scenarios import ModelSummary, PredictionPoint
+from hep_advisor.probes.readtests.results import Calibration
+from hep_advisor.probes.results import DatasetProfile, SiteProfile
 
 if TYPE_CHECKING:
-    from models.scenarios import Baseline
-    from models.throughput import ThroughputModel
+    from hep_advisor.models.scenarios import Baseline
+    from hep_advisor.models.throughput import ThroughputModel
 
     from .cluster import ClusterAdvice
     from .trace import Trace
@@ -46,7 +46,7 @@ def severity_for(speedup: float) -> Severity:
 #: A critical or warning recommendation whose interval is wider than this (high / low) names
 #: the measurement that would narrow it (:func:`narrowing`).
 WIDE_INTERVAL = 3.0
-#: The recommendations ``hep-advisor try`` applies to a sample of the data (``advisor.trial``).
+#: The recommendations ``hep-advisor try`` applies to a sample of the data (``hep_advisor.trial``).
 TRY_CODES = ("M001", "R001", "C001")
 #: For the others, the one run of the user's analysis that measures the change.
 _MEASURE = {
@@ -223,13 +223,14 @@ class DatasetAdvice:
     verdict: Verdict | None
     calibration_created: str | None = None
     notes: tuple[str, ...] = ()
-    #: ``--reader``: the baseline as the program reads (replayed; ``models.replay.baseline``)
+    #: ``--reader``: the baseline as the program reads (replayed;
+    #: ``hep_advisor.models.replay.baseline``)
     reader_baseline: ReaderBaseline | None = None
 
 
 @dataclass(frozen=True)
 class Advice:
-    """The advisor's result for one dataset: ``advisor.advise(...)`` returns it.
+    """The advisor's result for one dataset: ``hep_advisor.advise(...)`` returns it.
 
     Its parts are objects (``site``, ``dataset``, ``calibration``, ``model`` (the fitted
     model's summary), ``verdict``, ``recommendations``); it renders itself in a terminal
@@ -251,11 +252,11 @@ class Advice:
     calibration_reused: bool = False
     fitted: ThroughputModel | None = field(default=None, repr=False, compare=False)
     baseline: Baseline | None = field(default=None, repr=False, compare=False)
-    #: ``advise(..., dask=...)``: the cluster's nodes, model and advice (``advisor.cluster``)
+    #: ``advise(..., dask=...)``: the cluster's nodes, model and advice (``hep_advisor.cluster``)
     cluster: ClusterAdvice | None = field(default=None, repr=False, compare=False)
     #: ``advise(..., reader=...)``: the baseline as the program reads (replayed)
     reader_baseline: ReaderBaseline | None = None
-    #: ``advise(..., trace=...)``: the user's program, traced (``advisor.trace.Trace``)
+    #: ``advise(..., trace=...)``: the user's program, traced (``hep_advisor.trace.Trace``)
     trace: Trace | None = field(default=None, repr=False, compare=False)
 
     # -- parts ---------------------------------------------------------------------------------
@@ -280,7 +281,7 @@ class Advice:
                 ) -> list[PredictionPoint]:
         """The model's prediction with a what-if applied, e.g. ``predict(workers=4,
         merge_mb=500, cached=True)``: aggregate MB/s with its interval and the speed-up over
-        the analysis as it runs now.  Keywords (``advisor.whatif.KEYWORDS``, the same as
+        the analysis as it runs now.  Keywords (``hep_advisor.whatif.KEYWORDS``, the same as
         ``hep-advisor predict``'s options): ``merge_mb``, ``compression`` (``"ZSTD"``, ...;
         ``compression_factor``, ``decompress_mb_per_s``), ``branches`` (fraction of the bytes
         read), ``read_ahead_kb``, ``request_bytes``, ``site`` (a site description),
@@ -296,7 +297,7 @@ class Advice:
     def try_(self, code: str, **kwargs: Any) -> Any:
         """Try recommendation ``code`` on a sample of the data before applying it: applied in
         a scratch directory, the same read timed before and after (cold), the realised
-        speed-up against the predicted one (``advisor.trial.try_recommendation``; keywords
+        speed-up against the predicted one (``hep_advisor.trial.try_recommendation``; keywords
         ``budget_s``, ``sample_mb``, ``scratch``, ``analysis``, ``branches``, ``progress``,
         ``cancel``).  Returns a ``TrialResult``."""
         from . import trial

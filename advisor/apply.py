@@ -10,7 +10,7 @@ Safety, in order:
   already exists in DEST and is not recorded in DEST's journal is never overwritten.
 - Each output is written under a temporary name (``.NAME.partial``), then verified: its entries
   and the SHA-256 of every branch's decompressed values must equal those of its inputs (see
-  :mod:`advisor.apply_verify`).  Only then is it renamed into place and marked verified in
+  :mod:`hep_advisor.apply_verify`).  Only then is it renamed into place and marked verified in
   the journal, ``hep-advisor-apply.json`` in DEST (written atomically after every output).
 - Interrupted (Ctrl-C, a crash), it is resumable: run the same command again.  Verified outputs
   whose file still has its recorded SHA-256 are skipped; a verified output that changed since
@@ -139,7 +139,7 @@ def find_hadd() -> str | None:
 # -- planning --------------------------------------------------------------------------------
 def input_files(paths: Sequence[str]) -> list[tuple[str, int]]:
     """The ROOT files of ``paths`` (files, directories, globs) with their sizes, sorted."""
-    from probes.files import discover
+    from hep_advisor.probes.files import discover
 
     found = discover([str(p) for p in paths])
     if not found.files:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from probes.readtests.readplan import leaf_branches
+from hep_advisor.probes.readtests.readplan import leaf_branches
 
 #: Entries per read chunk are chosen so that a chunk holds about this many uncompressed bytes.
 CHUNK_BYTES = 50_000_000

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from probes.dataset import DEFAULT_SAMPLE
-from probes.files import discover
-from probes.readtests.results import Calibration
-from probes.results import DatasetProfile, SiteProfile
+from hep_advisor.probes.dataset import DEFAULT_SAMPLE
+from hep_advisor.probes.files import discover
+from hep_advisor.probes.readtests.results import Calibration
+from hep_advisor.probes.results import DatasetProfile, SiteProfile
 
 from ._version import __version__
 from .advice import Advice, DatasetAdvice, Recommendation
@@ -150,8 +150,8 @@ def _pace_doc() -> list[dict[str, Any]]:
 def host_paces() -> list[float]:
     """The median pace samples (seconds) of this host's earlier calibrations, oldest first:
     the reference a new calibration's pace is compared with
-    (``probes.readtests.pace.with_reference``).  Entries of other hosts (a cache directory
-    shared over the network) and unreadable ones are left out."""
+    (``hep_advisor.probes.readtests.pace.with_reference``).  Entries of other hosts (a cache
+    directory shared over the network) and unreadable ones are left out."""
     host = socket.gethostname()
     out: list[float] = []
     for e in _pace_doc():

@@ -22,7 +22,7 @@ from .commands.common import (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from probes.dataset import DEFAULT_SAMPLE
+    from hep_advisor.probes.dataset import DEFAULT_SAMPLE
 
     parser = argparse.ArgumentParser(
         prog="hep-advisor",

@@ -1,15 +1,16 @@
 """The cluster part of the advice (``--dask ADDRESS``): probe every node of a Dask cluster on
 the dataset's own files, build the cluster model and its advice (D001-D003).
 
-:func:`calibrate_cluster` runs :func:`probes.cluster.probe_cluster` (the site probe, the cold
-sequential read test and the event loop on every node, then every node reading at once) and
+:func:`calibrate_cluster` runs :func:`hep_advisor.probes.cluster.probe_cluster` (the site probe, the
+cold sequential read test and the event loop on every node, then every node reading at once) and
 :func:`cluster_advice` turns the profile into a :class:`ClusterAdvice`: the nodes, the
-shared-storage test, the model (``models.cluster``) with its predictions over nodes x workers
-per node, where the shared storage saturates, and the recommendations.  UI-free.
+shared-storage test, the model (``hep_advisor.models.cluster``) with its predictions over nodes x
+workers per node, where the shared storage saturates, and the recommendations.  UI-free.
 
 The model's worker rate is the raw cold sequential read; where the event loop ran on the
 workers, its warm rate (compressed MB/s, no storage in the way) is the CPU rate per worker and
-its bytes per event turn MB/s into events/s (``models.cluster``: 1/r = 1/r_io + 1/r_cpu).
+its bytes per event turn MB/s into events/s (``hep_advisor.models.cluster``: 1/r = 1/r_io +
+1/r_cpu).
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from models.calcosts import loop_cpu_rate
-from models.cluster import ClusterModel, ClusterModelSummary
-from probes.cluster import (
+from hep_advisor.models.calcosts import loop_cpu_rate
+from hep_advisor.models.cluster import ClusterModel, ClusterModelSummary
+from hep_advisor.probes.cluster import (
     ClusterError,
     ClusterNode,
     ClusterProfile,
@@ -30,8 +31,8 @@ from probes.cluster import (
     GroupBy,
     probe_cluster,
 )
-from probes.readtests.runner import ProgressCallback
-from probes.results import DatasetProfile, largest_tree
+from hep_advisor.probes.readtests.runner import ProgressCallback
+from hep_advisor.probes.results import DatasetProfile, largest_tree
 
 from .advice import Advice, Recommendation, rank_key, with_narrowing
 

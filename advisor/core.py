@@ -4,7 +4,7 @@ probe the site and the dataset -> calibrate (or reuse a cached calibration) -> f
 the verdict and the recommendations.  :func:`advise_from` is the last two steps alone, a pure
 function of (site, dataset, calibration): it runs in well under a second.
 :func:`calibrate_paths` is the first three steps without the cache or the advice (``hep-advisor
-calibrate``).  Nothing here writes demo data: ``advisor.demo`` does, where it is asked for.
+calibrate``).  Nothing here writes demo data: ``hep_advisor.demo`` does, where it is asked for.
 """
 
 from __future__ import annotations
@@ -16,19 +16,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from probes.dataset import DEFAULT_SAMPLE
-from probes.readtests.pace import median_s, pace_line, with_reference
-from probes.readtests.results import Calibration
-from probes.readtests.runner import ProgressCallback, ProgressEvent
-from probes.results import DatasetProfile, SiteProfile, largest_tree
+from hep_advisor.probes.dataset import DEFAULT_SAMPLE
+from hep_advisor.probes.readtests.pace import median_s, pace_line, with_reference
+from hep_advisor.probes.readtests.results import Calibration
+from hep_advisor.probes.readtests.runner import ProgressCallback, ProgressEvent
+from hep_advisor.probes.results import DatasetProfile, SiteProfile, largest_tree
 
 from .advice import Advice
 
 if TYPE_CHECKING:
-    from models.replay.baseline import ReaderBaseline
-    from models.scenarios import ModelSummary
-    from probes.basketmap import BasketMap
-    from probes.readtests.readers import ReaderSpec
+    from hep_advisor.models.replay.baseline import ReaderBaseline
+    from hep_advisor.models.scenarios import ModelSummary
+    from hep_advisor.probes.basketmap import BasketMap
+    from hep_advisor.probes.readtests.readers import ReaderSpec
 
     from .cluster import ClusterAdvice
 
@@ -53,7 +53,7 @@ def advise(paths: Paths,
     """Probe, calibrate within ``budget_s`` seconds, fit the model and advise.
 
     ``paths``: ROOT files, directories or globs (one dataset; the demo's are
-    ``advisor.demo.demo_dataset()``).  ``site``: an already probed site (default: probe
+    ``hep_advisor.demo.demo_dataset()``).  ``site``: an already probed site (default: probe
     this machine).  ``analysis``: the user's analysis (``"module:function"`` or a callable)
     timed in the event loop; ``branches``: the branches the program reads (default: every
     branch; the event loop reads these); ``uses``: the branches the analysis actually uses,
@@ -67,16 +67,16 @@ def advise(paths: Paths,
 
     Raises :class:`NoUsableData` when no input is a usable ROOT file; bad inputs besides
     usable ones are listed in ``advice.dataset.errors``.  ``trace``: an
-    ``advisor.trace.Trace`` of the user's program (``hep-advisor trace``): its reader findings
+    ``hep_advisor.trace.Trace`` of the user's program (``hep-advisor trace``): its reader findings
     (U0xx) are added to ``advice.notes``.  ``dask``: a Dask scheduler address,
     ``local:N`` or a ``distributed.Client``: every node is probed too (``advice.cluster``,
-    its advice D001-D003 among the recommendations; see ``advisor.cluster``).  ``reader``:
+    its advice D001-D003 among the recommendations; see ``hep_advisor.cluster``).  ``reader``:
     the program's reader (a spec such as ``"uproot.iterate"``, a trace JSON file, or a
-    ``probes.readtests.readers.ReaderSpec``): the event loop runs it and
+    ``hep_advisor.probes.readtests.readers.ReaderSpec``): the event loop runs it and
     ``advice.reader_baseline`` is its replayed baseline (``ValueError`` for a bad spec).
     """
-    from probes import probe_site, storage_paths
-    from probes.readtests.calibrate import calibrate
+    from hep_advisor.probes import probe_site, storage_paths
+    from hep_advisor.probes.readtests.calibrate import calibrate
 
     from . import cache as calcache
 
@@ -164,10 +164,10 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
     given) are read for replays: M001 checks what the merged layout costs the readers users
     run and offers what removes scattered reads; T001 and A001 say what the replay predicts.
     ``replay_merge``: M001's own speed-up also comes from the replay (the event loop's reads
-    of the merged layout through a model of the device, ``models.replay``) instead of the rate
-    model's merge scenario.  Off by default: on the validation data the replay was not closer
-    to what the merge realised (benchmarks/bench_merge_replay.py)."""
-    from models.scenarios import calibrated_baseline, summarize
+    of the merged layout through a model of the device, ``hep_advisor.models.replay``) instead of
+    the rate model's merge scenario.  Off by default: on the validation data the replay was not
+    closer to what the merge realised (benchmarks/bench_merge_replay.py)."""
+    from hep_advisor.models.scenarios import calibrated_baseline, summarize
 
     from .recommend import Context, recommend
     from .recommend.data import selection_notes
@@ -236,7 +236,7 @@ REPLAY_MAPS = 8
 
 def fit_maps(cal: Calibration, dataset: DatasetProfile) -> tuple[BasketMap, ...]:
     """The basket maps the model's fit reads a local file's cold device I/Os from
-    (``models.scenarios.calibrated_baseline``): none for remote data."""
+    (``hep_advisor.models.scenarios.calibrated_baseline``): none for remote data."""
     if cal.remote is not None:
         return ()
     return sample_basket_maps(dataset, inputs=dataset.inputs)
@@ -247,12 +247,12 @@ def sample_basket_maps(dataset: DatasetProfile, limit: int = REPLAY_MAPS, *,
     """Basket maps of the largest tree in up to ``limit`` of the dataset's files (evenly
     spread); none where they cannot be read.  The files are the probe's, or those found in
     ``inputs`` where the probe does not list them (a cached probe does not keep its paths)."""
-    from probes.basketmap import read_basket_map
+    from hep_advisor.probes.basketmap import read_basket_map
 
     trees = [t for t in dataset.trees if t.format == "ttree"]
     paths = list(dataset.file_paths)
     if not paths and inputs:
-        from probes.files import discover
+        from hep_advisor.probes.files import discover
 
         bad = {e.path for e in dataset.errors}
         paths = [f.path for f in discover(inputs).files if f.path not in bad]
@@ -298,9 +298,9 @@ class Calibrated:
     calibration: Calibration
     model: ModelSummary | None
     notes: tuple[str, ...] = ()
-    #: with ``dask``: every node of the cluster probed (``advisor.cluster``)
+    #: with ``dask``: every node of the cluster probed (``hep_advisor.cluster``)
     cluster: ClusterAdvice | None = None
-    #: with ``reader``: the baseline as the program reads (``models.replay.baseline``)
+    #: with ``reader``: the baseline as the program reads (``hep_advisor.models.replay.baseline``)
     reader_baseline: ReaderBaseline | None = None
 
 
@@ -330,8 +330,8 @@ def calibrate_paths(paths: Paths, *, budget_s: float = DEFAULT_BUDGET_S,
     it is only checked against the tree, any mismatch said in ``notes``.
 
     Raises :class:`NoUsableData` when no input is a usable ROOT file."""
-    from probes import probe_site, storage_paths
-    from probes.readtests.calibrate import calibrate
+    from hep_advisor.probes import probe_site, storage_paths
+    from hep_advisor.probes.readtests.calibrate import calibrate
 
     started = time.monotonic()  # the budget counts from here: the probe's time comes out of it
     spec = _reader(reader)  # ``reader``: as advise's
@@ -365,7 +365,7 @@ def calibration_summary(cal: Calibration, dataset: DatasetProfile, site: SitePro
     """The model fitted to ``cal``, its predictions for 1 .. 2 x the logical cores (and
     ``workers``) and the baseline it was fitted for; ``(None, None, ("no model: REASON",))``
     when the calibration cannot be fitted."""
-    from models.scenarios import calibrated_baseline, summarize
+    from hep_advisor.models.scenarios import calibrated_baseline, summarize
 
     try:
         model, baseline = calibrated_baseline(cal, dataset, site, maps=fit_maps(cal, dataset))
@@ -379,7 +379,7 @@ def calibration_summary(cal: Calibration, dataset: DatasetProfile, site: SitePro
 def _reader(reader: Any) -> ReaderSpec | None:
     """A reader spec (text, a trace JSON file, or a ``ReaderSpec``) parsed; ``ValueError``
     (one line) for a bad one."""
-    from probes.readtests.readers import ReaderSpec, parse_reader
+    from hep_advisor.probes.readtests.readers import ReaderSpec, parse_reader
 
     if reader is None or isinstance(reader, ReaderSpec):
         return reader
@@ -388,7 +388,7 @@ def _reader(reader: Any) -> ReaderSpec | None:
 
 def opening(rb: ReaderBaseline) -> str:
     """Whether the calibration's loop with ``rb``'s reader timed the files' opening."""
-    from probes.readtests.readers import parse_reader
+    from hep_advisor.probes.readtests.readers import parse_reader
 
     try:
         timed = parse_reader(rb.reader).opens_in_loop
@@ -419,9 +419,9 @@ def _reader_baseline(spec: ReaderSpec, dataset: DatasetProfile,
                      calibration: Calibration | None, site: SiteProfile, baseline: Any,
                      branches: Sequence[str] | None, maps: Sequence[BasketMap]
                      ) -> tuple[ReaderBaseline | None, list[str]]:
-    """The program's reader replayed (``models.replay.baseline``) on the sampled basket
+    """The program's reader replayed (``hep_advisor.models.replay.baseline``) on the sampled basket
     maps, or ``None`` and why."""
-    from models.replay.baseline import reader_baseline
+    from hep_advisor.models.replay.baseline import reader_baseline
 
     tree = dataset.main_tree
     if tree is not None and tree.format == "rntuple":
@@ -444,7 +444,7 @@ def _usable(inputs: Sequence[str], sample: int | None,
             on_file: Callable[[int, int, str], None] | None,
             on_probed: Callable[[DatasetProfile], None] | None = None) -> DatasetProfile:
     """The dataset probe; :class:`NoUsableData` when it found no usable ROOT file."""
-    from probes import probe_dataset
+    from hep_advisor.probes import probe_dataset
 
     dataset = probe_dataset(list(inputs), sample=sample, progress=on_file)
     if on_probed is not None:

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from models.replay.baseline import ReaderBaseline
-from models.scenarios import ModelSummary
-from probes.readtests.results import Calibration
-from probes.results import DatasetProfile, SiteProfile
+from hep_advisor.models.replay.baseline import ReaderBaseline
+from hep_advisor.models.scenarios import ModelSummary
+from hep_advisor.probes.readtests.results import Calibration
+from hep_advisor.probes.results import DatasetProfile, SiteProfile
 
 from ._version import __version__
 from .advice import DatasetAdvice, Recommendation, Report
@@ -28,8 +28,8 @@ from .trace import Trace
 from .trial_result import TrialResult
 
 if TYPE_CHECKING:
-    from models.scenarios import Baseline
-    from models.throughput import ThroughputModel
+    from hep_advisor.models.scenarios import Baseline
+    from hep_advisor.models.throughput import ThroughputModel
 
 SCHEMA_VERSION = 1
 PRODUCER_NAME = "hep-advisor"
@@ -166,7 +166,7 @@ def model_from_calibration_document(doc: dict[str, Any], path: str | Path = "doc
                                     ) -> tuple[ThroughputModel, Baseline]:
     """The throughput model fitted to a ``calibrate --json`` document's calibration, and the
     baseline (the analysis as it runs now) it predicts from."""
-    from models.scenarios import calibrated_baseline
+    from hep_advisor.models.scenarios import calibrated_baseline
 
     from .core import fit_maps
 

@@ -2,7 +2,7 @@
 
 The JSON document and its schema are both derived from the result dataclasses, so the two cannot
 disagree; ``schemas/hep-advisor.schema.json`` is the checked-in copy, and a test fails when the
-code and the checked-in file drift apart (regenerate with ``python -m advisor.schema``).
+code and the checked-in file drift apart (regenerate with ``python -m hep_advisor.schema``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The JSON Schema of hep-advisor's documents, generated from the code.
 
-``python -m advisor.schema`` rewrites the checked-in copy; ``--check`` exits 1 when it drifted.
+``python -m hep_advisor.schema`` rewrites the checked-in copy; ``--check`` exits 1 when it drifted.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def schema_text(schema: dict[str, Any]) -> str:
 
 
 def checked_in_schema() -> dict[str, Any]:
-    text = resources.files("advisor").joinpath("schemas").joinpath(SCHEMA_FILE).read_text()
+    text = resources.files("hep_advisor").joinpath("schemas").joinpath(SCHEMA_FILE).read_text()
     data: dict[str, Any] = json.loads(text)
     return data
 
@@ -40,19 +40,19 @@ def checked_in_schema() -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if "-h" in args or "--help" in args:
-        print("usage: python -m advisor.schema [--check]\n\nWrite the JSON schema generated "
+        print("usage: python -m hep_advisor.schema [--check]\n\nWrite the JSON schema generated "
               "from the result types to advisor/schemas/; with --check, only compare "
               "(exit 1 when the checked-in file is out of date).")
         return 0
     unknown = [a for a in args if a != "--check"]
     if unknown:
-        print(f"advisor.schema: unknown argument {unknown[0]!r} (try --help)", file=sys.stderr)
+        print(f"hep_advisor.schema: unknown argument {unknown[0]!r} (try --help)", file=sys.stderr)
         return 2
     target = Path(__file__).parent / "schemas" / SCHEMA_FILE
     text = schema_text(generate_schema())
     if "--check" in args:
         if target.read_text() != text:
-            print(f"{target}: out of date; run `python -m advisor.schema`", file=sys.stderr)
+            print(f"{target}: out of date; run `python -m hep_advisor.schema`", file=sys.stderr)
             return 1
         return 0
     target.write_text(text)

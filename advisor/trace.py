@@ -1,11 +1,11 @@
 """Trace the user's own program: what it read, what that cost, and which reader change helps.
 
 :func:`trace_program` runs a command unchanged under ``strace`` or the in-process Python
-recorder (:mod:`probes.trace`), maps
-every read of a ROOT file onto the file's basket map (:mod:`models.attribution`), splits the
-wall time (I/O wait from the read calls' durations; decompression from timing a sample of
+recorder (:mod:`hep_advisor.probes.trace`), maps
+every read of a ROOT file onto the file's basket map (:mod:`hep_advisor.models.attribution`), splits
+the wall time (I/O wait from the read calls' durations; decompression from timing a sample of
 the baskets it read; the rest of the CPU time is the program's own work) and runs the reader
-rules (:mod:`advisor.recommend.reader`).  The result is a frozen :class:`Trace` (the JSON
+rules (:mod:`hep_advisor.recommend.reader`).  The result is a frozen :class:`Trace` (the JSON
 ``trace`` block) inside a :class:`TraceRun` that also keeps the attributed reads (for the
 picture).  UI-free.
 """
@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import IO, Any
 
-from models.attribution import PhaseSpan
-from probes.trace.run import MIN_TRACER_SAMPLES
+from hep_advisor.models.attribution import PhaseSpan
+from hep_advisor.probes.trace.run import MIN_TRACER_SAMPLES
 
 from .advice import Evidence
 from .recommend.reader import ReaderFinding
@@ -118,17 +118,17 @@ def trace_program(argv: Sequence[str], *, cold: bool = False,
     """Run ``argv`` traced and analyse it; ``recorder``: ``auto`` (the in-process recorder
     for a Python program reading through uproot or reading a URL, ``strace`` otherwise),
     ``strace`` or ``python``; ``uses``: the branches the program uses (as its user says; for
-    U002).  Raises :class:`probes.trace.TraceError` (one-line message)
+    U002).  Raises :class:`hep_advisor.probes.trace.TraceError` (one-line message)
     when it cannot be traced."""
-    from probes.trace import run_traced
+    from hep_advisor.probes.trace import run_traced
 
     capture = run_traced(argv, cold=cold, stdout=stdout, recorder=recorder)
     return analyse(capture, cold=cold, uses=uses)
 
 
 def _maps(paths: Sequence[str], notes: list[str]) -> dict[str, Any]:
-    from probes.basketmap import read_basket_map
-    from probes.pagemap import read_page_map
+    from hep_advisor.probes.basketmap import read_basket_map
+    from hep_advisor.probes.pagemap import read_page_map
 
     out = {}
     for p in paths:
@@ -178,7 +178,7 @@ def reader_of(capture: Any) -> str:
             else "uproot"
     if any(n >= 16 for n in capture.opens.values()):
         return "uproot"
-    from probes.trace.record import choose_recorder
+    from hep_advisor.probes.trace.record import choose_recorder
 
     return "uproot" if choose_recorder(capture.command)[0] == "python" else "root"
 
@@ -203,8 +203,9 @@ def tracer_cost(capture: Any, split: TimeSplit) -> float:
 
 
 def threads(capture: Any) -> Any:
-    """:func:`models.attribution.thread_overlap` of the capture; None without samples."""
-    from models.attribution import thread_overlap
+    """:func:`hep_advisor.models.attribution.thread_overlap` of the capture; None without
+    samples."""
+    from hep_advisor.models.attribution import thread_overlap
 
     if not capture.samples or capture.pid is None or capture.main_cpu_s is None:
         return None
@@ -258,10 +259,11 @@ def _evicted_all(reads: Sequence[Any], evicted: Sequence[str]) -> tuple[bool, li
 
 
 def analyse(capture: Any, *, cold: bool = False, uses: Sequence[str] = ()) -> TraceRun:
-    """Attribution, time split and reader findings of a :class:`probes.trace.Capture`."""
-    from models.attribution import attribute, device_from_trace
-    from probes.pagemap import is_page_map
-    from probes.trace.decompress import decompression_s_per_byte
+    """Attribution, time split and reader findings of a
+    :class:`hep_advisor.probes.trace.Capture`."""
+    from hep_advisor.models.attribution import attribute, device_from_trace
+    from hep_advisor.probes.pagemap import is_page_map
+    from hep_advisor.probes.trace.decompress import decompression_s_per_byte
 
     from .recommend.reader import (
         TraceFacts,
@@ -276,8 +278,8 @@ def analyse(capture: Any, *, cold: bool = False, uses: Sequence[str] = ()) -> Tr
     maps = _maps(order, notes)
     att = attribute(capture.reads, maps, capture.opens, capture.wall_s)
     if capture.waits:  # the recorder saw the program wait for data: that is waiting too
-        from models.attribution import busy_s
-        from probes.trace import TracedRead
+        from hep_advisor.models.attribution import busy_s
+        from hep_advisor.probes.trace import TracedRead
 
         waited = [TracedRead("", 0, 0, t, d) for t, d in capture.waits]
         att = replace(att, io_s=busy_s([*capture.reads, *waited]))
@@ -331,12 +333,12 @@ def analyse(capture: Any, *, cold: bool = False, uses: Sequence[str] = ()) -> Tr
     device = device_from_trace(local, None, *counted) if local else None
     if device is not None and device.large_reads < 3 and cold and order and not remote:
         # too few large reads reached the device: measure its streaming rate (one cold read)
-        from probes.trace.counters import sequential_mb_per_s
+        from hep_advisor.probes.trace.counters import sequential_mb_per_s
 
         device = device_from_trace(local, sequential_mb_per_s(order[0]), *counted)
     link = None
     if remote:
-        from models.attribution import link_from_trace
+        from hep_advisor.models.attribution import link_from_trace
 
         device = None
         link = link_from_trace(capture.reads)

@@ -71,8 +71,8 @@ class RequestPicture:
 
 def request_picture(reads: Sequence[Any], wall_s: float,
                     limit: int = MAX_REQUESTS) -> RequestPicture:
-    """``reads``: ``models.attribution.Classified`` records (``.read``: file, offset, size,
-    start_s, duration_s; ``.kind``)."""
+    """``reads``: ``hep_advisor.models.attribution.Classified`` records (``.read``: file, offset,
+    size, start_s, duration_s; ``.kind``)."""
     files: dict[str, int] = {}
     extents: list[int] = []
     for c in reads:

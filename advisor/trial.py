@@ -38,7 +38,7 @@ from .trial_run import (
 )
 
 if TYPE_CHECKING:
-    from models.scenarios import Scenario
+    from hep_advisor.models.scenarios import Scenario
 
     from .advice import Advice, Recommendation
 
@@ -68,10 +68,10 @@ def try_recommendation(advice: Advice, code: str, *, budget_s: float = DEFAULT_B
     ``sample_mb`` fixes the sample's size (default: sized to ``budget_s``).  Raises
     :class:`TrialError` when the recommendation is absent or cannot be tried.  With ``refit``
     (and a fitted model), the two timed points are fed back into the model and the
-    recommendations ranked again (``TrialResult.refitted``, see :mod:`advisor.trial_refit`);
+    recommendations ranked again (``TrialResult.refitted``, see :mod:`hep_advisor.trial_refit`);
     with ``store`` the two points are kept with the files' cached advice, and later
     ``advise()`` runs of the same unchanged files refit with them (``TrialResult.stored``)."""
-    from probes.readtests.eventloop import resolve_analysis
+    from hep_advisor.probes.readtests.eventloop import resolve_analysis
 
     t_start = time.perf_counter()
     code = code.upper()
@@ -217,7 +217,7 @@ def _apply_to_sample(advice: Advice, rec: Recommendation, tree_name: str, files:
                      ) -> tuple[list[str], dict[str, int], list[str], str, Scenario | None]:
     """Pick the sample, write it changed into ``tmp``: (inputs, entry stops, outputs, method,
     the scenario the model predicts the sample with)."""
-    from probes.dataset import sample_indices
+    from hep_advisor.probes.dataset import sample_indices
 
     from .apply_write import write_output
 
@@ -293,7 +293,7 @@ def _algorithm(rec: Recommendation) -> str | None:
 
 def _scenario(advice: Advice, rec: Recommendation, merged_mb: float | None) -> Scenario | None:
     """The model's scenario for the sample as it was changed."""
-    from models import scenarios as sc
+    from hep_advisor.models import scenarios as sc
 
     from .recommend.files import ROOT_BASKET_BYTES
 
@@ -318,7 +318,7 @@ def _predict_sample(advice: Advice, scen: Scenario | None
                     ) -> tuple[float, float, float] | None:
     if scen is None or advice.fitted is None or advice.baseline is None:
         return None
-    from models.scenarios import predict_scenarios
+    from hep_advisor.models.scenarios import predict_scenarios
 
     try:
         p = predict_scenarios(advice.fitted, advice.baseline, [scen], workers=[1])[0]

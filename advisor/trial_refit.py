@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from models.scenarios import Scenario
+    from hep_advisor.models.scenarios import Scenario
 
     from .advice import Advice
     from .trial_result import TrialResult
@@ -58,7 +58,7 @@ class TrialPoint:
 def trial_point(advice: Advice, result: TrialResult, scenario: Scenario) -> TrialPoint:
     """``result``'s two points as configurations of ``advice``'s fitted baseline.  Raises
     ``ValueError`` when the advice has no fitted baseline."""
-    from models.physics import FEATURES
+    from hep_advisor.models.physics import FEATURES
 
     base = advice.baseline
     if base is None:
@@ -82,9 +82,9 @@ def refit_with(advice: Advice, points: Sequence[TrialPoint], *, stored: bool = F
     recommendations derived again, each tried recommendation carrying a ``measured trial``
     evidence line.  ``stored``: the points came from the cache (said in the note).  Raises
     ``ValueError`` when the advice has no calibration or fitted baseline."""
-    from models.physics import config_matrix
-    from models.scenarios import summarize
-    from models.scenarios.baseline import calibrated_baseline
+    from hep_advisor.models.physics import config_matrix
+    from hep_advisor.models.scenarios import summarize
+    from hep_advisor.models.scenarios.baseline import calibrated_baseline
 
     from .advice import Evidence
     from .core import fit_maps

@@ -78,7 +78,7 @@ def timed_read(paths: Sequence[str], tree_name: str, branches: Sequence[str] | N
     ``analysis`` on each chunk, as the calibration's event loop does; opening is timed too."""
     import uproot
 
-    from probes.readtests.pagecache import evict
+    from hep_advisor.probes.readtests.pagecache import evict
 
     from .apply_verify import leaf_branches
 

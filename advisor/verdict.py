@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from models.gradients import LOG_STEP, log_rate_gradient
-from models.physics import PARAMS, Params, config_matrix, rates
-from models.scenarios import Baseline
+from hep_advisor.models.gradients import LOG_STEP, log_rate_gradient
+from hep_advisor.models.physics import PARAMS, Params, config_matrix, rates
+from hep_advisor.models.scenarios import Baseline
 
 from .advice import Limit, Share, Verdict
 

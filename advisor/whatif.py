@@ -1,5 +1,5 @@
 """What-ifs from keywords: the one translator from plain values to the scenarios of
-``models.scenarios``, for ``Advice.predict`` (notebooks), the TUI's what-if controls and
+``hep_advisor.models.scenarios``, for ``Advice.predict`` (notebooks), the TUI's what-if controls and
 ``hep-advisor predict``'s options.
 
 The scenarios apply in one fixed order, whatever order the keywords come in: first what the
@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from models import scenarios as sc
-from models.scenarios import Baseline, PredictionPoint, Scenario
-from models.throughput import ThroughputModel
+from hep_advisor.models import scenarios as sc
+from hep_advisor.models.scenarios import Baseline, PredictionPoint, Scenario
+from hep_advisor.models.throughput import ThroughputModel
 
 #: The keywords :func:`scenarios_from` understands, in the order their scenarios apply.
 #: ``merge_mb``: merge the files to about MB each; ``compression``: recompress with ZLIB, LZ4,
@@ -100,7 +100,7 @@ def _site_spec(value: Any) -> Any:
     """A ``SiteSpec`` as it is, or one read from its TOML file (``SpecError``, a
     ``ValueError``, names the file and key when it cannot be used)."""
     if isinstance(value, (str, Path)):
-        from models.sites import load_site
+        from hep_advisor.models.sites import load_site
 
         return load_site(str(value))
     return value

@@ -43,8 +43,8 @@ def hadd_path() -> str:
 
 def calibrate_there(path: str, budget: float):  # type: ignore[no-untyped-def]
     """Inside the cgroup: the probes and the calibration (advise's first steps)."""
-    from probes import probe_dataset, probe_site
-    from probes.readtests.calibrate import calibrate
+    from hep_advisor.probes import probe_dataset, probe_site
+    from hep_advisor.probes.readtests.calibrate import calibrate
 
     ds = probe_dataset([path])
     site = probe_site([path])
@@ -53,7 +53,7 @@ def calibrate_there(path: str, budget: float):  # type: ignore[no-untyped-def]
 
 def events_per_s(files: list[str], workers: int, cold: bool, repeats: int) -> list[float]:
     """Inside the cgroup: the job's events/s, ``repeats`` times."""
-    from probes.readtests.parallel import run_job
+    from hep_advisor.probes.readtests.parallel import run_job
 
     return [run_job(files, TREE, workers, cold=cold).events_per_s for _ in range(repeats)]
 
@@ -80,8 +80,8 @@ def main() -> int:
     ap.add_argument("--top", type=int, default=3)
     args = ap.parse_args()
 
-    from advisor.core import advise_from
-    from advisor.demo import ensure_demo
+    from hep_advisor.core import advise_from
+    from hep_advisor.demo import ensure_demo
     from testbench import availability, emulated_disks
 
     ok, why = availability()

@@ -147,7 +147,7 @@ CODE: list[str] = []
 
 def env() -> dict[str, str]:
     """The user's environment: the virtualenv's ``hep-advisor`` and ROOT's ``hadd`` on PATH."""
-    from advisor.demo.root_writer import hadd_path
+    from hep_advisor.demo.root_writer import hadd_path
 
     out = {**os.environ, "PATH": f"{BIN}:{Path(hadd_path()).parent}:{os.environ['PATH']}"}
     if CODE:
@@ -453,9 +453,9 @@ def slow_disk(size_mb: int) -> Any:
 def readvise(results: list[dict[str, Any]], where: Path) -> list[dict[str, Any]]:
     """``results`` with each row's prediction and interval from this working tree's code,
     advised again from the run's saved report (see the module docstring)."""
-    from advisor.core import advise_from
-    from advisor.document import calibration_parts
-    from probes.basketmap import read_basket_map
+    from hep_advisor.core import advise_from
+    from hep_advisor.document import calibration_parts
+    from hep_advisor.probes.basketmap import read_basket_map
 
     out = []
     for res in results:

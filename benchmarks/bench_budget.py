@@ -21,7 +21,7 @@ and the loop device's backing file; the machine-wide page cache is left alone).
 
 For each run: the calibration's own ``elapsed_s`` (the budget's clock starts after the files
 are probed) and the whole command's wall time (Python start-up, probe and fit included),
-against the target budget + max(5%, 1 s) (``probes.readtests.runner.tolerance``).  The
+against the target budget + max(5%, 1 s) (``hep_advisor.probes.readtests.runner.tolerance``).  The
 tests listed as skipped are printed with each run.  Exit status 1 if any run misses the target.
 """
 
@@ -94,7 +94,7 @@ def _size_mb(path: Path) -> float:
 def run_one(path: Path, budget: float,
             runner: Callable[..., subprocess.CompletedProcess[str]],
             extra: Sequence[str] = ()) -> dict[str, Any]:
-    argv = [sys.executable, "-m", "advisor", "calibrate", str(path), "--budget", f"{budget:g}",
+    argv = [sys.executable, "-m", "hep_advisor", "calibrate", str(path), "--budget", f"{budget:g}",
             "--json", *extra]
     t0 = time.perf_counter()
     r = runner(argv, capture_output=True, text=True, timeout=3 * budget + 120)

@@ -34,7 +34,7 @@ def _median_range(xs: list[float], digits: int = 1) -> str:
 
 
 def _calibrate_json(argv: list[str], runner=subprocess.run) -> dict:  # type: ignore[no-untyped-def]
-    r = runner([sys.executable, "-m", "advisor", "calibrate", *argv, "--json"],
+    r = runner([sys.executable, "-m", "hep_advisor", "calibrate", *argv, "--json"],
                capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit(f"calibrate failed ({r.returncode}): {r.stderr.strip()[-500:]}")
@@ -42,7 +42,7 @@ def _calibrate_json(argv: list[str], runner=subprocess.run) -> dict:  # type: ig
 
 
 def emulated(args: argparse.Namespace) -> int:
-    from advisor.demo import ensure_demo
+    from hep_advisor.demo import ensure_demo
     from testbench import availability, emulated_disks
 
     ok, why = availability()
@@ -89,8 +89,8 @@ def fio(args: argparse.Namespace) -> int:
     import numpy as np
     import uproot
 
-    from probes.readtests.raw import FileSet, sequential_rate
-    from probes.readtests.runner import Session
+    from hep_advisor.probes.readtests.raw import FileSet, sequential_rate
+    from hep_advisor.probes.readtests.runner import Session
 
     if shutil.which("fio") is None:
         raise SystemExit("fio is not installed (apt-get install fio)")
@@ -142,7 +142,7 @@ def fio(args: argparse.Namespace) -> int:
 
 
 def budget(args: argparse.Namespace) -> int:
-    from advisor.demo import ensure_demo
+    from hep_advisor.demo import ensure_demo
 
     demo = ensure_demo()
     overs = []

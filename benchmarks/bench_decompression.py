@@ -3,7 +3,8 @@
 Issue 3 asks for the decompression rates per algorithm "beside a direct measurement of the same
 baskets with the codec library itself".  This script
 
-1. runs ``probes.readtests.decompress.measure_decompression`` on the files (by default the demo's
+1. runs ``hep_advisor.probes.readtests.decompress.measure_decompression`` on the files (by default
+the demo's
    flat files, one per algorithm: ZLIB-1, LZ4, ZSTD-5, LZMA-7, none) with a generous share, and
 2. collects the same baskets with ``collect_baskets`` and times, over the very same blocks, each
    codec library called directly, bypassing uproot: ``zlib`` and ``cramjam.zlib``;
@@ -34,14 +35,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from probes.readtests.decompress import (
+from hep_advisor.probes.readtests.decompress import (
     ORDER,
     Block,
     Pool,
     collect_baskets,
     measure_decompression,
 )
-from probes.readtests.runner import Session
+from hep_advisor.probes.readtests.runner import Session
 
 
 def direct_codecs() -> dict[str, list[tuple[str, Callable[[Block], int]]]]:
@@ -115,7 +116,7 @@ def main() -> None:
     args = ap.parse_args()
     files = args.files
     if not files:
-        from advisor.demo import ensure_demo
+        from hep_advisor.demo import ensure_demo
 
         files = sorted(glob.glob(str(ensure_demo() / "flat" / "*.root")))
     sample_bytes = int(args.sample_mb * 1e6)

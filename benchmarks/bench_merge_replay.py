@@ -69,8 +69,8 @@ def write(work: Path, names: list[str]) -> dict[str, Path]:
 # -- inside the cgroup (forked children) --------------------------------------------------------
 
 def calibrate_there(path: str, budget: float):  # type: ignore[no-untyped-def]
-    from probes import probe_dataset, probe_site
-    from probes.readtests.calibrate import calibrate
+    from hep_advisor.probes import probe_dataset, probe_site
+    from hep_advisor.probes.readtests.calibrate import calibrate
 
     ds = probe_dataset([path])
     site = probe_site([path])
@@ -79,7 +79,7 @@ def calibrate_there(path: str, budget: float):  # type: ignore[no-untyped-def]
 
 def loop_job(files: list[str]) -> tuple[float, float]:
     """The calibration's event loop, cold: (events/s, seconds)."""
-    from probes.readtests.parallel import run_job
+    from hep_advisor.probes.readtests.parallel import run_job
 
     r = run_job(files, TREE, 1, cold=True)
     return r.events_per_s, r.wall_s
@@ -151,7 +151,7 @@ def root_loop(files: list[str], cache: int) -> tuple[float, float]:
 
 def replay_context(advice, maps):  # type: ignore[no-untyped-def]
     """The rules' context of ``advice`` with the replay on."""
-    from advisor.recommend.context import Context
+    from hep_advisor.recommend.context import Context
 
     return Context(site=advice.site, dataset=advice.dataset, calibration=advice.calibration,
                    model=advice.fitted, baseline=advice.baseline, summary=advice.model,
@@ -167,11 +167,11 @@ def main() -> int:
     args = ap.parse_args()
     names = [n for n in args.datasets.split(",") if n]
 
-    from advisor.core import advise_from, sample_basket_maps
-    from advisor.demo.root_writer import hadd_path
-    from models.replay.cpucosts import costs_from
-    from models.replay.predict import STEP_BYTES, layout_time, merge_prediction
-    from probes.basketmap import read_basket_map
+    from hep_advisor.core import advise_from, sample_basket_maps
+    from hep_advisor.demo.root_writer import hadd_path
+    from hep_advisor.models.replay.cpucosts import costs_from
+    from hep_advisor.models.replay.predict import STEP_BYTES, layout_time, merge_prediction
+    from hep_advisor.probes.basketmap import read_basket_map
     from testbench import availability, emulated_disks
 
     ok, why = availability()

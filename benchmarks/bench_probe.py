@@ -10,8 +10,8 @@ Files are written once by uproot from 50 templates of different sizes (so the sa
 extrapolate across unequal files) and copied; each probe runs in a fresh process
 (``hep-advisor probe DIR --json``), timed by wall clock, its peak RSS from ``getrusage``.
 ``--cold`` drops the page cache before each run (needs root).  The probe reads the first 5
-files with uproot's full reader and the others with ``probes.ttreemeta`` (the TTree members it
-needs only), so the full scan checks the fast reader's totals too.
+files with uproot's full reader and the others with ``hep_advisor.probes.ttreemeta`` (the TTree
+members it needs only), so the full scan checks the fast reader's totals too.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def run_probe(data: Path, sample: int, cold: bool) -> dict:
         raise SystemExit("--cold needs root (cannot write /proc/sys/vm/drop_caches)")
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     t0 = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "advisor", "probe", str(data), "--json",
+    r = subprocess.run([sys.executable, "-m", "hep_advisor", "probe", str(data), "--json",
                         "--sample", str(sample)], capture_output=True, text=True, check=True)
     wall = time.perf_counter() - t0
     peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -110,7 +110,7 @@ def main() -> int:
     ap.add_argument("--cold", action="store_true")
     args = ap.parse_args()
 
-    from probes import DEFAULT_SAMPLE
+    from hep_advisor.probes import DEFAULT_SAMPLE
 
     sample = DEFAULT_SAMPLE if args.sample is None else args.sample
     t0 = time.perf_counter()

@@ -26,8 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from models.physics import rates
-from models.scenarios import (
+from hep_advisor.models.physics import rates
+from hep_advisor.models.scenarios import (
     Baseline,
     cached,
     compression,
@@ -36,7 +36,7 @@ from models.scenarios import (
     raw_rate,
     site_baseline,
 )
-from models.sites import SiteSpec, StorageSpec, WorkloadSpec, load_site, load_workload
+from hep_advisor.models.sites import SiteSpec, StorageSpec, WorkloadSpec, load_site, load_workload
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "sites"
 

@@ -148,7 +148,7 @@ def predicted(bench: Any, paths: list[Path], reader: str, branches: list[str] | 
     model's 1-worker rate); ``save``: where to keep the report's JSON, for a closer look."""
     bench.drop_caches(*paths)
     bench.reset_throttle()
-    argv = [sys.executable, "-m", "advisor", "report", *map(str, paths), "--reader", reader,
+    argv = [sys.executable, "-m", "hep_advisor", "report", *map(str, paths), "--reader", reader,
             "--format", "json", "--no-cache", "--budget", str(budget)]
     if branches:
         argv += ["--branches", ",".join(branches)]

@@ -16,8 +16,8 @@ pages evicted before each run).  Printed:
 * rankings: whether the top three's order differs between runs, and where it does, whether the
   reports said that the ranking may flip (``rank_note``);
 * with ``--realised``: the two-worker gain (W001) realised -- the same job as the baseline
-  (``probes.readtests.parallel.run_job``: every branch, pull-based, cold), one worker against
-  two, alternating, 3 pairs, ratio of medians -- against each run's W001 interval.
+  (``hep_advisor.probes.readtests.parallel.run_job``: every branch, pull-based, cold), one worker
+  against two, alternating, 3 pairs, ratio of medians -- against each run's W001 interval.
 
 ``NAME`` may also be a dataset of ``benchmarks/bench_advice_true.py`` (``nano``, ``split``,
 ``wide``, ``tiny``, ``vectors``; written there on first use): its disk is ``--disk``, and
@@ -60,7 +60,7 @@ EXTRA: list[str] = []
 
 
 def report(path: Path, budget: float, runner: Any) -> dict[str, Any]:
-    argv = [sys.executable, "-m", "advisor", "report", str(path), "--budget", f"{budget:g}",
+    argv = [sys.executable, "-m", "hep_advisor", "report", str(path), "--budget", f"{budget:g}",
             "--no-cache", "--format", "json", *EXTRA]
     t0 = time.perf_counter()
     r = runner(argv, capture_output=True, text=True, timeout=3 * budget + 240)
@@ -129,7 +129,7 @@ def realised_inside(runs: list[dict[str, Any]], realised: dict[str, float], top:
 
 
 def realised_workers(files: list[str], pairs: int = 3) -> float:
-    from probes.readtests.parallel import run_job
+    from hep_advisor.probes.readtests.parallel import run_job
 
     one, two = [], []
     for _ in range(pairs):

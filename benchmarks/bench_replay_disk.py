@@ -2,7 +2,8 @@
 
 The layouts and readers of ``bench_replay_trace.py``, run cold on an emulated disk (a loop
 device of :mod:`testbench`, so that ``/sys/block/loopN/stat`` counts this benchmark's reads
-alone), beside ``models.replay.LocalDevice`` replaying the same readers' request streams:
+alone), beside ``hep_advisor.models.replay.LocalDevice`` replaying the same readers' request
+streams:
 
 * ``--ra KB ...`` (no throttle; counts, no timing: no lock needed): for each read-ahead, the
   device reads and bytes the kernel issued against the model's, with order-0 pages and with
@@ -40,8 +41,8 @@ sys.path.insert(0, str(HERE))
 
 import bench_replay_trace as brt  # noqa: E402
 
-from models.replay import LocalDevice  # noqa: E402
-from probes.basketmap import read_basket_map  # noqa: E402
+from hep_advisor.models.replay import LocalDevice  # noqa: E402
+from hep_advisor.probes.basketmap import read_basket_map  # noqa: E402
 from testbench.common import timing_lock  # noqa: E402
 
 DEFAULT_READERS = ["uproot step", "uproot 100 MB", "ROOT no cache", "ROOT TTreeCache",
@@ -103,7 +104,7 @@ def counts(layouts: dict[str, list[Path]], names: Sequence[str], readers: Sequen
         files = copied(bench, layouts, names)
         print(f"\nread_ahead_kb {ra}, max_sectors_kb {max_io}: device reads counted "
               "(/sys/block) and replayed (order-0 pages; large folios, the model "
-              "models.replay.folios.large_folios chooses for ext4 from Linux 6.16)")
+              "hep_advisor.models.replay.folios.large_folios chooses for ext4 from Linux 6.16)")
         print("| layout | reader | counted reads | replayed | ratio | large folios | ratio | "
               "counted MB | replayed MB |")
         print("|---|---|---|---|---|---|---|---|---|")

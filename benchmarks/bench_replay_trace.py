@@ -2,8 +2,9 @@
 
 Writes six small layouts (ROOT via PyROOT, ``hadd``, uproot), runs each real reader on them
 under ``strace`` (read system calls on the data files only), replays the same readers from the
-files' basket maps (``probes.basketmap`` -> ``models.replay.readers``), and prints, per layout
-and reader, the traced and replayed read calls and bytes and their ratios (target: within 10%).
+files' basket maps (``hep_advisor.probes.basketmap`` -> ``hep_advisor.models.replay.readers``), and
+prints, per layout and reader, the traced and replayed read calls and bytes and their ratios
+(target: within 10%).
 
     python benchmarks/bench_replay_trace.py [--workdir DIR] [--layouts ...] [--readers ...]
                                             [--cold] [--show]
@@ -11,8 +12,8 @@ and reader, the traced and replayed read calls and bytes and their ratios (targe
 About 90 s on two shared cores.  ``--cold`` also runs every reader cold (its data files evicted
 from the page cache) and compares the bytes the kernel fetched (``read_bytes`` of
 ``/proc/self/io``, around the reading loop only) with the bytes the device model
-(``models.replay.device.LocalDevice``, this disk's ``read_ahead_kb``) says the request stream
-fetches; it adds about 50%, so run it on half of the layouts at a time.  A last table gives
+(``hep_advisor.models.replay.device.LocalDevice``, this disk's ``read_ahead_kb``) says the request
+stream fetches; it adds about 50%, so run it on half of the layouts at a time.  A last table gives
 what the device model predicts for each replayed stream on a 70 MB/s, 120 IOPS disk with
 128 kB read-ahead (a prediction only: no throttled disk is measured here;
 ``bench_replay_disk.py`` counts the device reads on an emulated disk and times them throttled).
@@ -56,7 +57,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from models.replay import (  # noqa: E402
+from hep_advisor.models.replay import (  # noqa: E402
     LocalDevice,
     Transfer,
     python_buffered,
@@ -64,8 +65,8 @@ from models.replay import (  # noqa: E402
     stats,
     uproot_files,
 )
-from models.replay.requests import Request  # noqa: E402
-from probes.basketmap import BasketMap, read_basket_map  # noqa: E402
+from hep_advisor.models.replay.requests import Request  # noqa: E402
+from hep_advisor.probes.basketmap import BasketMap, read_basket_map  # noqa: E402
 
 TREE = "Events"
 STEP = 5000

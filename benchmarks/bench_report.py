@@ -31,11 +31,11 @@ def main() -> int:
 
     from rich.console import Console
 
-    from advisor.core import advise
-    from advisor.demo import demo_report, ensure_demo
-    from advisor.render.advice_view import advice_view
-    from advisor.render.html import report_html
-    from advisor.render.markdown import report_markdown
+    from hep_advisor.core import advise
+    from hep_advisor.demo import demo_report, ensure_demo
+    from hep_advisor.render.advice_view import advice_view
+    from hep_advisor.render.html import report_html
+    from hep_advisor.render.markdown import report_markdown
 
     demo = ensure_demo()
     t0 = time.perf_counter()
@@ -61,7 +61,7 @@ def main() -> int:
     times = []
     for _ in range(args.repeats):
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "advisor", "report", "--format", "json"],
+        subprocess.run([sys.executable, "-m", "hep_advisor", "report", "--format", "json"],
                        check=True, capture_output=True)
         times.append(time.perf_counter() - t)
     rows.append(("`hep-advisor report --format json` (whole process)", times))

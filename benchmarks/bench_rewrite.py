@@ -84,8 +84,8 @@ def measure(plain: str, rewritten: str, repeats: int) -> tuple[list[float], list
 def predict(calibration: str, basket_bytes: float) -> dict[str, float]:
     """The model's warm rates before and after the rewrite, and the speed-up with its 90%
     interval (from the fit's covariance: mostly the per-basket cost's uncertainty)."""
-    from advisor.document import model_from_document
-    from models.scenarios import cached, predict_baseline, predict_scenarios, rebasket
+    from hep_advisor.document import model_from_document
+    from hep_advisor.models.scenarios import cached, predict_baseline, predict_scenarios, rebasket
 
     model, base, _ = model_from_document(calibration)
     warm = cached().apply(base)
@@ -104,8 +104,8 @@ def predict(calibration: str, basket_bytes: float) -> dict[str, float]:
 
 def basket_test(files: list[str]) -> list[tuple[float, float | None]]:
     """(seconds, basket_s) of the per-basket read test alone, three times."""
-    from probes.readtests.baskets import measure_basket_cost
-    from probes.readtests.runner import Session
+    from hep_advisor.probes.readtests.baskets import measure_basket_cost
+    from hep_advisor.probes.readtests.runner import Session
 
     out = []
     for _ in range(3):
@@ -127,7 +127,7 @@ def main() -> None:
         print(f"calibrating {args.demo / 'merged'} (budget 30 s) -> {args.calibration}",
               flush=True)
         with open(args.calibration, "w") as out:
-            subprocess.run([sys.executable, "-m", "advisor", "calibrate",
+            subprocess.run([sys.executable, "-m", "hep_advisor", "calibrate",
                             str(args.demo / "merged"), "--budget", "30", "--json"],
                            stdout=out, check=True)
     cal = json.loads(Path(args.calibration).read_text())["calibration"]

@@ -105,8 +105,8 @@ def analysis_pass(paths: list[str], cold: bool) -> tuple[float, str]:
     """Seconds to open every file and read every branch / field into arrays (uproot)."""
     import uproot
 
-    from probes.readtests.pagecache import evict
-    from probes.readtests.raw import cache_state
+    from hep_advisor.probes.readtests.pagecache import evict
+    from hep_advisor.probes.readtests.raw import cache_state
 
     evictions = [evict(p) for p in paths] if cold else []
     t0 = time.perf_counter()
@@ -133,12 +133,12 @@ def realised(tt: list[str], rn: list[str], passes: int) -> tuple[float, float, s
 
 
 def predicted(paths: list[str], budget: float) -> dict[str, Any]:
-    from advisor.core import advise_from
-    from advisor.recommend.rntuple import DEFAULT_READAHEAD_BYTES, to_rntuple
-    from models.scenarios import calibrated_baseline, predict_scenarios
-    from probes import probe_site
-    from probes.dataset import probe_dataset
-    from probes.readtests.calibrate import calibrate
+    from hep_advisor.core import advise_from
+    from hep_advisor.models.scenarios import calibrated_baseline, predict_scenarios
+    from hep_advisor.probes import probe_site
+    from hep_advisor.probes.dataset import probe_dataset
+    from hep_advisor.probes.readtests.calibrate import calibrate
+    from hep_advisor.recommend.rntuple import DEFAULT_READAHEAD_BYTES, to_rntuple
 
     site = probe_site(paths)
     ds = probe_dataset(paths)

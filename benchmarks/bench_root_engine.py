@@ -4,7 +4,8 @@ Issue 3: "With the `root` extra: the ROOT engine's event rate beside `rootreadsp
 on the same files."  For each file (by default the demo's flat ZLIB-1 and ZSTD-5 files, tree
 ``pythia``, all branches):
 
-- ``probes.readtests.rootengine.measure_root_event_loop`` (a C++ ``GetEntry`` loop, TTreeCache
+- ``hep_advisor.probes.readtests.rootengine.measure_root_event_loop`` (a C++ ``GetEntry`` loop,
+TTreeCache
   on), warm: events/s and uncompressed / compressed MB/s, with the TTreePerfStats figures of the
   cache on and off;
 - ``rootreadspeed --files F --trees T --all-branches --threads 1``, run ``--repeat`` times (the
@@ -30,9 +31,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from probes.readtests.eventloop import measure_event_loop
-from probes.readtests.rootengine import import_root, measure_root_event_loop
-from probes.readtests.runner import Session, spread
+from hep_advisor.probes.readtests.eventloop import measure_event_loop
+from hep_advisor.probes.readtests.rootengine import import_root, measure_root_event_loop
+from hep_advisor.probes.readtests.runner import Session, spread
 
 FIELDS = {
     "real_s": r"Real time:\s+([0-9.eE+-]+) s",
@@ -90,7 +91,7 @@ def main() -> None:
     args = ap.parse_args()
     files = args.files
     if not files:
-        from advisor.demo import ensure_demo
+        from hep_advisor.demo import ensure_demo
 
         flat = ensure_demo() / "flat"
         files = [str(flat / "pythia_zlib1.root"), str(flat / "pythia_zstd5.root")]

@@ -111,7 +111,7 @@ def _size_mb(path: Path) -> float:
 def run_one(path: Path, budget: float, runner: Any, keep: Path | None = None
             ) -> dict[str, Any]:
     """One ``calibrate --json``; its document is kept in ``keep`` where given (to refit)."""
-    argv = [sys.executable, "-m", "advisor", "calibrate", str(path), "--budget", f"{budget:g}",
+    argv = [sys.executable, "-m", "hep_advisor", "calibrate", str(path), "--budget", f"{budget:g}",
             "--json"]
     t0 = time.perf_counter()
     r = runner(argv, capture_output=True, text=True, timeout=3 * budget + 180)
@@ -131,9 +131,9 @@ def refit(paths: list[str], decide_form: bool = False) -> int:
     (documents written before the calibration carried it read as the additive form)."""
     from dataclasses import asdict, replace
 
-    from advisor.document import calibration_parts
-    from models.calibration import model_from_calibration
-    from probes.readtests.raw import fit_access
+    from hep_advisor.document import calibration_parts
+    from hep_advisor.models.calibration import model_from_calibration
+    from hep_advisor.probes.readtests.raw import fit_access
 
     for p in paths:
         site, ds, cal = calibration_parts(json.loads(Path(p).read_text()), p)

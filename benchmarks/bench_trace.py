@@ -225,7 +225,7 @@ class Place:
             self.disk.drop_caches(*paths)
             self.disk.reset_throttle()
         else:
-            from probes.trace.counters import evict
+            from hep_advisor.probes.trace.counters import evict
 
             for p in self.served:
                 evict(str(p))
@@ -251,7 +251,7 @@ class Place:
 
 
 def trace_argv(script: Path, paths: list[str], recorder: str) -> list[str]:
-    return [sys.executable, "-m", "advisor", "trace", "--json", "--cold", "--recorder",
+    return [sys.executable, "-m", "hep_advisor", "trace", "--json", "--cold", "--recorder",
             recorder, "--", sys.executable, str(script), *paths]
 
 
@@ -265,7 +265,7 @@ def traced(place: Place, script: Path, paths: list[str], recorder: str = "auto"
 
 def untraced(t: dict[str, Any]) -> float:
     """The traced wall time less what the tracer took (measured where the split says, else
-    estimated): as ``advisor.trace.split_check``."""
+    estimated): as ``hep_advisor.trace.split_check``."""
     took = t["time_split"].get("tracer")
     return float(t["wall_s"] - took if took is not None else t["wall_s"] / (1 + t["overhead"]))
 

@@ -14,7 +14,7 @@ layout x program of ``bench_trace.py`` (its ROOT writer and programs, imported):
   (RDataFrame summing 20 branches);
 
 the program is traced cold on the emulated 70 MB/s, 120 IOPS disk (``testbench``; the
-program and the tracer inside its throttled cgroup) by ``advisor.trace.trace_program``, the
+program and the tracer inside its throttled cgroup) by ``hep_advisor.trace.trace_program``, the
 call behind ``hep-advisor trace --json --cold`` with the default recorder (``auto``), run
 in a small helper so that every recorded read is kept (the JSON's picture keeps at most
 3,000).  The trace's own counters give the device's reads and bytes during the program's run
@@ -23,12 +23,13 @@ use this disk).  Then:
 
 - the check against strace: where the recorder was the in-process one (uproot programs), the
   program traced again cold with ``--recorder strace``: requests and bytes, recorded / strace;
-- the replay (:func:`models.replay.traced.replay_trace`): the recorded reads, per file in time
+- the replay (:func:`hep_advisor.models.replay.traced.replay_trace`): the recorded reads, per file
+in time
   order, reopened per range where the recorder counted about one open per range, through
   ``LocalDevice`` with the disk's ``read_ahead_kb`` and ``max_sectors_kb`` read back from
   sysfs, and the page cache the kernel and the disk's file system give
-  (:func:`models.replay.folios.large_folios` of ``uname -r`` and the mount's type, as the site
-  probe would: large folios for ext4 from Linux 6.16): device reads and bytes replayed /
+  (:func:`hep_advisor.models.replay.folios.large_folios` of ``uname -r`` and the mount's type, as
+  the site probe would: large folios for ext4 from Linux 6.16): device reads and bytes replayed /
   counted; the other page-cache model (order-0 pages, or large folios) in the last column;
 - the reads a cold open of the layout's files costs on this disk (the file system's metadata:
   each file opened and closed after the caches were dropped, nothing read), measured, shown
@@ -69,10 +70,10 @@ sys.path.insert(0, str(HERE))
 
 from bench_trace import PROGRAMS, WRITE, WRITER  # noqa: E402
 
-from models.replay.device import LocalDevice  # noqa: E402
-from models.replay.folios import large_folios  # noqa: E402
-from models.replay.traced import TracedReplay, replay_trace  # noqa: E402
-from probes.storage import find_mount, read_mounts  # noqa: E402
+from hep_advisor.models.replay.device import LocalDevice  # noqa: E402
+from hep_advisor.models.replay.folios import large_folios  # noqa: E402
+from hep_advisor.models.replay.traced import TracedReplay, replay_trace  # noqa: E402
+from hep_advisor.probes.storage import find_mount, read_mounts  # noqa: E402
 
 LAYOUTS = {
     "interleaved": [("interleaved.root", 400, 20000, 32000, 0, 0)],
@@ -84,8 +85,8 @@ LAYOUTS = {
 HELPER = r"""
 import json, sys
 from dataclasses import replace
-from advisor.document import document_json, make_document
-from advisor.trace import trace_program
+from hep_advisor.document import document_json, make_document
+from hep_advisor.trace import trace_program
 out, recorder, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
 run = trace_program(argv, cold=True, stdout=sys.stderr, recorder=recorder)
 cap = run.capture

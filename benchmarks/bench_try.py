@@ -18,7 +18,7 @@ Datasets (written with uproot into a temporary directory unless ``--dir``; none 
 For each: ``advise()`` (a calibration of ``--calibration-budget`` seconds, no cache), the top
 file recommendation among M001/R001/C001 tried with ``--budget`` seconds (``try``), then the
 same recommendation applied to all the files (``apply``, verified) and the whole dataset read
-before and after the way ``try`` times its sample (``advisor.trial_run.alternate``: a warm-up
+before and after the way ``try`` times its sample (``hep_advisor.trial_run.alternate``: a warm-up
 read, cold reads in alternating order, a read shorter than 1 s repeated within its pass; at
 least ``--pairs`` passes within ``--full-budget`` seconds; the speed-up is the ratio of the
 medians).  Printed: predicted [interval], the trial's sample and
@@ -86,8 +86,8 @@ def write_jagged(path: Path, entries: int, branches: int, seed: int = 0) -> None
 def write_root_jagged(path: Path, entries: int, seed: int = 0) -> None:
     """Events written by ROOT itself (its default basket buffers and AutoFlush, ZLIB-1 here):
     6 event-level branches and a jagged ``jet`` collection of 5 fields."""
-    from advisor.demo.root_writer import write_tree
-    from advisor.demo.spec import FLOAT, INT, Chunk, Collection, TreeSpec
+    from hep_advisor.demo.root_writer import write_tree
+    from hep_advisor.demo.spec import FLOAT, INT, Chunk, Collection, TreeSpec
 
     rng = np.random.default_rng(seed)
     fields = (("pt", FLOAT), ("eta", FLOAT), ("phi", FLOAT), ("m", FLOAT), ("flag", INT))
@@ -135,9 +135,9 @@ EXPECTED = {"flat_small": "M001", "jagged_small": "M001", "tiny_baskets": "R001"
 def read_pairs(before: list[str], after: list[str], tree: str, args: argparse.Namespace
                ) -> tuple[float, float, int, int, int, list[float], list[float]]:
     """The full dataset before and after, timed the way ``try`` times its sample
-    (``advisor.trial_run.alternate``): median seconds before and after, pairs, reads per phase
+    (``hep_advisor.trial_run.alternate``): median seconds before and after, pairs, reads per phase
     before and after."""
-    from advisor.trial_run import alternate
+    from hep_advisor.trial_run import alternate
 
     p = alternate(before, after, tree, budget_s=args.full_budget, min_pairs=args.pairs)
     return (statistics.median(r.seconds for r in p.before),
@@ -147,9 +147,9 @@ def read_pairs(before: list[str], after: list[str], tree: str, args: argparse.Na
 
 
 def bench(root: Path, name: str, args: argparse.Namespace) -> dict[str, Any]:
-    from advisor.apply import apply_plan, make_plan
-    from advisor.core import advise
-    from advisor.trial import TRY_CODES, try_recommendation
+    from hep_advisor.apply import apply_plan, make_plan
+    from hep_advisor.core import advise
+    from hep_advisor.trial import TRY_CODES, try_recommendation
 
     data = make(root, name)
     mb = sum(p.stat().st_size for p in data.iterdir()) / 1e6

@@ -39,8 +39,8 @@ def _stats(xs: list[float]) -> str:
 
 def prepare(scale: str, work: Path) -> list[str]:
     os.environ["HEP_ADVISOR_CACHE"] = str(work / "cache")
-    from advisor.core import advise
-    from advisor.demo import make_datasets
+    from hep_advisor.core import advise
+    from hep_advisor.demo import make_datasets
 
     demo = make_datasets(work / "demo", scale=scale, jobs=1)
     paths = [str(demo / "small_files")]
@@ -87,7 +87,7 @@ def run_tmux(paths: list[str], repeat: int) -> tuple[list[float], list[float]]:
 
 HEADLESS = """
 import sys, time
-from advisor.tui import make_app
+from hep_advisor.tui import make_app
 def ready(app):
     print("READY", flush=True)
     app.exit()
@@ -112,8 +112,8 @@ def run_headless(paths: list[str], repeat: int) -> list[float]:
 
 def import_times() -> None:
     print("import times (fresh interpreter, median of 3):")
-    for what in ("textual.app", "advisor.tui.app", "probes", "models", "advisor.core",
-                 "advisor.tui.app, advisor.core, advisor.recommend"):
+    for what in ("textual.app", "hep_advisor.tui.app", "probes", "models", "hep_advisor.core",
+                 "hep_advisor.tui.app, advisor.core, advisor.recommend"):
         xs = []
         for _ in range(3):
             t0 = time.perf_counter()

@@ -7,12 +7,12 @@ fresh emulated slow disks.
 For each of ``--disks`` fresh emulated 70 MB/s, 120 IOPS disks (a new loop device and ext4
 each time, removed at the end), the dataset's files are copied onto it; then, for each count
 of ``--workers``, the caches are dropped (the files' pages, the loop device's buffers and its
-backing file) and the job of ``validate_model.py`` (``probes.readtests.parallel.measure_job``,
-every branch, cold, one repetition) runs inside the throttling cgroup.  Prints its MB/s, the
-reads and bytes the loop device counted (``/sys/block/loopN/stat``), and the reads per file.
-A dataset whose reads per file times the files reach the disk's 120 IOPS before its bytes
-reach 70 MB/s is bound by requests: more workers then read no faster.  The user's data is
-only read; the timed part takes ``/tmp/hep-bench.lock``.
+backing file) and the job of ``validate_model.py``
+(``hep_advisor.probes.readtests.parallel.measure_job``, every branch, cold, one repetition) runs
+inside the throttling cgroup.  Prints its MB/s, the reads and bytes the loop device counted
+(``/sys/block/loopN/stat``), and the reads per file. A dataset whose reads per file times the files
+reach the disk's 120 IOPS before its bytes reach 70 MB/s is bound by requests: more workers then
+read no faster.  The user's data is only read; the timed part takes ``/tmp/hep-bench.lock``.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def main() -> int:
     import uproot
     from _slowdisk import slow_copy
 
-    from probes.readtests.parallel import measure_job
+    from hep_advisor.probes.readtests.parallel import measure_job
 
     counts = [int(w) for w in args.workers.split(",")]
     with open(args.lock, "a") as lock:

@@ -4,9 +4,9 @@
         [--share 2.0] [--sample 8]
 
 For each directory of ROOT files: the calibration's collector test
-(``probes.readtests.collector.measure_collector`` on the first ``--sample`` files, ``--share``
-seconds of reading, as ``calibrate`` runs it) ``--repeat`` times; then the program a user
-writes (``uproot.iterate`` over every file and branch, ``library="ak"``, one fresh process,
+(``hep_advisor.probes.readtests.collector.measure_collector`` on the first ``--sample`` files,
+``--share`` seconds of reading, as ``calibrate`` runs it) ``--repeat`` times; then the program a
+user writes (``uproot.iterate`` over every file and branch, ``library="ak"``, one fresh process,
 warm page cache) ``--repeat`` times with ``gc.callbacks`` timing every collection: its full
 collections' seconds per file are what the test predicts; its young collections are shown
 apart (the open test's and the warm loop's medians hold those).  Then the same program with
@@ -58,7 +58,7 @@ def main() -> None:
     ap.add_argument("--share", type=float, default=2.0)
     ap.add_argument("--sample", type=int, default=8)
     args = ap.parse_args()
-    from probes.readtests.collector import measure_collector
+    from hep_advisor.probes.readtests.collector import measure_collector
 
     print("| files | n | test, ms per file (runs) | program's full collections, ms per file "
           "(runs) | test / program | program's young collections, ms per file | program "

@@ -4,11 +4,11 @@
         [--rounds 2] [--repeats 3]
 
 For each dataset (a directory of ROOT files), one worker reads the first ``--files`` files,
-warm, every branch (``probes.readtests.parallel.measure_job``, the function behind the
+warm, every branch (``hep_advisor.probes.readtests.parallel.measure_job``, the function behind the
 calibration's parallel loop), the median MB/s of ``--repeats`` runs:
 
 - ``fresh``: from a new Python process that imported only what the job needs;
-- after a calibration of the dataset in this process (``advisor.core.calibrate_paths`` with
+- after a calibration of the dataset in this process (``hep_advisor.core.calibrate_paths`` with
   ``--budget``; its own one-worker parallel loop is printed as ``calibration``), alternately
   ``frozen`` (the parent's heap frozen while the worker forks: what the read tests do) and
   ``inherited`` (started plainly, as before that: the worker's collector walks the parent's
@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository
 
 
 def _job(files: Sequence[str], tree: str, repeats: int) -> Any:
-    from probes.readtests.parallel import measure_job
+    from hep_advisor.probes.readtests.parallel import measure_job
 
     return measure_job(list(files), tree, 1, repeats=repeats, cold=False)[1]
 
@@ -71,8 +71,8 @@ def main() -> int:
 
     from check_loop_refault import locked_datasets, tree_of
 
-    from advisor.core import calibrate_paths
-    from probes.readtests import parallel
+    from hep_advisor.core import calibrate_paths
+    from hep_advisor.probes.readtests import parallel
 
     print("| dataset | fresh | calibration's 1 worker | frozen | inherited | objects |\n"
           "|---|---|---|---|---|---|")

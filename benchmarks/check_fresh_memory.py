@@ -10,8 +10,8 @@ one with ``hadd -O -f404``, as C001 prints it, and with a plain ``hadd -fk``, as
 its wall, user and system seconds, the minor page faults (``getrusage``) and the peak RSS,
 beside the largest step's uncompressed MB (uproot's ``"100 MB"`` step: at most 100 MB of a
 file's branches).  Then the least-squares line of the faulted MB on the step's MB over every
-layout (what ``models.replay.cpucosts.MEMORY_GROWTH`` assumes), and the system seconds per
-faulted MB.  The rewrites are made in ``--work`` and removed at the end.  Timed parts take
+layout (what ``hep_advisor.models.replay.cpucosts.MEMORY_GROWTH`` assumes), and the system seconds
+per faulted MB.  The rewrites are made in ``--work`` and removed at the end.  Timed parts take
 ``/tmp/hep-bench.lock``.  Prints a Markdown table.
 """
 
@@ -33,7 +33,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from advisor.demo.root_writer import hadd_path  # noqa: E402
+from hep_advisor.demo.root_writer import hadd_path  # noqa: E402
 
 LOCK = "/tmp/hep-bench.lock"
 #: one run: imports first, then the analysis' loop measured on its own

@@ -6,14 +6,14 @@
 For each dataset: ROOT's own ``hadd -O -f<setting>`` merges every file of the directory into
 ``WORK/<dataset>.root`` (``--setting``: the compression setting; default the first file's
 own, so that the bytes compare the layout and not a codec), then the basket maps of the inputs
-give the modelled layout (:func:`models.replay.layouts.optimized_merge`), compared with the
-map read from the real output: baskets per branch and in all, cluster boundaries, compressed
+give the modelled layout (:func:`hep_advisor.models.replay.layouts.optimized_merge`), compared with
+the map read from the real output: baskets per branch and in all, cluster boundaries, compressed
 bytes (baskets with their keys).  ``--before REV``: the same with ``models/replay/layouts.py``
 as it was at git revision ``REV`` (a "before" column).  ``--size-factor F``: also the layout
 C001's replay builds for a recompression whose output is ``F`` times today's bytes
-(:func:`models.replay.rewrite.rewritten_layout`; with ``--setting``, the real output is the new
-codec's: ROOT's 30 MB AutoFlush cuts it where its own bytes pass 30 MB).  The merged files are
-removed at the end unless ``--keep``.  Prints a Markdown table.
+(:func:`hep_advisor.models.replay.rewrite.rewritten_layout`; with ``--setting``, the real output is
+the new codec's: ROOT's 30 MB AutoFlush cuts it where its own bytes pass 30 MB).  The merged files
+are removed at the end unless ``--keep``.  Prints a Markdown table.
 """
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from advisor.demo.root_writer import hadd_path  # noqa: E402
-from models.replay.layouts import optimized_merge  # noqa: E402
-from models.replay.rewrite import rewritten_layout  # noqa: E402
-from probes.basketmap import BasketMap, read_basket_map  # noqa: E402
+from hep_advisor.demo.root_writer import hadd_path  # noqa: E402
+from hep_advisor.models.replay.layouts import optimized_merge  # noqa: E402
+from hep_advisor.models.replay.rewrite import rewritten_layout  # noqa: E402
+from hep_advisor.probes.basketmap import BasketMap, read_basket_map  # noqa: E402
 
 
 def _layouts_at(rev: str) -> Any:

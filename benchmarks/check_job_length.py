@@ -3,8 +3,8 @@
     python benchmarks/check_job_length.py DATA_DIR [DATA_DIR ...] [--counts 1,2,all]
         [--rounds 2] [--repeats 3]
 
-For each dataset (a directory of ROOT files): ``probes.readtests.parallel.measure_job`` (the
-calibration's parallel loop and ``validate_model``'s jobs use it), one worker, warm, every
+For each dataset (a directory of ROOT files): ``hep_advisor.probes.readtests.parallel.measure_job``
+(the calibration's parallel loop and ``validate_model``'s jobs use it), one worker, warm, every
 branch, on the first 1, 2 and all of its files; the median MB/s of ``--repeats`` runs, and
 each unit's seconds (the worker's first file against the rest).  The calibration's parallel
 loop reads a few files in its share of the budget; the analysis reads them all.  Nothing is
@@ -31,7 +31,7 @@ def main() -> int:
 
     from check_loop_refault import locked_datasets, tree_of
 
-    from probes.readtests.parallel import measure_job
+    from hep_advisor.probes.readtests.parallel import measure_job
 
     print("| dataset | files | round | MB/s (median) | runs | first unit (s) | later units, "
           "median (s) |\n|---|---|---|---|---|---|---|")

@@ -4,8 +4,8 @@
                                                 [--heap N]
 
 In one process, warm, ``--pairs`` times in turn: the calibration's own pass
-(``probes.readtests.eventloop.read_pass``) over the first ``--files`` files of ``DIR`` with
-full collections as CPython runs them, then the same pass inside
+(``hep_advisor.probes.readtests.eventloop.read_pass``) over the first ``--files`` files of ``DIR``
+with full collections as CPython runs them, then the same pass inside
 ``eventloop.no_full_collections`` (as the event loop test now times it).  Prints each pass's
 events/s, the medians and their ratio.  ``--heap N`` first keeps N small objects alive (a
 large heap, like the advisor's own, makes full collections rare).  With
@@ -31,7 +31,7 @@ def main() -> int:
     ap.add_argument("--heap", type=int, default=0)
     args = ap.parse_args()
 
-    from probes.readtests.eventloop import no_full_collections, plan_reads, read_pass
+    from hep_advisor.probes.readtests.eventloop import no_full_collections, plan_reads, read_pass
 
     files = sorted(str(p) for p in Path(args.dir).glob("*.root"))[:args.files]
     if not files:

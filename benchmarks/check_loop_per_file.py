@@ -4,12 +4,12 @@
                                              [--passes 6]
 
 In one process, warm, ``--passes`` times in turn: the calibration's own pass
-(``probes.readtests.eventloop.read_pass``) over the first ``--files`` small files (time per
-file, opening not timed); the same number of entries read as later calls on the merged file
+(``hep_advisor.probes.readtests.eventloop.read_pass``) over the first ``--files`` small files (time
+per file, opening not timed); the same number of entries read as later calls on the merged file
 (array cache off, the median call); and one call on each small file freshly opened (array
 cache off, the median).  The first minus the second is what the rate model now counts per file
-(``models.calcosts.loop_file_extra``); the third minus the second is the first call's own
-extra (``CallCost.first_call_s``).  With ``validate_model.py --data held-out --workdir W``:
+(``hep_advisor.models.calcosts.loop_file_extra``); the third minus the second is the first call's
+own extra (``CallCost.first_call_s``).  With ``validate_model.py --data held-out --workdir W``:
 ``SMALL_DIR`` = ``W/small_files``, ``MERGED_FILE`` = ``W/merged/held_merged.root``.
 """
 
@@ -35,7 +35,7 @@ def main() -> int:
 
     import uproot
 
-    from probes.readtests.eventloop import plan_reads, read_pass
+    from hep_advisor.probes.readtests.eventloop import plan_reads, read_pass
 
     small = sorted(str(p) for p in Path(args.small_dir).glob("*.root"))[:args.files]
     if not small:

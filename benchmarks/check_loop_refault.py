@@ -4,8 +4,8 @@
         [--reader uproot.iterate] [--tree NAME]
 
 For each dataset (a directory of ROOT files): the calibration's event-loop test
-(``probes.readtests.eventloop.measure_event_loop``), warm only, in this process, with the
-loop's own steps or with ``--reader``'s (uproot's default ``iterate``: 100 MB steps).  Prints
+(``hep_advisor.probes.readtests.eventloop.measure_event_loop``), warm only, in this process, with
+the loop's own steps or with ``--reader``'s (uproot's default ``iterate``: 100 MB steps).  Prints
 the largest step of arrays (MB) and the median MB of memory the warm passes faulted per
 uncompressed MB read (``event_loop.refault_per_mb``): what the fresh-memory term of the replay
 leaves out, since the loop's rate already paid it.  Nothing is written; the timed part takes
@@ -54,9 +54,9 @@ def main() -> int:
     ap.add_argument("--tree", default=None, help="the tree (default: each dataset's first)")
     args = ap.parse_args()
 
-    from probes.readtests.eventloop import measure_event_loop
-    from probes.readtests.readers import parse_reader
-    from probes.readtests.runner import Session
+    from hep_advisor.probes.readtests.eventloop import measure_event_loop
+    from hep_advisor.probes.readtests.readers import parse_reader
+    from hep_advisor.probes.readtests.runner import Session
 
     spec = parse_reader(args.reader) if args.reader else None
     print("| dataset | reader | step (MB) | MB faulted per MB | warm samples | events/s |\n"

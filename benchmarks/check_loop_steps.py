@@ -4,7 +4,7 @@
         [--steps 1,3,6.5,20,100]
 
 For each dataset (a directory of ROOT files): the calibration's warm event-loop pass
-(``probes.readtests.eventloop.read_pass``, every branch, in this process) over its first
+(``hep_advisor.probes.readtests.eventloop.read_pass``, every branch, in this process) over its first
 ``--files`` files, at each step (MB of uncompressed arrays per ``iterate`` call), the rounds
 interleaved; prints the median milliseconds per file and the calls per file.  A short
 calibration share reads in steps of 1 MB per second of its share (``STEP_BYTES_PER_S``), a job
@@ -33,7 +33,7 @@ def main() -> int:
 
     from check_loop_refault import locked_datasets, tree_of
 
-    from probes.readtests.eventloop import plan_reads, read_pass
+    from hep_advisor.probes.readtests.eventloop import plan_reads, read_pass
 
     steps = [float(x) * 1e6 for x in args.steps.split(",")]
     print("| dataset | MB of arrays per file | "

@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from advisor.demo.root_writer import hadd_path
+from hep_advisor.demo.root_writer import hadd_path
 
 RUN = r"""
 import json, resource, sys, time

@@ -11,7 +11,8 @@ reader), and C001's merged rewrite is caught as it is replayed: its device model
 size factor and new decompression rate.  Then ROOT's ``hadd -O -f<setting>`` (C001's printed
 setting) writes the real file into ``--work``, and the same device and costs replay:
 
-- the modelled layout (:func:`models.replay.rewrite.rewritten_layout`) at the size factor;
+- the modelled layout (:func:`hep_advisor.models.replay.rewrite.rewritten_layout`) at the size
+factor;
 - the real output's basket map;
 - the modelled layout with every basket's bytes 3%, 1% and 0.5% smaller and larger (its
   bytes then scaled back by the device's rate): where the keys and baskets fall against the
@@ -35,13 +36,13 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-import advisor.recommend.codec as codec  # noqa: E402
-from advisor.core import advise_from  # noqa: E402
-from advisor.demo.root_writer import hadd_path  # noqa: E402
-from advisor.document import calibration_parts  # noqa: E402
-from models.replay import rewrite  # noqa: E402
-from models.replay.predict import layout_time  # noqa: E402
-from probes.basketmap import read_basket_map  # noqa: E402
+import hep_advisor.recommend.codec as codec  # noqa: E402
+from hep_advisor.core import advise_from  # noqa: E402
+from hep_advisor.demo.root_writer import hadd_path  # noqa: E402
+from hep_advisor.document import calibration_parts  # noqa: E402
+from hep_advisor.models.replay import rewrite  # noqa: E402
+from hep_advisor.models.replay.predict import layout_time  # noqa: E402
+from hep_advisor.probes.basketmap import read_basket_map  # noqa: E402
 
 SIZES = (0.97, 0.99, 0.995, 1.005, 1.01, 1.03)
 

@@ -3,15 +3,15 @@
     python benchmarks/check_size_change.py DATA_DIR [DATA_DIR ...] [--share 1.5,3]
         [--tree Events] [--candidates ZSTD,LZ4,ZLIB] [--out FILE.json]
 
-For each dataset, the decompression test (:func:`probes.readtests.decompress.measure_decompression`,
-the calibration's own, at each ``--share`` seconds) gives each candidate's size change (its
-stored bytes over the dataset's on the sampled baskets) with its standard error; then every
-basket of every file is read, decompressed and recompressed with the candidate by uproot's
-writer (the same :func:`probes.readtests.recompress.recompress`): the size change of the whole
-dataset, which the sample estimates.  ``hadd -O -f<setting>`` writes about this too, give or
-take its refilled baskets (``benchmarks/check_hadd_layout.py --setting N`` measures that).
-Reads the files only; no lock needed (nothing is timed but the calibration's own test).
-Prints a Markdown table.
+For each dataset, the decompression test
+(:func:`hep_advisor.probes.readtests.decompress.measure_decompression`, the calibration's own, at
+each ``--share`` seconds) gives each candidate's size change (its stored bytes over the dataset's on
+the sampled baskets) with its standard error; then every basket of every file is read, decompressed
+and recompressed with the candidate by uproot's writer (the same
+:func:`hep_advisor.probes.readtests.recompress.recompress`): the size change of the whole dataset,
+which the sample estimates.  ``hadd -O -f<setting>`` writes about this too, give or take its
+refilled baskets (``benchmarks/check_hadd_layout.py --setting N`` measures that). Reads the files
+only; no lock needed (nothing is timed but the calibration's own test). Prints a Markdown table.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from probes.readtests.decompress import measure_decompression  # noqa: E402
-from probes.readtests.recompress import basket_payloads, recompress  # noqa: E402
-from probes.readtests.rootblocks import collect_baskets  # noqa: E402
-from probes.readtests.runner import Session  # noqa: E402
+from hep_advisor.probes.readtests.decompress import measure_decompression  # noqa: E402
+from hep_advisor.probes.readtests.recompress import basket_payloads, recompress  # noqa: E402
+from hep_advisor.probes.readtests.rootblocks import collect_baskets  # noqa: E402
+from hep_advisor.probes.readtests.runner import Session  # noqa: E402
 
 
 def whole(files: list[str], tree: str, candidates: list[str]) -> dict[str, Any]:

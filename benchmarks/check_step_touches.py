@@ -9,8 +9,8 @@ For each dataset (a directory of ROOT files): its first ``--files`` files read w
 ``--steps`` (entries; 0: a file's entries, one call), the rounds interleaved.  ``iterate``
 keeps a basket its step ends inside for the next step (not read or decompressed again) but
 interprets it again whole, so a step interprets every basket of each branch it overlaps: the
-count per file comes from the basket maps (``models.replay.predict.step_touches``), and the
-rate model charges each one beyond the file's baskets at ``basket_s`` (the ``straddles``
+count per file comes from the basket maps (``hep_advisor.models.replay.predict.step_touches``), and
+the rate model charges each one beyond the file's baskets at ``basket_s`` (the ``straddles``
 column).  Prints the median seconds per file at each step, the interpretations per file, and
 the seconds per extra interpretation between successive steps (the slope).  Nothing is
 written; the timed part takes ``/tmp/hep-bench.lock``.
@@ -39,8 +39,8 @@ def main() -> int:
     import uproot
     from check_loop_refault import locked_datasets, tree_of
 
-    from models.replay.predict import step_touches
-    from probes.basketmap import read_basket_map
+    from hep_advisor.models.replay.predict import step_touches
+    from hep_advisor.probes.basketmap import read_basket_map
 
     steps = [int(x) for x in args.steps.split(",")]
     print("| dataset | branches | baskets per file | "

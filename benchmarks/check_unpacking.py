@@ -3,11 +3,11 @@
     python benchmarks/check_unpacking.py DATA_DIR [DATA_DIR ...] [--share 3] [--runs 2]
 
 For each dataset (a directory of ROOT files): the calibration's unpacking test
-(``probes.readtests.unpacking.measure_unpacking``, on every branch) ``--runs`` times, printing
-the pass's rate (compressed MB/s, fixed costs included), the fixed costs per ``basket_array``
-and per ``final_array`` call, and the rate per byte the model takes (``bound`` where it is the
-test's floor, a tenth of the pass's time: the fit found the bytes cheaper than it can tell).
-Then a direct sweep on the first fixed-width branch with data: one basket's data repeated
+(``hep_advisor.probes.readtests.unpacking.measure_unpacking``, on every branch) ``--runs`` times,
+printing the pass's rate (compressed MB/s, fixed costs included), the fixed costs per
+``basket_array`` and per ``final_array`` call, and the rate per byte the model takes (``bound``
+where it is the test's floor, a tenth of the pass's time: the fit found the bytes cheaper than it
+can tell). Then a direct sweep on the first fixed-width branch with data: one basket's data repeated
 1, 4, 16 and 64 times through ``basket_array`` and ``final_array`` (the fastest of 30 calls
 each, microseconds): the fixed cost and the cost per byte as a user's read pays them.  Nothing
 is written; the timed part takes ``/tmp/hep-bench.lock``.
@@ -72,8 +72,8 @@ def main() -> int:
 
     from check_loop_refault import locked_datasets, tree_of
 
-    from probes.readtests.runner import Session
-    from probes.readtests.unpacking import measure_unpacking
+    from hep_advisor.probes.readtests.runner import Session
+    from hep_advisor.probes.readtests.unpacking import measure_unpacking
 
     print("| dataset | run | branches | baskets | pass MB/s | per basket_array (us) | "
           "per final_array (us) | per-byte rate MB/s |\n|---|---|---|---|---|---|---|---|")

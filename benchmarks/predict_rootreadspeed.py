@@ -24,7 +24,7 @@ from bench_root_engine import rootreadspeed_binary, run_rootreadspeed
 
 
 def main() -> int:
-    from advisor.demo import ensure_demo
+    from hep_advisor.demo import ensure_demo
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--file", default=None, help="default: the demo's flat ZLIB-1 file")
@@ -34,10 +34,10 @@ def main() -> int:
     args = ap.parse_args()
     path = args.file or str(ensure_demo() / "flat" / "pythia_zlib1.root")
 
-    from models.physics import config_matrix
-    from models.scenarios import calibrated_baseline
-    from probes import probe_dataset, probe_site
-    from probes.readtests.calibrate import calibrate
+    from hep_advisor.models.physics import config_matrix
+    from hep_advisor.models.scenarios import calibrated_baseline
+    from hep_advisor.probes import probe_dataset, probe_site
+    from hep_advisor.probes.readtests.calibrate import calibrate
 
     ds = probe_dataset([path])
     site = probe_site([path])

@@ -73,7 +73,7 @@ class Point:
 def _measure(files: list[str], workers: int, cold: bool, repeats: int,
              packets: int | None) -> tuple[float, float | None, float, float, int]:
     """Median MB/s, spread, MB per file open, read calls per open, units of work."""
-    from probes.readtests.parallel import measure_job
+    from hep_advisor.probes.readtests.parallel import measure_job
 
     result, m = measure_job(files, _tree(files), workers, repeats=repeats, cold=cold,
                             packet_entries=packets)
@@ -107,7 +107,7 @@ def held_out(work: Path) -> Path:
     ``hadd -fk`` into ``work/merged``: the layout the demo directory has (kept between runs)."""
     import subprocess
 
-    from advisor.demo.root_writer import hadd_path
+    from hep_advisor.demo.root_writer import hadd_path
     from testbench.rootwriter import write_flat_root
 
     files, entries, branches, comp = HELD_OUT
@@ -123,8 +123,8 @@ def held_out(work: Path) -> Path:
 
 
 def calibrate_files(path: str, budget: float):  # type: ignore[no-untyped-def]
-    from probes import probe_dataset, probe_site
-    from probes.readtests.calibrate import calibrate
+    from hep_advisor.probes import probe_dataset, probe_site
+    from hep_advisor.probes.readtests.calibrate import calibrate
 
     ds = probe_dataset([path])
     site = probe_site([path])
@@ -138,8 +138,8 @@ MAPS: dict[str, tuple[Any, ...]] = {}
 
 def read_maps(name: str, where: Path) -> None:
     """Keep the basket maps of up to 8 of the ROOT files in ``where`` as ``name``'s."""
-    from advisor.core import REPLAY_MAPS
-    from probes.basketmap import read_basket_maps
+    from hep_advisor.core import REPLAY_MAPS
+    from hep_advisor.probes.basketmap import read_basket_maps
 
     files = sorted(str(p) for p in where.glob("*.root"))
     n = min(REPLAY_MAPS, len(files))
@@ -149,8 +149,8 @@ def read_maps(name: str, where: Path) -> None:
 
 def rows(points: list[Point], baseline: dict[str, float], cal_inputs: Any = None
          ) -> np.ndarray:
-    from models.physics import config_matrix
-    from models.replay.fileios import cold_file_ios
+    from hep_advisor.models.physics import config_matrix
+    from hep_advisor.models.replay.fileios import cold_file_ios
 
     # the baskets a job reads per file open: the calibration's density (per MB) times its MB;
     # none read again (``straddles``): its units are whole files read in one call, or packets
@@ -183,7 +183,7 @@ def mape(pred: np.ndarray, truth: np.ndarray) -> float:
 def evaluate(label: str, cal_inputs, train: list[Point], test: list[Point]) -> dict:  # type: ignore[no-untyped-def]
     from sklearn.ensemble import GradientBoostingRegressor
 
-    from models.calibration import model_from_calibration
+    from hep_advisor.models.calibration import model_from_calibration
 
     cal, ds, site = cal_inputs
     _, baseline, _ = model_from_calibration(cal, ds, site)
@@ -301,7 +301,7 @@ def measure_new(name: str, files: list[str], tree: str, repeats: int) -> list[Po
     ``2 * max(NEW_WORKERS)`` files, in packets of entries (about 4 per worker at the most)."""
     import uproot
 
-    from probes.readtests.parallel import measure_job
+    from hep_advisor.probes.readtests.parallel import measure_job
 
     packets = None
     if len(files) < 2 * max(NEW_WORKERS):
@@ -386,7 +386,7 @@ def main() -> int:
             read_maps(name, write(name))
     else:
         if args.data == "demo":
-            from advisor.demo import ensure_demo
+            from hep_advisor.demo import ensure_demo
 
             where = ensure_demo()
         else:

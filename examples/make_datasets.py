@@ -17,7 +17,7 @@ import argparse
 import json
 import sys
 
-from advisor.demo import SCALES, WRITERS, make_datasets, read_manifest
+from hep_advisor.demo import SCALES, WRITERS, make_datasets, read_manifest
 
 
 def main() -> int:

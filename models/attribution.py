@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from probes.basketmap import BasketMap
-from probes.trace import TracedRead
+from hep_advisor.probes.basketmap import BasketMap
+from hep_advisor.probes.trace import TracedRead
 
 KINDS = ("basket", "key", "metadata", "other")
 

@@ -3,8 +3,9 @@ dataset's own algorithm, uproot's cost per basket key, a new process's cost per 
 memory (less what the warm loop re-faulted), Python's garbage collector per file, the
 per-call cost of the plain event loop, and
 the baskets per MB the loop reads.  Each returns the measured figure where its read test ran,
-else the assumption of :mod:`models.replay.cpucosts` with the range the intervals span.  The
-fit (:mod:`models.calibration`) takes the per-call cost and the basket density from here too.
+else the assumption of :mod:`hep_advisor.models.replay.cpucosts` with the range the intervals span.
+The fit (:mod:`hep_advisor.models.calibration`) takes the per-call cost and the basket density from
+here too.
 """
 
 from __future__ import annotations
@@ -13,10 +14,15 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from probes.readtests.overhead import STEP_BYTES, calls_per_file
-from probes.readtests.results import BasketCost, Calibration, DecompressionPoint, EventLoop
-from probes.readtests.runner import measurement
-from probes.results import TreeProfile
+from hep_advisor.probes.readtests.overhead import STEP_BYTES, calls_per_file
+from hep_advisor.probes.readtests.results import (
+    BasketCost,
+    Calibration,
+    DecompressionPoint,
+    EventLoop,
+)
+from hep_advisor.probes.readtests.runner import measurement
+from hep_advisor.probes.results import TreeProfile
 
 if TYPE_CHECKING:
     from .replay.predict import LoopCosts
@@ -92,7 +98,7 @@ def first_touch_cost(cal: Calibration | None) -> tuple[float, tuple[float, float
 def collector_per_file(cal: Calibration | None) -> float:
     """Python's garbage collector per file a program opens and reads with uproot (seconds,
     the collector test's, measured in a fresh interpreter); 0.0 where it did not run (fewer
-    than ``probes.readtests.collector.MIN_DATASET_FILES`` files, ROOT's engine, a short
+    than ``hep_advisor.probes.readtests.collector.MIN_DATASET_FILES`` files, ROOT's engine, a short
     budget): the open test's median holds the young collections, not the full ones."""
     c = getattr(cal, "collector", None)
     return float(c.per_file_s) if c is not None and c.per_file_s and c.per_file_s > 0 else 0.0
@@ -109,8 +115,8 @@ def loop_refault(cal: Calibration | None) -> float:
 
 def step_touch(cal: Calibration | None) -> tuple[float, tuple[float, float]]:
     """``CpuCosts.touch``: the first-touch cost per MB of a run's largest step of arrays, and
-    its range (:func:`models.replay.cpucosts.first_touch`), less what the warm loop's own
-    faults already put in its rate (:func:`loop_refault`)."""
+    its range (:func:`hep_advisor.models.replay.cpucosts.first_touch`), less what the warm loop's
+    own faults already put in its rate (:func:`loop_refault`)."""
     from .replay.cpucosts import first_touch
 
     s, rng, _ = first_touch_cost(cal)
@@ -220,8 +226,8 @@ def loop_calls_per_file(loop: EventLoop | None, uncompressed_bytes_per_file: flo
 def loop_call_costs(cal: Calibration, tree: TreeProfile | None, *, assume_baskets: bool = True
                     ) -> LoopCosts | None:
     """The per-call cost of uproot's plain event loop from the calibration's warm loop
-    (:func:`models.replay.cpucosts.loop_costs`: the loop's time per file less its MB at the
-    measured decompression rate, and the baskets beyond the first per branch and call at the
+    (:func:`hep_advisor.models.replay.cpucosts.loop_costs`: the loop's time per file less its MB at
+    the measured decompression rate, and the baskets beyond the first per branch and call at the
     per-basket cost where measured), where the loop's calls hold at most
     ``LOOP_CALL_MAX_BASKETS`` baskets per branch: small files, whose read calls cost what
     their branches cost, not what their MB do.  The per-call test times calls of the same
@@ -231,8 +237,8 @@ def loop_call_costs(cal: Calibration, tree: TreeProfile | None, *, assume_basket
     ``None`` where the loop ran another engine, reader or the user's analysis, or there is
     no warm loop or measured decompression rate (where the data is compressed).
     ``assume_baskets``: where the per-basket test did not run, the baskets cost the replay's
-    assumption (:func:`models.replay.cpucosts.assumed_baskets`); ``False``: nothing (the rate
-    model's rows then carry no baskets either)."""
+    assumption (:func:`hep_advisor.models.replay.cpucosts.assumed_baskets`); ``False``: nothing (the
+    rate model's rows then carry no baskets either)."""
     from .replay.cpucosts import loop_costs
 
     loop = cal.event_loop

@@ -60,12 +60,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from probes.basketmap import BasketMap
-from probes.readtests.overhead import calls_per_file
-from probes.readtests.readers import parse_reader
-from probes.readtests.registry import READ_TESTS
-from probes.readtests.results import Calibration, Measurement, ParallelPoint
-from probes.results import DatasetProfile, SiteProfile, TreeProfile
+from hep_advisor.probes.basketmap import BasketMap
+from hep_advisor.probes.readtests.overhead import calls_per_file
+from hep_advisor.probes.readtests.readers import parse_reader
+from hep_advisor.probes.readtests.registry import READ_TESTS
+from hep_advisor.probes.readtests.results import Calibration, Measurement, ParallelPoint
+from hep_advisor.probes.results import DatasetProfile, SiteProfile, TreeProfile
 
 from .calcosts import (
     basket_cost,
@@ -211,7 +211,7 @@ def _concurrency_rows(x: _Inputs) -> None:
     read's level (the single reader itself is then that read again, and left out).  Its
     samples are shorter and start k processes at a barrier, and on a fast disk read at half
     or twice the sequential read's rate: taken as they are, the fit split the difference and
-    missed both (``models.selfcheck``)."""
+    missed both (``hep_advisor.models.selfcheck``)."""
     raw = x.cal.raw_read
     seq = raw.cold_mb_per_s if raw is not None and raw.cold is not None else None
     one = next((c.aggregate_mb_per_s for c in x.cal.concurrency if c.workers == 1), None)
@@ -443,7 +443,8 @@ def fit_inputs(cal: Calibration, dataset: DatasetProfile, site: SiteProfile,
     """Turn a calibration into configuration points, priors and the baseline.  ``maps``:
     basket maps of some of the dataset's files (its largest tree), for the device I/Os of
     a file opened and read whole, cold (the baseline's ``device_ios``:
-    :func:`models.replay.fileios.cold_file_ios`); without them, its read-ahead windows."""
+    :func:`hep_advisor.models.replay.fileios.cold_file_ios`); without them, its read-ahead
+    windows."""
     from .replay.fileios import device_ios_column
 
     tree = dataset.main_tree
@@ -536,7 +537,7 @@ def model_from_calibration(cal: Calibration, dataset: DatasetProfile, site: Site
 
     The model's intervals carry the calibration's run-to-run spread (``FitInputs.run_sd``),
     and ``model.self_check_`` holds its prediction for every measured configuration against
-    the measurement (:mod:`models.selfcheck`).  Returns the fitted model, the baseline
+    the measurement (:mod:`hep_advisor.models.selfcheck`).  Returns the fitted model, the baseline
     configuration, and the fit's inputs."""
     from .selfcheck import self_check
 

@@ -1,11 +1,11 @@
 """The cluster model: per-node rates, the caps on the aggregate, scaling and what-ifs.
 
-From a :class:`probes.cluster.ClusterProfile` (or parameters given by hand):
+From a :class:`hep_advisor.probes.cluster.ClusterProfile` (or parameters given by hand):
 
 * each node's **worker rate** r: one worker alone reading cold (MB/s, MB = 10^6 bytes), with
   the range of its samples as its interval; optionally combined with a CPU rate per worker
   (decompression and processing) as 1/r = 1/r_io + 1/r_cpu, the workers beyond the node's cores
-  then counting as in :class:`models.physics.Cores`;
+  then counting as in :class:`hep_advisor.models.physics.Cores`;
 * each node's **local capacity** C (its own disks): from its workers reading together, where
   that is measurably below w r.  w workers on the node give Ganis' form
 
@@ -42,7 +42,7 @@ import numpy as np
 from .physics import Cores
 
 if TYPE_CHECKING:
-    from probes.cluster import ClusterProfile, ConcurrentRead
+    from hep_advisor.probes.cluster import ClusterProfile, ConcurrentRead
 
 #: A measured aggregate at or above this share of the demand is "not saturated": the worker
 #: rate (the calibration's cold sequential test) and the aggregate (a test timed over a common

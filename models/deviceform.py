@@ -3,12 +3,12 @@ transfer) or a rate limiter (``"max"``: a block throttle's byte and request budg
 of the two per request).
 
 Two sources say which.  The calibration's request sweep fits both forms to its cold
-random-offset reads (``probes.readtests.raw.device_limit``); its points are single short
+random-offset reads (``hep_advisor.probes.readtests.raw.device_limit``); its points are single short
 samples, and on a noisy machine the choice has flipped between calibrations of the same disk.
 The site probe reads the cgroup block throttle that binds the probing process
-(``storage[].throttle``, :mod:`probes.throttle`): where one is recorded and the calibration's
-own cold reads run at its limits, the device *is* that rate limiter, and the record decides.
-A throttle well above what the reads reached (at most ``BINDS`` of its byte rate and of its
+(``storage[].throttle``, :mod:`hep_advisor.probes.throttle`): where one is recorded and the
+calibration's own cold reads run at its limits, the device *is* that rate limiter, and the record
+decides. A throttle well above what the reads reached (at most ``BINDS`` of its byte rate and of its
 request rate) limits nothing: the hardware below it does, and the sweep decides.
 """
 
@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from probes.readtests.results import RawRead
-    from probes.results import SiteProfile, ThrottleInfo
+    from hep_advisor.probes.readtests.results import RawRead
+    from hep_advisor.probes.results import SiteProfile, ThrottleInfo
 
 Form = Literal["additive", "max"]
 

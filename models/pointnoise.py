@@ -1,14 +1,14 @@
 """How uncertain one measured figure is, from its own samples: the relative standard deviation
 of one sample (``point_sd``), how much the figure may differ from one calibration to the next
 (``run_sd``), and the standard error of its median (``sigma``).  The rate model's fit weighs
-its points and priors by these (``models.calibration``), and the self-check states them
-(``models.selfcheck``)."""
+its points and priors by these (``hep_advisor.models.calibration``), and the self-check states them
+(``hep_advisor.models.selfcheck``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from probes.readtests.results import Measurement
+from hep_advisor.probes.readtests.results import Measurement
 
 #: IQR / 1.349 is a normal distribution's standard deviation.
 IQR_TO_SIGMA = 1.349

@@ -1,8 +1,8 @@
 """Remote data: a reader's requests through the link -> time and bytes moved; stream, stage or
 cache.
 
-The reader strategies of :mod:`models.replay.readers` give the requests; here they become
-*round trips*: what a reader sends and then waits for.
+The reader strategies of :mod:`hep_advisor.models.replay.readers` give the requests; here they
+become *round trips*: what a reader sends and then waits for.
 
 - uproot (both sources over ``root://``: the default fsspec-xrootd one and ``XRootDSource``)
   asks for a step's baskets at once, as vector reads in flight together: one round trip per
@@ -36,8 +36,8 @@ import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from probes.basketmap import BasketMap
-from probes.readtests.remote_results import (
+from hep_advisor.probes.basketmap import BasketMap
+from hep_advisor.probes.readtests.remote_results import (
     RemoteCalibration,
     RemoteReaderCpu,
 )
@@ -124,9 +124,9 @@ class ReaderCpu:
 
     @classmethod
     def from_costs(cls, costs: CpuCosts) -> ReaderCpu:
-        """A local calibration's terms (``models.replay.cpucosts.costs_from``): the open's CPU
-        part, decompression + processing per MB, the cost per basket (per call: not a round
-        trip's, so not used here)."""
+        """A local calibration's terms (``hep_advisor.models.replay.cpucosts.costs_from``): the
+        open's CPU part, decompression + processing per MB, the cost per basket (per call: not a
+        round trip's, so not used here)."""
         return cls(costs.open_s, costs.per_mb_s(), costs.basket_s)
 
     @classmethod

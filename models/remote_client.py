@@ -1,5 +1,5 @@
-"""The reader's own client through the link, beyond what :mod:`models.remote` counts: the
-calibration reads one file through the client (``RemoteClientCost``: uproot's sources, ROOT in a
+"""The reader's own client through the link, beyond what :mod:`hep_advisor.models.remote` counts:
+the calibration reads one file through the client (``RemoteClientCost``: uproot's sources, ROOT in a
 child process), each pass beside the same pass on a local copy, and what is left after the
 model's round trips, bytes and local CPU becomes a cost per round trip, per file, per basket
 and once per process (:class:`ClientTerms`).  Each can be negative (the model then counts too
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from probes.readtests.remote_results import RemoteClientCost
+from hep_advisor.probes.readtests.remote_results import RemoteClientCost
 
 if TYPE_CHECKING:
     from .remote import ReaderCpu, RemoteLink

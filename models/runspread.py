@@ -3,8 +3,8 @@
 A speed-up the user realises is the ratio of two runs of the analysis: one before the change and
 one after.  On a shared or throttling machine the same CPU-bound run takes more or less time from
 one minute to the next, so the realised ratio scatters about the predicted one even where the
-model is exact.  The scenario intervals (``models.scenarios.prediction``) leave that out by
-design: they are ratios of two predictions that share the fitted parameters, so the parameters'
+model is exact.  The scenario intervals (``hep_advisor.models.scenarios.prediction``) leave that out
+by design: they are ratios of two predictions that share the fitted parameters, so the parameters'
 uncertainty cancels where both runs share it, and nothing of the machine's own unsteadiness
 remains.
 
@@ -46,7 +46,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from probes.readtests.results import Calibration, Measurement
+from hep_advisor.probes.readtests.results import Calibration, Measurement
 
 #: A measurement needs this many samples for its own spread to count.
 MIN_SAMPLES = 3

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from probes.readtests.results import Measurement
+from hep_advisor.probes.readtests.results import Measurement
 
 from .pointnoise import SINGLE_SAMPLE_RUN_SD, point_sd
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from probes.readtests.results import ParallelPoint
+from hep_advisor.probes.readtests.results import ParallelPoint
 
 from .physics import Cores
 from .pointnoise import run_sd, sigma

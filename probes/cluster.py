@@ -5,11 +5,11 @@ Dask cluster.
 ``LocalCluster`` of N worker processes); it groups the workers into nodes (by host, or one per
 worker for emulated clusters), runs the site probe on one worker of each node, then, one node
 at a time so that nodes do not disturb each other, the calibration's cold sequential test
-(:func:`probes.readtests.raw.sequential_rate`) of one worker alone, all the node's workers at
-once, and the event loop; finally the shared-storage test: every worker of every node reading
-its own data at once, timed over a common window (a worker that ends early does not dilute
-it).  Every task is pinned to its worker.  Nothing is judged here (``models.cluster`` does
-that).  ``distributed`` is imported only where needed (the ``dask`` extra); the workers need
+(:func:`hep_advisor.probes.readtests.raw.sequential_rate`) of one worker alone, all the node's
+workers at once, and the event loop; finally the shared-storage test: every worker of every node
+reading its own data at once, timed over a common window (a worker that ends early does not dilute
+it).  Every task is pinned to its worker.  Nothing is judged here (``hep_advisor.models.cluster``
+does that).  ``distributed`` is imported only where needed (the ``dask`` extra); the workers need
 ``hep-advisor`` installed.  MB = 10^6 bytes throughout.
 """
 
@@ -416,8 +416,8 @@ def concurrent_read(client: Any, workers: Sequence[WorkerInfo], files: FilesArg,
                     samples: int = 2, lead_s: float = START_LEAD_S,
                     before_sample: Callable[[], None] | None = None) -> ConcurrentRead:
     """``workers`` reading at once, each its own data: with one list of ``files`` for all, the
-    files (or regions of them) are shared out (:func:`probes.readtests.raw.assign`); with a
-    mapping, each worker reads its own.  ``samples`` samples of ``sample_s`` seconds each;
+    files (or regions of them) are shared out (:func:`hep_advisor.probes.readtests.raw.assign`);
+    with a mapping, each worker reads its own.  ``samples`` samples of ``sample_s`` seconds each;
     ``before_sample`` is called before each (a test bench resets its throttle there)."""
     n_nodes = len({node_of[w.address] for w in workers})
     try:

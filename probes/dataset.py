@@ -7,8 +7,8 @@ one ``ProbeError`` and the others are still read.
 
 TTrees and RNTuples are both profiled (``TreeProfile.format``); a file holding both adds to
 both.  The first ``TIMED_OPENS`` files are read with uproot's full reader, which times the open
-and names the branch types; the others with the fast reader of :mod:`probes.ttreemeta`, which
-reads only the members the probe needs (the same figures, about ten times faster).
+and names the branch types; the others with the fast reader of :mod:`hep_advisor.probes.ttreemeta`,
+which reads only the members the probe needs (the same figures, about ten times faster).
 """
 
 from __future__ import annotations

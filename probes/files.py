@@ -159,7 +159,7 @@ def discover(paths: Iterable[str]) -> Discovery:
 
 def _add_remote(walker: _Walker, url: str) -> None:
     """A ``root://`` file, directory or glob, or an ``http(s)://`` file (see
-    :func:`probes.remote.list_remote`); URLs are kept as given (no realpath)."""
+    :func:`hep_advisor.probes.remote.list_remote`); URLs are kept as given (no realpath)."""
     from .remote import list_remote
 
     found, errors = list_remote(url)

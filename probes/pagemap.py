@@ -1,5 +1,5 @@
 """An RNTuple's pages as a basket map, so that a trace's reads of an RNTuple file are
-attributed as a TTree's are (:func:`models.attribution.attribute`).
+attributed as a TTree's are (:func:`hep_advisor.models.attribution.attribute`).
 
 Each top-level field is a "branch" and each of its columns' pages a "basket" without a key:
 its position and on-storage size from the page list (metadata only, through uproot; no page

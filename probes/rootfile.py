@@ -3,8 +3,9 @@
 Metadata only: the TTree and TBranch records (which list every basket's size and position) and,
 per tree, the 9-byte compression header of one stored basket.  No basket is decompressed (a
 branch whose baskets uproot cannot interpret is still probed: its type is then read from its
-leaves).  RNTuples are read from their header, footer and page lists (:mod:`probes.rntuple`).
-The time to open the file and read its trees' metadata is recorded: it is the per-file overhead.
+leaves).  RNTuples are read from their header, footer and page lists
+(:mod:`hep_advisor.probes.rntuple`). The time to open the file and read its trees' metadata is
+recorded: it is the per-file overhead.
 
 Old TTree class versions lack members that newer ones have (version 5 has no fAutoFlush and no
 cluster ranges).  A missing member is unknown, never a refusal: where ROOT reads such a tree it
@@ -129,8 +130,8 @@ def one_line(exc: BaseException) -> str:
 def inspect_file(path: str, size_bytes: int | None = None, fast: bool = False) -> FileMeta:
     """Open ``path`` with uproot and read its trees' metadata.  Raises :class:`FileProblem`.
 
-    ``fast``: read the TTree records with :mod:`probes.ttreemeta` (the members the probe needs
-    only; uproot's full reader where it does not know the layout).  The figures are the same;
+    ``fast``: read the TTree records with :mod:`hep_advisor.probes.ttreemeta` (the members the probe
+    needs only; uproot's full reader where it does not know the layout).  The figures are the same;
     the branch types may be named more plainly, and the file's ``open_s`` is then ``None``, as
     it no longer measures what a reader's open costs.
     """

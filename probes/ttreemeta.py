@@ -8,7 +8,7 @@ byte count.  It knows the current layouts (TTree class versions 19 and 20, TBran
 TBranchElement 9 and 10, any TLeaf); anything else (another class version, a branch class such
 as TBranchObject, baskets stored inside the record, a reference it cannot follow) raises
 :class:`Unsupported`, and the caller falls back to uproot's full reader.  The objects it returns
-answer the calls :mod:`probes.rootfile` makes of uproot's (``member``, ``has_member``,
+answer the calls :mod:`hep_advisor.probes.rootfile` makes of uproot's (``member``, ``has_member``,
 ``itervalues``, ``typename``), so the probe's arithmetic is shared by both paths.
 """
 

@@ -12,7 +12,7 @@ import random
 import time
 from pathlib import Path
 
-from probes.readtests.pagecache import resident_fraction
+from hep_advisor.probes.readtests.pagecache import resident_fraction
 
 from .common import EmulatedDiskError, write_value
 

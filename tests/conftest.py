@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from advisor.demo import make_datasets
 from helpers import write_flat
+from hep_advisor.demo import make_datasets
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from probes.basketmap import BasketMap, Region, synthetic_map
+from hep_advisor.probes.basketmap import BasketMap, Region, synthetic_map
 
 
 def write_flat(path: Path, entries: int = 100, branches: int = 3, compression: object = None,

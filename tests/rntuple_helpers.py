@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from probes.rootfile import inspect_file
+from hep_advisor.probes.rootfile import inspect_file
 
 #: One RNTuple "ntpl": scalars of many column types (half-precision, truncated and quantised
 #: floats among them), vectors, a vector of vectors, a string, a variant, an array and a

@@ -13,23 +13,23 @@ from pathlib import Path
 
 import pytest
 
-from advisor.advice import MIN_SPEEDUP, Advice, Recommendation, severity_for
-from advisor.core import NoUsableData, advise, advise_from
-from advisor.recommend import Context, recommend
-from advisor.recommend.data import branches_rule, compression_rule
-from advisor.recommend.files import merge_rule, nice_size, per_file_overhead, rewrite_rule
-from advisor.recommend.parallel import knee, workers_rule
-from advisor.recommend.storage import (
+from hep_advisor.advice import MIN_SPEEDUP, Advice, Recommendation, severity_for
+from hep_advisor.core import NoUsableData, advise, advise_from
+from hep_advisor.models import scenarios as sc
+from hep_advisor.models.physics import PARAMS
+from hep_advisor.probes.readtests.results import RequestPoint
+from hep_advisor.recommend import Context, recommend
+from hep_advisor.recommend.data import branches_rule, compression_rule
+from hep_advisor.recommend.files import merge_rule, nice_size, per_file_overhead, rewrite_rule
+from hep_advisor.recommend.parallel import knee, workers_rule
+from hep_advisor.recommend.storage import (
     LAYOUT_MIN_SHARE,
     cache_rule,
     layout_rule,
     readahead_rule,
     treecache_rule,
 )
-from advisor.verdict import verdict
-from models import scenarios as sc
-from models.physics import PARAMS
-from probes.readtests.results import RequestPoint
+from hep_advisor.verdict import verdict
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +93,7 @@ def test_cached_calibration_is_reused(small: Advice, tiny_demo: Path, cache_dir:
 
 def test_cache_misses_when_a_file_changes(tiny_demo: Path, tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from advisor import cache
+    from hep_advisor import cache
 
     monkeypatch.setenv("HEP_ADVISOR_CACHE", str(tmp_path / "c"))
     src = tiny_demo / "flat" / "pythia_zstd5.root"
@@ -406,7 +406,7 @@ def test_every_command_says_what_it_needs(stored: Advice) -> None:
 def test_severity_follows_the_speedup_shown(stored: Advice) -> None:
     """A speed-up of 1.9996 is shown as 2.0x, so it is critical (the threshold is 2.0), and
     one shown as 1.05x is kept."""
-    from models.scenarios import PredictionPoint
+    from hep_advisor.models.scenarios import PredictionPoint
 
     ctx = context(stored)
 
@@ -429,7 +429,7 @@ def test_severity_follows_the_speedup_shown(stored: Advice) -> None:
 def test_a_wide_interval_names_the_measurement_that_would_narrow_it(
         stored: Advice, code: str, speedup: float, low: float, high: float,
         names: str | None) -> None:
-    from models.scenarios import PredictionPoint
+    from hep_advisor.models.scenarios import PredictionPoint
 
     point = PredictionPoint(1, 1.0, 0.9, 1.1, None, speedup, low, high)
     r = context(stored).make(code=code, kind="x", title="x", audience="analyst", point=point,
@@ -446,7 +446,7 @@ def test_a_wide_interval_names_the_measurement_that_would_narrow_it(
 def test_rules_outside_make_get_the_narrowing_once(stored: Advice) -> None:
     """Remote and cluster rules build their recommendations themselves: ``with_narrowing``
     adds the evidence where the interval is wide, once, and leaves a narrow one as it is."""
-    from advisor.advice import with_narrowing
+    from hep_advisor.advice import with_narrowing
 
     assert stored.recommendations
     wide = replace(stored.recommendations[0], code="X001", severity="critical",
@@ -497,7 +497,7 @@ def test_uses_changes_the_advice_not_the_calibration(small: Advice, tiny_demo: P
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """``uses`` is an advice input: the cached calibration is reused, and the stored advice
     is kept per ``uses``."""
-    from advisor.core import cached_advice
+    from hep_advisor.core import cached_advice
 
     monkeypatch.setenv("HEP_ADVISOR_CACHE", str(cache_dir))
     paths = [str(tiny_demo / "small_files")]
@@ -517,7 +517,7 @@ def test_uses_changes_the_advice_not_the_calibration(small: Advice, tiny_demo: P
 def test_cached_advice_is_the_stored_conclusion(small: Advice, tiny_demo: Path,
                                                 cache_dir: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    from advisor.core import cached_advice
+    from hep_advisor.core import cached_advice
 
     monkeypatch.setenv("HEP_ADVISOR_CACHE", str(cache_dir))
     quick = cached_advice([str(tiny_demo / "small_files")])

@@ -15,7 +15,7 @@ import pytest
 import uproot
 
 from helpers import snapshot, write_flat
-from probes import probe_dataset
+from hep_advisor.probes import probe_dataset
 
 
 def damage_tree_metadata(src: Path, dst: Path) -> Path:
@@ -147,7 +147,7 @@ def test_directory_without_permission() -> None:
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "advisor", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "hep_advisor", *args], capture_output=True,
                           text=True, timeout=120)
 
 

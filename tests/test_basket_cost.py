@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from helpers import snapshot, write_flat
-from models.calcosts import basket_cost, basket_density
-from models.calibration import FitInputs, fit_inputs
-from models.physics import FEATURES
-from models.scenarios import (
+from hep_advisor.models.calcosts import basket_cost, basket_density
+from hep_advisor.models.calibration import FitInputs, fit_inputs
+from hep_advisor.models.physics import FEATURES
+from hep_advisor.models.scenarios import (
     cached,
     calibrated_baseline,
     combine,
@@ -25,10 +25,10 @@ from models.scenarios import (
     predict_scenarios,
     rebasket,
 )
-from models.throughput import DEFAULTS
-from probes import probe_dataset
-from probes.readtests.baskets import _fit, _Group, measure_basket_cost
-from probes.readtests.results import (
+from hep_advisor.models.throughput import DEFAULTS
+from hep_advisor.probes import probe_dataset
+from hep_advisor.probes.readtests.baskets import _fit, _Group, measure_basket_cost
+from hep_advisor.probes.readtests.results import (
     BasketCost,
     BasketGroup,
     Calibration,
@@ -41,8 +41,8 @@ from probes.readtests.results import (
     ParallelPoint,
     Unpacking,
 )
-from probes.readtests.runner import ProgressEvent, Session
-from probes.results import (
+from hep_advisor.probes.readtests.runner import ProgressEvent, Session
+from hep_advisor.probes.results import (
     BasketStats,
     Compression,
     CpuInfo,
@@ -239,7 +239,7 @@ def test_the_basket_cost_is_the_tests_own_where_it_cannot_be_taken_net() -> None
 
 
 def test_a_single_repetition_of_the_basket_test_is_a_loose_prior() -> None:
-    from models.calibration import BASKET_FEW_SD
+    from hep_advisor.models.calibration import BASKET_FEW_SD
 
     cal, dataset, site = _calibration(1e-4)
     three = fit_inputs(cal, dataset, site).priors["basket_s"]
@@ -251,7 +251,7 @@ def test_a_single_repetition_of_the_basket_test_is_a_loose_prior() -> None:
 
 
 def test_a_loop_ending_inside_baskets_is_taken_to_whole_files() -> None:
-    from models.calcosts import loop_cpu_rate
+    from hep_advisor.models.calcosts import loop_cpu_rate
 
     cal, dataset, site = _calibration(1e-4)
     whole = fit_inputs(cal, dataset, site)
@@ -324,7 +324,7 @@ def test_a_files_first_call_counts_with_its_opening() -> None:
 
 
 def test_the_loops_cost_per_file_beyond_a_later_call_of_a_whole_file() -> None:
-    from models.calcosts import first_call_extra, loop_file_extra
+    from hep_advisor.models.calcosts import first_call_extra, loop_file_extra
 
     cal, _, _ = _calibration(None)
     assert cal.call_cost is not None and cal.event_loop is not None and cal.event_loop.warm
@@ -355,9 +355,9 @@ def test_the_loops_cost_per_file_is_held_below_its_fastest_file() -> None:
     """A slow warm median makes the loop's extra per file large; the model takes it out of
     the cold and the warm row alike, so it is held to 0.4 of the fastest pass's time a file
     (else the cold row, too short for it, stays as measured and reads slower than warm)."""
-    from models.calcosts import loop_file_extra
-    from probes.readtests.results import Conditions
-    from probes.readtests.runner import measurement
+    from hep_advisor.models.calcosts import loop_file_extra
+    from hep_advisor.probes.readtests.results import Conditions
+    from hep_advisor.probes.readtests.runner import measurement
 
     cal, dataset, site = _calibration(None)
     assert cal.call_cost is not None and cal.event_loop is not None and cal.event_loop.warm
@@ -389,9 +389,9 @@ def test_the_loops_cost_per_file_is_held_below_its_fastest_file() -> None:
 def test_a_warm_loop_slower_than_its_cold_pass_costs_the_cold_passs_cpu() -> None:
     """A pass's wall time bounds its CPU: where the cold loop (the same work, plus waits for
     the disk) ran faster than the warm one, the per-call cost comes from the cold rate."""
-    from models.calcosts import loop_call_costs, loop_cpu_rate
-    from probes.readtests.results import Conditions
-    from probes.readtests.runner import measurement
+    from hep_advisor.models.calcosts import loop_call_costs, loop_cpu_rate
+    from hep_advisor.probes.readtests.results import Conditions
+    from hep_advisor.probes.readtests.runner import measurement
 
     cal, dataset, _site = _calibration(None)
     # one basket per branch and file: the loop's calls cost what their branches do
@@ -418,7 +418,7 @@ def test_the_open_prior_holds_the_collectors_full_collections() -> None:
     """The event loop's rows are timed without Python's full collections: with uproot, the
     open's prior carries the collector test's cost per file (a program opening files pays
     it), so the rate model still counts it; ROOT's loop does not pay it."""
-    from probes.readtests.results import Collector
+    from hep_advisor.probes.readtests.results import Collector
 
     cal, dataset, site = _calibration(None)
     before = fit_inputs(cal, dataset, site).priors["open_s"][0]
@@ -435,7 +435,7 @@ def test_a_noisy_first_call_is_held_below_the_loops_time_per_file() -> None:
     the per-call test's pair of first calls is held below ``LOOP_EXTRA_MAX`` of the loop's
     time per file, where its range is a whole file: the loop's files each had one first
     call, so a first call cannot cost more than they took."""
-    from models.calcosts import LOOP_EXTRA_MAX, first_call_extra, loop_file_extra
+    from hep_advisor.models.calcosts import LOOP_EXTRA_MAX, first_call_extra, loop_file_extra
 
     cal, _, _ = _calibration(None)
     assert cal.call_cost is not None and cal.event_loop is not None
@@ -481,7 +481,7 @@ def test_a_loops_later_calls_read_a_basket_per_branch_again() -> None:
 
 
 def test_a_basket_read_again_costs_a_baskets_time() -> None:
-    from models.physics import Cores, Params, config_matrix, rates
+    from hep_advisor.models.physics import Cores, Params, config_matrix, rates
 
     p = Params(storage_mb_per_s=100.0, access_ms=5.0, devices=1.0, decompress_mb_per_s=200.0,
                process_mb_per_s=500.0, open_s=0.01, cache_mb_per_s=5000.0, call_s=0.002,

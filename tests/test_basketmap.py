@@ -10,7 +10,7 @@ import pytest
 import uproot
 
 from helpers import write_flat
-from probes.basketmap import (
+from hep_advisor.probes.basketmap import (
     BasketMap,
     Region,
     basket_keylen,

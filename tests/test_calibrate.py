@@ -15,12 +15,12 @@ import jsonschema
 import psutil
 import pytest
 
-from advisor.schema import generate_schema
 from helpers import snapshot
-from probes import DatasetProfile, probe_dataset
-from probes.readtests.calibrate import calibrate
-from probes.readtests.raw import WARMUP_S, Marks
-from probes.readtests.runner import ProgressEvent, tolerance
+from hep_advisor.probes import DatasetProfile, probe_dataset
+from hep_advisor.probes.readtests.calibrate import calibrate
+from hep_advisor.probes.readtests.raw import WARMUP_S, Marks
+from hep_advisor.probes.readtests.runner import ProgressEvent, tolerance
+from hep_advisor.schema import generate_schema
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +148,7 @@ def test_steady_state_rate_leaves_out_the_start() -> None:
 
 
 def test_calibrate_cli_json_follows_the_schema(tiny_demo: Path) -> None:
-    r = subprocess.run([sys.executable, "-m", "advisor", "calibrate",
+    r = subprocess.run([sys.executable, "-m", "hep_advisor", "calibrate",
                         str(tiny_demo / "flat"), "--budget", "4", "--workers", "1,2", "--json"],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from advisor import __version__
-from advisor.cli import build_parser, main
+from hep_advisor import __version__
+from hep_advisor.cli import build_parser, main
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "advisor", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "hep_advisor", *args], capture_output=True,
                           text=True, timeout=300)
 
 
@@ -80,7 +80,7 @@ def test_demo_into_a_directory(tmp_path: Path) -> None:
 def test_probe_without_paths_uses_the_cached_demo(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """The quick start: `hep-advisor probe` creates the demo once, then reuses it."""
-    from advisor.demo import datasets
+    from hep_advisor.demo import datasets
 
     monkeypatch.setenv("HEP_ADVISOR_CACHE", str(tmp_path / "cache"))
     monkeypatch.setitem(datasets.SCALES, "default", datasets.SCALES["tiny"])
@@ -107,9 +107,9 @@ def test_calibrate_without_usable_data(tmp_path: Path,
 
 def test_calibrate_runs_through_the_core(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                          capsys: pytest.CaptureFixture[str]) -> None:
-    """``hep-advisor calibrate`` is ``advisor.core.calibrate_paths`` and a rendering: the
+    """``hep-advisor calibrate`` is ``hep_advisor.core.calibrate_paths`` and a rendering: the
     options reach it, its notes are printed, its result is the JSON document."""
-    from advisor import core
+    from hep_advisor import core
 
     calls: list[dict] = []
 
@@ -143,7 +143,7 @@ def test_branches_and_uses_mean_one_thing_each(command: str,
 
 
 def test_report_passes_uses_to_advise(monkeypatch: pytest.MonkeyPatch) -> None:
-    from advisor import core
+    from hep_advisor import core
 
     calls: list[dict] = []
 
@@ -165,13 +165,13 @@ def test_commands_do_not_import_the_cli() -> None:
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
-                base = ("", "advisor.commands.", "advisor.")[node.level]
-                assert f"{base}{node.module}" != "advisor.cli", f"{path.name} imports the CLI"
+                base = ("", "hep_advisor.commands.", "advisor.")[node.level]
+                assert f"{base}{node.module}" != "hep_advisor.cli", f"{path.name} imports the CLI"
 
 
 def test_tui_passes_uses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``tui --uses`` reaches the advice source the app loads (and its cached quick view)."""
-    from advisor.tui.app import make_app
+    from hep_advisor.tui.app import make_app
 
     monkeypatch.setenv("HEP_ADVISOR_CACHE", str(tmp_path))
     app = make_app([str(tmp_path / "x.root")], branches=["a", "b"], uses=["a"])

@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from advisor.jsonio import from_jsonable, to_jsonable
-from models.cluster import (
+from hep_advisor.jsonio import from_jsonable, to_jsonable
+from hep_advisor.models.cluster import (
     ClusterModel,
     ClusterParameters,
     NodeRates,
     capacity_from,
     contended,
 )
-from probes.cluster import (
+from hep_advisor.probes.cluster import (
     ClusterError,
     ClusterNode,
     ClusterProfile,
@@ -38,7 +38,7 @@ from probes.cluster import (
     network_interfaces,
     window_rates,
 )
-from probes.readtests.results import Conditions, Measurement
+from hep_advisor.probes.readtests.results import Conditions, Measurement
 
 # ---------------------------------------------------------------------------------------------
 # helpers
@@ -235,8 +235,8 @@ def _files(directory: Path, n: int, size: int) -> list[str]:
 @pytest.mark.slow
 def test_local_cluster_probe(tmp_path: Path) -> None:
     pytest.importorskip("distributed")
-    from probes.cluster import probe_cluster
-    from probes.readtests.runner import ProgressEvent
+    from hep_advisor.probes.cluster import probe_cluster
+    from hep_advisor.probes.readtests.runner import ProgressEvent
 
     files = _files(tmp_path, 4, 4_000_000)
     events: list[ProgressEvent] = []
@@ -281,7 +281,7 @@ def test_emulated_cluster_rates(mode: str) -> None:
     ok, reason = _emulated_ok()
     if not ok:
         pytest.skip(f"emulated disks unavailable: {reason}")
-    from probes.cluster import concurrent_read, list_workers, probe_cluster
+    from hep_advisor.probes.cluster import concurrent_read, list_workers, probe_cluster
     from testbench.cluster import emulated_cluster
 
     rate = 50.0
@@ -321,7 +321,7 @@ def test_failures_are_reported_not_raised(tmp_path: Path) -> None:
     pytest.importorskip("distributed")
     from distributed import Client, LocalCluster
 
-    from probes.cluster import _pin, _results, probe_cluster
+    from hep_advisor.probes.cluster import _pin, _results, probe_cluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                       dashboard_address=":0") as cluster, Client(cluster) as client:

@@ -16,13 +16,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from advisor.advice import Report
-from advisor.cluster import ClusterAdvice, cluster_advice, cpu_and_event_size
-from advisor.render.formats import render_report
-from advisor.schema import generate_schema
 from helpers import write_flat
-from probes import CpuInfo, SiteProfile, probe_site
-from probes.cluster import (
+from hep_advisor.advice import Report
+from hep_advisor.cluster import ClusterAdvice, cluster_advice, cpu_and_event_size
+from hep_advisor.probes import CpuInfo, SiteProfile, probe_site
+from hep_advisor.probes.cluster import (
     ClusterNode,
     ClusterProfile,
     ConcurrentRead,
@@ -31,7 +29,9 @@ from probes.cluster import (
     WorkerInfo,
     WorkerRead,
 )
-from probes.readtests.results import Conditions, EventLoop, Measurement
+from hep_advisor.probes.readtests.results import Conditions, EventLoop, Measurement
+from hep_advisor.render.formats import render_report
+from hep_advisor.schema import generate_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -210,7 +210,7 @@ def tiny(tmp_path: Path) -> Path:
 @pytest.mark.slow
 def test_advise_with_a_local_cluster(tiny: Path) -> None:
     pytest.importorskip("distributed")
-    from advisor.core import advise
+    from hep_advisor.core import advise
 
     before = sorted(os.listdir(tiny))
     a = advise([str(tiny)], budget_s=4, cache=False, dask="local:2")
@@ -236,7 +236,7 @@ def test_advise_with_a_local_cluster(tiny: Path) -> None:
 @pytest.mark.slow
 def test_report_command_with_dask_local(tiny: Path) -> None:
     pytest.importorskip("distributed")
-    r = subprocess.run([sys.executable, "-m", "advisor", "report", str(tiny), "--budget", "4",
+    r = subprocess.run([sys.executable, "-m", "hep_advisor", "report", str(tiny), "--budget", "4",
                         "--no-cache", "--dask", "local:2", "--format", "json"],
                        capture_output=True, text=True, timeout=240, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-2000:]
@@ -258,7 +258,7 @@ def test_emulated_slow_node_and_saturated_storage_advice() -> None:
     ok, reason = availability()
     if not ok:
         pytest.skip(f"emulated disks unavailable: {reason}")
-    from probes.cluster import probe_cluster
+    from hep_advisor.probes.cluster import probe_cluster
     from testbench.cluster import emulated_cluster
 
     with emulated_cluster(2, "separate", [60.0, 20.0]) as ec:
@@ -280,7 +280,7 @@ def test_emulated_slow_node_and_saturated_storage_advice() -> None:
 def test_calibrate_command_with_a_bad_dask_address(tiny: Path) -> None:
     """One line naming the option and the cause; the calibration is still written; exit 1."""
     pytest.importorskip("distributed")
-    r = subprocess.run([sys.executable, "-m", "advisor", "calibrate", str(tiny), "--budget",
+    r = subprocess.run([sys.executable, "-m", "hep_advisor", "calibrate", str(tiny), "--budget",
                         "3", "--dask", "local:zero", "--json"],
                        capture_output=True, text=True, timeout=240, cwd=ROOT)
     assert r.returncode == 1, r.stderr[-2000:]

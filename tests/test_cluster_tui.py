@@ -11,7 +11,7 @@ import pytest
 from test_cluster_advice import profile
 from tui_helpers import fixture_advice, settle, wait_until
 
-from advisor.cluster import cluster_advice
+from hep_advisor.cluster import cluster_advice
 
 SIZE = (100, 40)
 
@@ -23,7 +23,7 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory,
 
 
 def _run(advice: Any, check: Any) -> None:
-    from advisor.tui import make_app
+    from hep_advisor.tui import make_app
 
     app = make_app(advice=advice)
     app.animation_level = "none"
@@ -50,7 +50,7 @@ def _text(widget: Any) -> str:
 def test_cluster_tab_shows_nodes_and_the_plot() -> None:
     from textual.widgets import Static, TabbedContent
 
-    from advisor.tui.cluster import ClusterPlot
+    from hep_advisor.tui.cluster import ClusterPlot
 
     cl = cluster_advice(profile([100.0, 100.0, 40.0], shared=150.0, cpu=50.0))
     advice = replace(fixture_advice(), cluster=cl)

@@ -10,16 +10,16 @@ import numpy as np
 import pytest
 
 from helpers import clustered_map
-from models.replay import LocalDevice
-from models.replay.cpucosts import CpuCosts
-from models.replay.predict import Reader, layout_time
-from models.replay.rewrite import (
+from hep_advisor.models.replay import LocalDevice
+from hep_advisor.models.replay.cpucosts import CpuCosts
+from hep_advisor.models.replay.predict import Reader, layout_time
+from hep_advisor.models.replay.rewrite import (
     recoded_costs,
     recompressed,
     recompression_prediction,
     rewritten_layout,
 )
-from probes.basketmap import BasketMap
+from hep_advisor.probes.basketmap import BasketMap
 
 
 def flat_file(path: str, entries: int = 1000, branches: int = 10, size: int = 3000,
@@ -149,9 +149,9 @@ def _zlib_context(maps: tuple[BasketMap, ...], reader: str | None):
     (C001 fires), with ``maps`` to replay and the program's ``reader``."""
     from tui_helpers import fixture_advice
 
-    from advisor.recommend import Context
-    from advisor.verdict import verdict
-    from probes.readtests.readers import parse_reader
+    from hep_advisor.probes.readtests.readers import parse_reader
+    from hep_advisor.recommend import Context
+    from hep_advisor.verdict import verdict
 
     a = fixture_advice(label="small")
     assert a.fitted is not None and a.baseline is not None and a.model is not None
@@ -167,8 +167,8 @@ def _zlib_context(maps: tuple[BasketMap, ...], reader: str | None):
 
 
 def test_c001_shows_its_printed_command_replayed() -> None:
-    from advisor.recommend.codec import codec_replay
-    from advisor.recommend.data import compression_rule
+    from hep_advisor.recommend.codec import codec_replay
+    from hep_advisor.recommend.data import compression_rule
 
     # 3 files of 4 branches x 1 MB in 32 kB baskets (about the size a rewrite gives them, so
     # that the baskets' own cost does not decide): decompressing them is a good part of the
@@ -187,7 +187,7 @@ def test_c001_shows_its_printed_command_replayed() -> None:
     assert "replayed time now / rewritten" not in {e.name for e in plain.evidence}
     # the figure is the command's replay, with the program's reader
     new = replace(ctx.baseline)  # the scenario's size and rate, as the rule takes them
-    from models import scenarios as sc
+    from hep_advisor.models import scenarios as sc
 
     applied = sc.compression(cand).apply(new)
     rep = codec_replay(ctx, cand, applied.mb_per_work, applied.params.decompress_mb_per_s)
@@ -221,8 +221,8 @@ def test_c001_shows_its_printed_command_replayed() -> None:
 
 
 def test_an_entry_autoflush_is_seen_and_said() -> None:
-    from advisor.recommend.codec import entry_autoflush, layout_caveat
-    from advisor.recommend.data import compression_rule
+    from hep_advisor.recommend.codec import entry_autoflush, layout_caveat
+    from hep_advisor.recommend.data import compression_rule
 
     regular = tuple(flat_file(f"f{i}", branches=4, size=250_000, flush=250) for i in range(3))
     assert entry_autoflush(regular) == 250
@@ -274,6 +274,6 @@ def test_each_size_of_the_range_replays_its_own_layout() -> None:
                         reader=reader)
     assert pred.low == pytest.approx(min(pred.speedup, pred.before.total_s / after.total_s))
     # not the one-cluster layout's requests scaled (the old corner): other baskets
-    from models.replay.rewrite import resized
+    from hep_advisor.models.replay.rewrite import resized
     scaled = resized(pred.after, DISK, 2.0).with_costs(recoded_costs(costs, 100.0, 2.0))
     assert after.total_s != pytest.approx(scaled.total_s, rel=0.05)

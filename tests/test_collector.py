@@ -1,5 +1,5 @@
-"""Python's garbage collector per file (``probes.readtests.collector``): the arithmetic of the
-child's record, a real child on tiny files, the skip below a few files, what the model
+"""Python's garbage collector per file (``hep_advisor.probes.readtests.collector``): the arithmetic
+of the child's record, a real child on tiny files, the skip below a few files, what the model
 adds (uproot's open, not ROOT's; the ``--reader`` baseline's per-file cost), and the event loop
 timed without full collections (which the model adds per file)."""
 
@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 
 from helpers import write_flat
-from models.calcosts import collector_per_file
-from models.physics import Params
-from models.replay.baseline import reader_baseline
-from models.replay.cpucosts import costs_from, loop_costs
-from probes.basketmap import read_basket_map
-from probes.readtests.collector import measure_collector, step, summarise
-from probes.readtests.readers import parse_reader
-from probes.readtests.runner import Context, OutOfTime, Session
+from hep_advisor.models.calcosts import collector_per_file
+from hep_advisor.models.physics import Params
+from hep_advisor.models.replay.baseline import reader_baseline
+from hep_advisor.models.replay.cpucosts import costs_from, loop_costs
+from hep_advisor.probes.basketmap import read_basket_map
+from hep_advisor.probes.readtests.collector import measure_collector, step, summarise
+from hep_advisor.probes.readtests.readers import parse_reader
+from hep_advisor.probes.readtests.runner import Context, OutOfTime, Session
 
 
 def test_summary_splits_freeing_from_the_heap_walk() -> None:
@@ -169,7 +169,7 @@ def test_the_event_loop_is_timed_without_full_collections() -> None:
     thresholds and collect once afterwards."""
     import gc
 
-    from probes.readtests.eventloop import no_full_collections
+    from hep_advisor.probes.readtests.eventloop import no_full_collections
 
     full: list[int] = []
 
@@ -197,8 +197,8 @@ def test_the_event_loop_is_timed_without_full_collections() -> None:
 def test_the_parallel_loop_plans_its_workers_collections() -> None:
     """The collector test runs before the parallel loop, whose plan counts each file's
     collections on top of the warm open (its workers are fresh processes that pay them)."""
-    from probes.readtests.registry import READ_TESTS
-    from probes.readtests.steps import worker_open_s
+    from hep_advisor.probes.readtests.registry import READ_TESTS
+    from hep_advisor.probes.readtests.steps import worker_open_s
 
     order = [t.name for t in READ_TESTS]
     assert order.index("collector") < order.index("parallel_loop")

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 import uproot
 
-from advisor.demo import ESD, FLAT, read_manifest
 from helpers import write_flat
-from probes import probe_dataset, sample_indices
-from probes.dataset import TIMED_OPENS
-from probes.rootfile import cluster_layout, inspect_file
+from hep_advisor.demo import ESD, FLAT, read_manifest
+from hep_advisor.probes import probe_dataset, sample_indices
+from hep_advisor.probes.dataset import TIMED_OPENS
+from hep_advisor.probes.rootfile import cluster_layout, inspect_file
 
 
 def test_small_files_match_the_writer(tiny_demo: Path) -> None:

@@ -1,6 +1,6 @@
 """The codec's fixed cost per basket decompressed: measured on the dataset's own bytes
-(``probes.readtests.blockcost``), and what it changes in a replay (``CpuCosts``): a layout of
-larger baskets decompresses faster per MB; today's layout, where the rate was measured, is
+(``hep_advisor.probes.readtests.blockcost``), and what it changes in a replay (``CpuCosts``): a
+layout of larger baskets decompresses faster per MB; today's layout, where the rate was measured, is
 unchanged.  Tiny synthetic data, exact figures where the arithmetic is the model's."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from test_replay_predict import one_file
 
-from models.replay import LocalDevice
-from models.replay.cpucosts import CpuCosts
-from models.replay.predict import merge_prediction
-from models.replay.rewrite import recoded_costs
-from probes.readtests.blockcost import JOIN, block_call_s
-from probes.readtests.recompress import Payload
+from hep_advisor.models.replay import LocalDevice
+from hep_advisor.models.replay.cpucosts import CpuCosts
+from hep_advisor.models.replay.predict import merge_prediction
+from hep_advisor.models.replay.rewrite import recoded_costs
+from hep_advisor.probes.readtests.blockcost import JOIN, block_call_s
+from hep_advisor.probes.readtests.recompress import Payload
 
 
 def _payloads(n: int, size: int) -> list[Payload]:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import uproot
 
-from advisor.demo import ESD, FLAT, make_chunk, make_datasets, read_manifest
+from hep_advisor.demo import ESD, FLAT, make_chunk, make_datasets, read_manifest
 
 
 def test_chunks_are_reproducible_and_realistic() -> None:
@@ -76,9 +76,9 @@ def test_example_script(tmp_path: Path) -> None:
 
 
 def test_the_core_writes_no_demo_data(tmp_path: Path) -> None:
-    """The demo is written where it is asked for (``advisor.demo``, the commands given no
+    """The demo is written where it is asked for (``hep_advisor.demo``, the commands given no
     PATHS), never by the core: advise needs paths, and neither the core nor the calibration
-    cache loads ``advisor.demo``."""
+    cache loads ``hep_advisor.demo``."""
     import os
     import subprocess
     import sys
@@ -91,7 +91,7 @@ def test_the_core_writes_no_demo_data(tmp_path: Path) -> None:
         f"assert core.cached_advice({str(tmp_path / 'none.root')!r}) is None\n"
         "try:\n    core.advise()\nexcept TypeError:\n    pass\n"
         "else:\n    raise SystemExit('advise() ran without paths')\n"
-        "print(sorted(m for m in sys.modules if m.startswith('advisor.demo')))"
+        "print(sorted(m for m in sys.modules if m.startswith('hep_advisor.demo')))"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        env={**os.environ, "HEP_ADVISOR_CACHE": str(tmp_path)}, timeout=120)
@@ -102,18 +102,18 @@ def test_the_core_writes_no_demo_data(tmp_path: Path) -> None:
 
 def test_the_demo_on_request(tiny_demo: Path, tmp_path: Path,
                              monkeypatch: pytest.MonkeyPatch) -> None:
-    import advisor
-    from advisor import core
-    from advisor.demo import DEMO_DATASETS, datasets, demo_dataset, demo_report, report
-    from advisor.paths import cache_root, default_demo_dir
+    import hep_advisor
+    from hep_advisor import core
+    from hep_advisor.demo import DEMO_DATASETS, datasets, demo_dataset, demo_report, report
+    from hep_advisor.paths import cache_root, default_demo_dir
 
-    assert advisor.demo_report is demo_report and advisor.demo_dataset is demo_dataset
+    assert hep_advisor.demo_report is demo_report and hep_advisor.demo_dataset is demo_dataset
     assert report.DEFAULT_BUDGET_S == core.DEFAULT_BUDGET_S
     assert all((tiny_demo / rel).exists() for _, rel in DEMO_DATASETS)
     monkeypatch.setenv("HEP_ADVISOR_CACHE", str(tmp_path / "cache"))
     assert cache_root() == tmp_path / "cache"
     assert datasets.default_demo_dir() == default_demo_dir() == \
-        tmp_path / "cache" / f"demo-{advisor.__version__}-uproot"
+        tmp_path / "cache" / f"demo-{hep_advisor.__version__}-uproot"
     # the default demo, written on first use (here: the tiny one, copied into place)
     monkeypatch.setattr(datasets, "make_datasets",
                         lambda d, **kw: Path(__import__("shutil").copytree(tiny_demo, d)))

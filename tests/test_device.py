@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from models.physics import Params, request_time, shared_devices, stream_io_rate
-from models.replay import LocalDevice, Request
-from probes.readtests.raw import device_limit, fit_access
-from probes.readtests.results import Conditions, RequestPoint
-from probes.readtests.runner import measurement
+from hep_advisor.models.physics import Params, request_time, shared_devices, stream_io_rate
+from hep_advisor.models.replay import LocalDevice, Request
+from hep_advisor.probes.readtests.raw import device_limit, fit_access
+from hep_advisor.probes.readtests.results import Conditions, RequestPoint
+from hep_advisor.probes.readtests.runner import measurement
 
 KiB, MiB = 1 << 10, 1 << 20
 SIZES = (4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, MiB, 4 * MiB, 8 * MiB)
@@ -223,7 +223,7 @@ def test_a_throttles_credit_comes_once_for_a_replay_standing_for_many() -> None:
     """The throttle lets one slice's budget through at once, once per job: a replayed sample
     of files standing for ten times as many takes the credit off once, not ten times (120
     tiny files replayed as 8 had come out 5.2 s where their 840 I/Os take 6.7 s)."""
-    from models.replay.predict import LayoutTime, retimed
+    from hep_advisor.models.replay.predict import LayoutTime, retimed
 
     thr = LocalDevice(70.0, 1 / 120, 0, limit="max", throttle_slice_s=0.1,
                       throttle_mb_per_s=70.0, throttle_iops=120.0)
@@ -249,7 +249,7 @@ def test_a_throttle_slice_ends_on_the_kernels_grid() -> None:
     kernel's clock: after 105 ms of CPU the slice is still alive in 3 of 4 phases, and the
     elapsed time (two slices' budget, 14 MB) lets a 12 MB read through at once; at phase 0
     the slice has lapsed and the read starts a fresh one (7 MB at once, the rest waits)."""
-    from models.replay.throttle import Steps as _Steps
+    from hep_advisor.models.replay.throttle import Steps as _Steps
 
     thr = LocalDevice(70.0, 1 / 120, 0, limit="max", throttle_slice_s=0.1,
                       throttle_mb_per_s=70.0, throttle_iops=120.0)
@@ -276,7 +276,7 @@ def test_a_throttle_slice_ends_on_the_kernels_grid() -> None:
 def test_the_open_work_follows_a_files_opening_reads() -> None:
     """A file's open work (parsing its header, directory and tree) comes after its first run
     of metadata reads, before its first basket: not after its first read."""
-    from models.replay.pacing import Pace
+    from hep_advisor.models.replay.pacing import Pace
 
     reqs = [Request("f", 0, 100, "meta"), Request("f", 900, 50, "meta"),
             Request("f", 800, 60, "meta"), Request("f", 100, 500, "data"),
@@ -291,7 +291,7 @@ def test_the_open_work_follows_a_files_opening_reads() -> None:
 def test_a_phase_resumed_from_the_first_edge_goes_as_a_whole_run() -> None:
     """The phases agree up to the first idle gap of one to two slices; a run resumed there at
     another phase ends where that phase's whole run ends."""
-    from models.replay.throttle import Steps as _Steps
+    from hep_advisor.models.replay.throttle import Steps as _Steps
 
     thr = LocalDevice(70.0, 1 / 120, 0, limit="max", throttle_slice_s=0.1,
                       throttle_mb_per_s=70.0, throttle_iops=120.0)
@@ -314,9 +314,9 @@ def test_root_loop_work_follows_the_entries_each_read_starts() -> None:
     entries, up to the next read. Two branches whose baskets end at the same entries read in
     bursts, with each half's work after its burst; a rate limiter then waits on each burst
     where the work spread by bytes would have paced the reads."""
-    from models.replay import root_getentry
-    from models.replay.pacing import Pace
-    from probes.basketmap import synthetic_map
+    from hep_advisor.models.replay import root_getentry
+    from hep_advisor.models.replay.pacing import Pace
+    from hep_advisor.probes.basketmap import synthetic_map
 
     m = synthetic_map([("a", 1000, 100, 0, 10), ("a", 1200, 100, 10, 20),
                        ("b", 1100, 100, 0, 10), ("b", 1300, 100, 10, 20)], entries=20)
@@ -345,7 +345,7 @@ def test_root_loop_work_follows_the_entries_each_read_starts() -> None:
 def test_bursts_of_reads_wait_on_a_throttle() -> None:
     """Eight reads in two bursts, 0.5 s of work after each burst, on a 10 IOPS throttle:
     each burst waits for its slots, where the same work spread by bytes hides the reads."""
-    from models.replay.pacing import Pace
+    from hep_advisor.models.replay.pacing import Pace
 
     thr = LocalDevice(1000.0, 0.1, 0, limit="max", throttle_slice_s=0.1,
                       throttle_mb_per_s=1000.0, throttle_iops=10.0)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from helpers import clustered_map
-from models.physics import Cores, Params, config_matrix, rates
+from hep_advisor.models.physics import Cores, Params, config_matrix, rates
 
 #: a 100 MB/s device with 10 ms per request; CPU: 20 ms to open, 10 ms per 0.2 MB file
 LIMITER = Params(storage_mb_per_s=100.0, access_ms=10.0, devices=1.0, decompress_mb_per_s=20.0,
@@ -51,7 +51,7 @@ def test_the_count_applies_only_to_a_cold_open_from_the_device() -> None:
 def test_the_replay_counts_a_small_files_ios() -> None:
     from tui_helpers import fixture_advice
 
-    from models.replay.fileios import cold_file_ios
+    from hep_advisor.models.replay.fileios import cold_file_ios
 
     a = fixture_advice()
     maps = [clustered_map(f"f{i}") for i in range(3)]
@@ -79,9 +79,9 @@ def test_a_read_ahead_change_replays_the_files_ios_at_its_size() -> None:
     baseline's column stays."""
     from tui_helpers import fixture_advice
 
-    from models import scenarios as sc
-    from models.replay.fileios import cold_file_ios
-    from models.scenarios.baseline import Baseline
+    from hep_advisor.models import scenarios as sc
+    from hep_advisor.models.replay.fileios import cold_file_ios
+    from hep_advisor.models.scenarios.baseline import Baseline
 
     a = fixture_advice()
     maps = [clustered_map(f"f{i}", entries=400) for i in range(3)]  # 0.48 MB each

@@ -1,4 +1,4 @@
-"""The fast TTree metadata reader (``probes.ttreemeta``) against uproot's full reader.
+"""The fast TTree metadata reader (``hep_advisor.probes.ttreemeta``) against uproot's full reader.
 
 The probe reads the first files of a dataset with uproot and the others with the fast reader;
 both must give the same figures (entries, bytes, baskets, clusters, compression) for every file,
@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 import uproot
 
-import probes
-import probes.dataset
+import hep_advisor.probes
+import hep_advisor.probes.dataset
 from helpers import write_flat
-from probes.rootfile import FileMeta, TreeMeta, inspect_file
-from probes.ttreemeta import Unsupported, read_tree
+from hep_advisor.probes.rootfile import FileMeta, TreeMeta, inspect_file
+from hep_advisor.probes.ttreemeta import Unsupported, read_tree
 
 REAL_WORLD = Path(__file__).parent / "data" / "real-world"
 
@@ -83,9 +83,9 @@ def test_a_dataset_probes_alike_with_and_without_the_fast_reader(
 ) -> None:
     for i in range(12):
         write_flat(tmp_path / f"f{i:02d}.root", entries=200 + 37 * i, branches=20, chunks=1 + i % 3)
-    fast = probes.probe_dataset([str(tmp_path)])
-    monkeypatch.setattr(probes.dataset, "TIMED_OPENS", 10**9)
-    full = probes.probe_dataset([str(tmp_path)])
+    fast = hep_advisor.probes.probe_dataset([str(tmp_path)])
+    monkeypatch.setattr(hep_advisor.probes.dataset, "TIMED_OPENS", 10**9)
+    full = hep_advisor.probes.probe_dataset([str(tmp_path)])
     assert fast.open_s is not None and fast.open_s.count == 5
     assert full.open_s is not None and full.open_s.count == 12
     strip = ("open_s",)
@@ -97,9 +97,9 @@ def test_a_dataset_probes_alike_with_and_without_the_fast_reader(
 def test_timed_opens(tmp_path: Path) -> None:
     for i in range(8):
         write_flat(tmp_path / f"f{i}.root")
-    ds = probes.probe_dataset([str(tmp_path)])
+    ds = hep_advisor.probes.probe_dataset([str(tmp_path)])
     assert ds.usable_files == 8
-    assert ds.open_s is not None and ds.open_s.count == probes.dataset.TIMED_OPENS == 5
+    assert ds.open_s is not None and ds.open_s.count == hep_advisor.probes.dataset.TIMED_OPENS == 5
 
 
 def test_damaged_record_is_unsupported_not_wrong(tmp_path: Path) -> None:

@@ -10,19 +10,19 @@ import pytest
 from test_basket_cost import _calibration
 from test_codec_replay import NO_IO, flat_file
 
-from models.calcosts import first_touch_cost, loop_refault, step_touch
-from models.calibration import fit_inputs
-from models.replay.cpucosts import (
+from hep_advisor.models.calcosts import first_touch_cost, loop_refault, step_touch
+from hep_advisor.models.calibration import fit_inputs
+from hep_advisor.models.replay.cpucosts import (
     FIRST_TOUCH_S_PER_MB,
     MEMORY_GROWTH,
     MEMORY_GROWTH_RANGE,
     CpuCosts,
 )
-from models.replay.predict import Reader, layout_time, reader_change
-from models.unitpace import measured_speedup
-from probes.readtests.firsttouch import measure_first_touch
-from probes.readtests.results import Conditions, FirstTouch, Measurement, ParallelPoint
-from probes.readtests.runner import Session
+from hep_advisor.models.replay.predict import Reader, layout_time, reader_change
+from hep_advisor.models.unitpace import measured_speedup
+from hep_advisor.probes.readtests.firsttouch import measure_first_touch
+from hep_advisor.probes.readtests.results import Conditions, FirstTouch, Measurement, ParallelPoint
+from hep_advisor.probes.readtests.runner import Session
 
 # -- the test --------------------------------------------------------------------------------
 
@@ -41,7 +41,7 @@ def test_first_touch_maps_private_memory_as_malloc_does(monkeypatch: pytest.Monk
     more (0.86 against 0.61 ms per MB here) than the private pages a program's arrays get."""
     import mmap
 
-    from probes.readtests import firsttouch
+    from hep_advisor.probes.readtests import firsttouch
 
     real = mmap.mmap
     flags: list[int | None] = []

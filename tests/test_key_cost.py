@@ -13,11 +13,11 @@ import pytest
 from test_basket_cost import _m
 
 from helpers import snapshot, write_flat
-from models.calcosts import uproot_key_cost
-from models.replay.cpucosts import UPROOT_KEY_S, UPROOT_KEY_S_RANGE, CpuCosts
-from probes.readtests.keys import measure_key_cost
-from probes.readtests.results import Calibration, KeyCost, Measurement
-from probes.readtests.runner import ProgressEvent, Session
+from hep_advisor.models.calcosts import uproot_key_cost
+from hep_advisor.models.replay.cpucosts import UPROOT_KEY_S, UPROOT_KEY_S_RANGE, CpuCosts
+from hep_advisor.probes.readtests.keys import measure_key_cost
+from hep_advisor.probes.readtests.results import Calibration, KeyCost, Measurement
+from hep_advisor.probes.readtests.runner import ProgressEvent, Session
 
 
 def test_the_key_cost_is_positive_and_leaves_nothing(tmp_path: Path,
@@ -86,7 +86,7 @@ def test_the_key_cost_is_the_tests_where_it_ran_else_the_assumption() -> None:
 def test_a_measured_key_cost_sets_the_interval_of_a_step_change() -> None:
     from test_replay_predict import DEV, one_file
 
-    from models.replay.predict import Reader, reader_change
+    from hep_advisor.models.replay.predict import Reader, reader_change
 
     m = one_file("/x.root", branches=20, baskets=2, size=50_000)
     warm = replace(DEV, warm=True)

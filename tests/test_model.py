@@ -13,8 +13,16 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from models import FEATURES, PARAMS, Cores, Params, ThroughputModel, config_matrix, rates
-from models.throughput import DEFAULTS
+from hep_advisor.models import (
+    FEATURES,
+    PARAMS,
+    Cores,
+    Params,
+    ThroughputModel,
+    config_matrix,
+    rates,
+)
+from hep_advisor.models.throughput import DEFAULTS
 
 KiB = 1024
 MiB = 1 << 20
@@ -608,7 +616,7 @@ def test_oversubscription_is_fitted_where_points_run_more_workers_than_cores() -
 
 def test_remote_link_is_fitted_from_remote_points() -> None:
     """The link's defaults (unlimited, no latency) give no gradient; remote points still fit."""
-    from models.physics import Cores, Params, config_matrix, rates
+    from hep_advisor.models.physics import Cores, Params, config_matrix, rates
 
     true = Params(storage_mb_per_s=500, access_ms=0.1, devices=4, decompress_mb_per_s=300,
                   process_mb_per_s=1e4, open_s=0.01, cache_mb_per_s=6000,
@@ -659,7 +667,7 @@ def test_from_params_is_the_fixed_fit_with_a_given_covariance() -> None:
 def test_log_rate_gradient_gives_each_time_share_for_one_worker() -> None:
     """For one worker the rate is one over a sum of times per MB, so the elasticity of each
     rate is its share of the time (and the elasticities of rate parameters sum to one)."""
-    from models.gradients import log_rate_gradient
+    from hep_advisor.models.gradients import log_rate_gradient
 
     p = Params(storage_mb_per_s=100.0, access_ms=1.0, devices=1.0, decompress_mb_per_s=50.0,
                process_mb_per_s=200.0, open_s=0.0, cache_mb_per_s=5000.0)

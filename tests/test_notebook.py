@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from advisor._version import __version__
-from advisor.demo import make_datasets
+from hep_advisor._version import __version__
+from hep_advisor.demo import make_datasets
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "examples" / "advisor.ipynb"
 

@@ -10,9 +10,13 @@ import pytest
 import uproot
 
 from helpers import snapshot, write_flat
-from probes import probe_dataset
-from probes.readtests.overhead import calls_per_file, measure_call_cost, measure_parallel_loop
-from probes.readtests.runner import Session
+from hep_advisor.probes import probe_dataset
+from hep_advisor.probes.readtests.overhead import (
+    calls_per_file,
+    measure_call_cost,
+    measure_parallel_loop,
+)
+from hep_advisor.probes.readtests.runner import Session
 
 
 @pytest.fixture

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from probes.readtests.pace import (
+from hep_advisor.probes.readtests.pace import (
     BUSY_CPU_SHARE,
     UNSTEADY_SPREAD,
     machine_pace,
     pace_line,
     sample,
 )
-from probes.readtests.results import PaceSample
+from hep_advisor.probes.readtests.results import PaceSample
 
 
 def _samples(walls: list[float], share: float = 1.0) -> list[PaceSample]:
@@ -63,8 +63,8 @@ def test_one_sample_is_no_pace() -> None:
 
 
 def test_the_calibration_samples_before_each_test_and_at_its_end(tiny_demo: Path) -> None:
-    from probes import probe_dataset
-    from probes.readtests.calibrate import calibrate
+    from hep_advisor.probes import probe_dataset
+    from hep_advisor.probes.readtests.calibrate import calibrate
 
     ds = probe_dataset([tiny_demo / "small_files"])
     cal = calibrate(ds, budget_s=6.0)
@@ -82,7 +82,7 @@ def test_an_unsteady_calibration_is_a_note_of_the_advice() -> None:
 
     from tui_helpers import fixture_advice
 
-    from advisor.core import advise_from
+    from hep_advisor.core import advise_from
 
     a = fixture_advice()
     assert a.calibration is not None
@@ -98,7 +98,7 @@ def test_an_unsteady_calibration_is_a_note_of_the_advice() -> None:
 def test_a_calibration_slower_than_the_hosts_usual() -> None:
     """A stretch slow throughout does not spread the samples: the median against the host's
     earlier calibrations finds it, given enough of them."""
-    from probes.readtests.pace import MIN_REFERENCES, SLOW_PACE, with_reference
+    from hep_advisor.probes.readtests.pace import MIN_REFERENCES, SLOW_PACE, with_reference
 
     slow = machine_pace(_samples([7.3e-3, 7.2e-3, 7.4e-3, 7.3e-3]))
     assert slow is not None and not slow.unsteady
@@ -118,7 +118,7 @@ def test_the_host_paces_are_a_history_in_the_cache(tmp_path: Path,
     import json
     import socket
 
-    from advisor import cache as calcache
+    from hep_advisor import cache as calcache
 
     monkeypatch.setenv("HEP_ADVISOR_CACHE", str(tmp_path))
     assert calcache.host_paces() == []  # none yet (no directory either)

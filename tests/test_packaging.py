@@ -1,9 +1,11 @@
-"""Layering and packaging: every core module of probes, models and advisor stays UI-free (no
-Rich, no Textual), probes stand alone, the wheel ships all three packages."""
+"""Layering and packaging: every core module stays UI-free (no Rich, no Textual), the probes
+stand alone, the wheel installs one import package (``hep_advisor``) and nothing else, and a
+user's own ``models.py``, ``probes/`` or ``advisor.py`` beside a notebook shadows none of it."""
 
 from __future__ import annotations
 
 import functools
+import json
 import os
 import subprocess
 import sys
@@ -16,37 +18,35 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: The user interface: the modules allowed to load Rich.  The Rich terminal views of the
 #: results, and the command line's commands (their console, progress bars and tables).
-#: ``advisor.commands.common`` is not among them: ``hep-advisor --help`` builds every parser
+#: ``hep_advisor.commands.common`` is not among them: ``hep-advisor --help`` builds every parser
 #: from it and stays fast.  Every other module of probes, models and advisor is core (UI-free).
 RICH_UI = frozenset({
-    "advisor.render.advice_view", "advisor.render.calibration_view",
-    "advisor.render.model_view", "advisor.render.probe_view", "advisor.render.cluster_view",
-    "advisor.render.trace_view",
-    "advisor.commands.calibrate", "advisor.commands.console", "advisor.commands.demo",
-    "advisor.commands.predict", "advisor.commands.probe", "advisor.commands.report",
-    "advisor.commands.tui",
+    "hep_advisor.render.advice_view", "hep_advisor.render.calibration_view",
+    "hep_advisor.render.model_view", "hep_advisor.render.probe_view",
+    "hep_advisor.render.cluster_view", "hep_advisor.render.trace_view",
+    "hep_advisor.commands.calibrate", "hep_advisor.commands.console", "hep_advisor.commands.demo",
+    "hep_advisor.commands.predict", "hep_advisor.commands.probe", "hep_advisor.commands.report",
+    "hep_advisor.commands.tui",
 })
 #: The Textual app: the only package allowed to load Textual (its Textual-free parts are
-#: checked in tests/test_tui.py).  ``advisor.__main__`` runs the command line when imported.
-NOT_IMPORTED = ("advisor.tui", "advisor.__main__")
+#: checked in tests/test_tui.py).  ``hep_advisor.__main__`` runs the command line when imported.
+NOT_IMPORTED = ("hep_advisor.tui", "hep_advisor.__main__")
 
 WALK = """
 import importlib, pkgutil
 def fail(name):
     raise ImportError(f"cannot walk {name}")
-names = []
-for top in ("probes", "models", "advisor"):
-    pkg = importlib.import_module(top)
-    names.append(top)
-    names += [m.name for m in pkgutil.walk_packages(pkg.__path__, top + ".", onerror=fail)]
+pkg = importlib.import_module("hep_advisor")
+names = ["hep_advisor"]
+names += [m.name for m in pkgutil.walk_packages(pkg.__path__, "hep_advisor.", onerror=fail)]
 print("\\n".join(names))
 """
 
 
 @functools.cache
 def all_modules() -> list[str]:
-    """Every module of the three packages (``pkgutil``: a new module is checked without being
-    listed here), but the Textual app's and ``advisor.__main__``."""
+    """Every module of the package (``pkgutil``: a new module is checked without being
+    listed here), but the Textual app's and ``hep_advisor.__main__``."""
     r = subprocess.run([sys.executable, "-c", WALK], capture_output=True, text=True, check=True)
     names = r.stdout.split()
     return [n for n in names if not any(n == x or n.startswith(x + ".") for x in NOT_IMPORTED)]
@@ -65,11 +65,12 @@ def loaded_after_importing(modules: list[str], roots: tuple[str, ...]) -> list[s
 
 def test_the_walk_finds_the_core() -> None:
     modules = all_modules()
-    for name in ("advisor.core", "advisor.recommend.parallel", "advisor.verdict",
-                 "advisor.whatif", "advisor.cache", "advisor.paths", "advisor.demo.report",
-                 "models.scenarios", "probes.readtests.calibrate", "advisor.commands.common"):
+    for name in ("hep_advisor.core", "hep_advisor.recommend.parallel", "hep_advisor.verdict",
+                 "hep_advisor.whatif", "hep_advisor.cache", "hep_advisor.paths",
+                 "hep_advisor.demo.report", "hep_advisor.models.scenarios",
+                 "hep_advisor.probes.readtests.calibrate", "hep_advisor.commands.common"):
         assert name in modules
-    assert not [m for m in modules if m.startswith("advisor.tui")]
+    assert not [m for m in modules if m.startswith("hep_advisor.tui")]
     assert set(modules) >= RICH_UI, "a UI module was renamed: update RICH_UI"
 
 
@@ -86,29 +87,74 @@ def test_the_command_line_does_not_load_textual() -> None:
 
 def test_the_check_sees_a_ui_import() -> None:
     """The check itself: importing a Rich view is reported."""
-    assert loaded_after_importing(["advisor.render.advice_view"], ("rich", "textual")) == ["rich"]
+    loaded = loaded_after_importing(["hep_advisor.render.advice_view"], ("rich", "textual"))
+    assert loaded == ["rich"]
 
 
-def test_probes_import_neither_models_nor_advisor() -> None:
+def test_probes_import_neither_models_nor_the_advisor() -> None:
     code = (
-        "import sys, probes;"
-        "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('models', 'advisor'))))"
+        "import sys, hep_advisor.probes;"
+        "print(','.join(sorted(m for m in sys.modules if m.startswith('hep_advisor.') and "
+        "not m.startswith('hep_advisor.probes') and m != 'hep_advisor._version')))"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == ""
 
 
 def test_public_names_reachable_from_advisor() -> None:
-    import advisor
-    import probes
+    import hep_advisor
+    import hep_advisor.probes
 
-    for name in probes.__all__:
-        assert getattr(advisor, name) is getattr(probes, name)
+    for name in hep_advisor.probes.__all__:
+        assert getattr(hep_advisor, name) is getattr(hep_advisor.probes, name)
+
+
+#: A notebook's folder that holds what physicists' analysis folders often hold: its own
+#: ``models.py`` (machine learning), a ``probes/`` package and an ``advisor.py``.
+SHADOWS = {"models.py": "MODEL = 1\n", "probes/__init__.py": "", "advisor.py": "X = 1\n"}
+
+NOTEBOOK = (
+    "import hep_advisor, models, probes, json;"
+    "a = hep_advisor.advise(hep_advisor.demo_dataset(), budget_s=2, cache=False);"
+    "print(json.dumps([hep_advisor.__file__, models.__file__, probes.__file__, a.label,"
+    " a.dataset.files]))"
+)
+
+
+def _shadowing_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "analysis"
+    for rel, text in SHADOWS.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text)
+    return folder
 
 
 @pytest.mark.slow
-def test_installed_wheel_provides_the_three_packages(tmp_path: Path) -> None:
+def test_a_notebook_beside_its_own_models_py_works(tmp_path: Path, tiny_demo: Path) -> None:
+    """``import hep_advisor; hep_advisor.advise(hep_advisor.demo_dataset())`` from a folder
+    that holds ``models.py``, ``probes/`` and ``advisor.py``: ours are not shadowed, theirs are
+    not hidden."""
+    import shutil
+
+    from hep_advisor.paths import default_demo_dir
+
+    folder = _shadowing_folder(tmp_path)
+    env = {**os.environ, "HEP_ADVISOR_CACHE": str(tmp_path / "cache")}
+    with pytest.MonkeyPatch.context() as mp:  # the tiny demo, in the default demo's place
+        mp.setenv("HEP_ADVISOR_CACHE", env["HEP_ADVISOR_CACHE"])
+        shutil.copytree(tiny_demo, default_demo_dir())
+    r = subprocess.run([sys.executable, "-c", NOTEBOOK], capture_output=True, text=True,
+                       cwd=folder, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    ours, theirs_models, theirs_probes, label, files = json.loads(r.stdout.splitlines()[-1])
+    assert not ours.startswith(str(folder))
+    assert theirs_models == str(folder / "models.py")
+    assert theirs_probes == str(folder / "probes" / "__init__.py")
+    assert label and files > 0
+
+
+@pytest.mark.slow
+def test_the_wheel_installs_one_import_package(tmp_path: Path) -> None:
     wheels = tmp_path / "wheels"
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
@@ -118,22 +164,31 @@ def test_installed_wheel_provides_the_three_packages(tmp_path: Path) -> None:
     (wheel,) = wheels.glob("hep_advisor-*.whl")
     import zipfile
 
-    with zipfile.ZipFile(wheel) as zf:  # the emulated-disk bench is development-only
-        assert not [n for n in zf.namelist() if "testbench" in n]
+    with zipfile.ZipFile(wheel) as zf:
+        tops = {n.split("/")[0] for n in zf.namelist()}
+        names = zf.namelist()
+    assert tops == {"hep_advisor", wheel.name.split("-py3")[0] + ".dist-info"}, tops
+    assert not [n for n in names if "testbench" in n]  # the emulated-disk bench: development only
+    # the trace's Python recorder and ROOT's C++ loop are data the package needs
+    assert "hep_advisor/probes/trace/_site/sitecustomize.py" in names
+    assert "hep_advisor/probes/readtests/rootengine.cxx" in names
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target",
                     str(target), str(wheel)], check=True, capture_output=True, timeout=300)
+    folder = _shadowing_folder(tmp_path)
     code = (
-        "import advisor, models, probes, advisor.schema, json;"
-        "print(advisor.__file__); print(models.__file__); print(probes.__file__);"
-        "print(len(advisor.schema.checked_in_schema()['$defs']))"
+        "import hep_advisor, hep_advisor.models, hep_advisor.probes, hep_advisor.schema;"
+        "import hep_advisor.models.replay, hep_advisor.probes.dataset;"
+        "print(hep_advisor.__file__); print(hep_advisor.models.__file__);"
+        "print(hep_advisor.probes.__file__);"
+        "print(len(hep_advisor.schema.checked_in_schema()['$defs']))"
     )
     env = {**os.environ, "PYTHONPATH": str(target)}
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       cwd=tmp_path, env=env, check=True)
+                       cwd=folder, env=env, check=True)
     *files, n_defs = r.stdout.split()
     assert all(f.startswith(str(target)) for f in files), files
     assert int(n_defs) > 10
-    r = subprocess.run([sys.executable, "-m", "advisor", "--version"], capture_output=True,
-                       text=True, cwd=tmp_path, env=env, check=True)
+    r = subprocess.run([sys.executable, "-m", "hep_advisor", "--version"], capture_output=True,
+                       text=True, cwd=folder, env=env, check=True)
     assert r.stdout.startswith("hep-advisor ")

@@ -14,12 +14,12 @@ from typing import Any
 import psutil
 import pytest
 
-from advisor.demo import make_datasets
 from helpers import snapshot
-from probes.dataset import probe_dataset
-from probes.readtests import parallel
-from probes.readtests.pagecache import evict
-from probes.readtests.parallel import (
+from hep_advisor.demo import make_datasets
+from hep_advisor.probes.dataset import probe_dataset
+from hep_advisor.probes.readtests import parallel
+from hep_advisor.probes.readtests.pagecache import evict
+from hep_advisor.probes.readtests.parallel import (
     FileRun,
     JobResult,
     measure_job,
@@ -27,7 +27,7 @@ from probes.readtests.parallel import (
     run_job,
     unit_pace,
 )
-from probes.results import TreeProfile
+from hep_advisor.probes.results import TreeProfile
 
 
 @pytest.fixture(scope="module")
@@ -284,8 +284,8 @@ def test_bad_arguments(small: list[str]) -> None:
 def test_the_parallel_loop_splits_fewer_files_than_workers(data: Path) -> None:
     """One file and two workers: both runs of the read test pull packets of entries, so that
     the two workers can both be busy and the parallel efficiency is measured, not capped."""
-    from probes.readtests.overhead import measure_parallel_loop
-    from probes.readtests.runner import Session
+    from hep_advisor.probes.readtests.overhead import measure_parallel_loop
+    from hep_advisor.probes.readtests.runner import Session
 
     merged = sorted(str(p) for p in (data / "merged").glob("*.root"))
     assert len(merged) == 1

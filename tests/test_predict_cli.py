@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from advisor.commands.common import parse_workers
-from advisor.commands.predict import (
+from hep_advisor.commands.common import parse_workers
+from hep_advisor.commands.predict import (
     add_predict_arguments,
     default_workers,
     run_predict,
 )
-from advisor.document import document_json, make_document
-from probes.readtests.results import (
+from hep_advisor.document import document_json, make_document
+from hep_advisor.probes.readtests.results import (
     Calibration,
     ConcurrencyPoint,
     Conditions,
@@ -27,7 +27,7 @@ from probes.readtests.results import (
     RawRead,
     RequestPoint,
 )
-from probes.results import (
+from hep_advisor.probes.results import (
     BasketStats,
     Compression,
     CpuInfo,
@@ -83,7 +83,7 @@ def test_bad_worker_lists(text: str, message: str) -> None:
 
 @pytest.mark.parametrize("command", ["calibrate", "predict"])
 def test_every_command_reads_both_worker_forms(command: str) -> None:
-    from advisor.cli import build_parser
+    from hep_advisor.cli import build_parser
 
     parser = build_parser()
     assert parser.parse_args([command, "--workers", "1,2,4-6"]).workers == (1, 2, 4, 5, 6)
@@ -304,10 +304,10 @@ def test_bad_calibration_documents(tmp_path: Path, capsys: pytest.CaptureFixture
 
 def test_options_are_the_notebooks_keywords() -> None:
     """``predict``'s options and ``Advice.predict``'s keywords build the same scenarios."""
-    from advisor.commands.predict import build_scenarios
-    from advisor.whatif import scenarios_from
-    from models.scenarios import site_model
-    from models.sites import load_site, load_workload
+    from hep_advisor.commands.predict import build_scenarios
+    from hep_advisor.models.scenarios import site_model
+    from hep_advisor.models.sites import load_site, load_workload
+    from hep_advisor.whatif import scenarios_from
 
     _, baseline = site_model(load_site(SITE), load_workload(ESD))
     args = parse("--site", SITE, "--workload", ESD, "--merge-mb", "26", "--request-kb", "64",
@@ -340,9 +340,9 @@ def test_the_page_cache_applies_after_a_device_change(capsys: pytest.CaptureFixt
     ({"storage": "raid5:2"}, "at least 3"),
 ])
 def test_bad_what_if_keywords(kw: dict, message: str) -> None:
-    from advisor.whatif import scenario_from
-    from models.scenarios import site_model
-    from models.sites import load_site, load_workload
+    from hep_advisor.models.scenarios import site_model
+    from hep_advisor.models.sites import load_site, load_workload
+    from hep_advisor.whatif import scenario_from
 
     _, baseline = site_model(load_site(SITE), load_workload(ESD))
     with pytest.raises(ValueError, match=message):
@@ -353,7 +353,7 @@ def test_bad_what_if_keywords(kw: dict, message: str) -> None:
 def test_documents_are_read_at_the_schema_version(saved: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """``read_document`` checks ``SCHEMA_VERSION`` (not a number of its own)."""
-    from advisor import document
+    from hep_advisor import document
 
     assert document.read_document(saved)["schema_version"] == document.SCHEMA_VERSION
     monkeypatch.setattr(document, "SCHEMA_VERSION", document.SCHEMA_VERSION + 1)

@@ -31,17 +31,17 @@ from typing import Any
 
 import pytest
 
-from advisor.advice import Advice, Recommendation
-from advisor.recommend import Context
-from advisor.recommend import files as files_rules
-from advisor.recommend.data import branches_rule, compression_rule
-from advisor.recommend.files import merge_rule, rewrite_rule
-from advisor.recommend.inputs import PLACEHOLDER, inputs_of, word
-from advisor.recommend.storage import cache_rule, readahead_rule
-from advisor.verdict import verdict
 from helpers import snapshot, write_flat
-from probes.files import discover
-from probes.readtests.results import RequestPoint
+from hep_advisor.advice import Advice, Recommendation
+from hep_advisor.probes.files import discover
+from hep_advisor.probes.readtests.results import RequestPoint
+from hep_advisor.recommend import Context
+from hep_advisor.recommend import files as files_rules
+from hep_advisor.recommend.data import branches_rule, compression_rule
+from hep_advisor.recommend.files import merge_rule, rewrite_rule
+from hep_advisor.recommend.inputs import PLACEHOLDER, inputs_of, word
+from hep_advisor.recommend.storage import cache_rule, readahead_rule
+from hep_advisor.verdict import verdict
 
 DATA = Path(__file__).parent / "data"
 
@@ -108,10 +108,10 @@ class Dataset:
 def advice() -> Advice:
     """Advice from a stored site, dataset and calibration (the tiny demo's small files), its
     tree renamed to the test files' ``t``."""
-    from advisor.core import advise_from
-    from advisor.jsonio import from_jsonable
-    from probes.readtests.results import Calibration
-    from probes.results import DatasetProfile, SiteProfile
+    from hep_advisor.core import advise_from
+    from hep_advisor.jsonio import from_jsonable
+    from hep_advisor.probes.readtests.results import Calibration
+    from hep_advisor.probes.results import DatasetProfile, SiteProfile
 
     name = "tui_small_files.json"
     doc = json.loads((DATA / name).read_text())

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from probes.readtests.procs import call_bounded, end_processes, start_processes
+from hep_advisor.probes.readtests.procs import call_bounded, end_processes, start_processes
 
 pytestmark = pytest.mark.skipif("fork" not in mp.get_all_start_methods(),
                                 reason="only a forked child inherits the parent's heap")

@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from models.physics import Params
-from models.replay.baseline import reader_baseline
-from models.replay.device import LocalDevice
-from models.replay.requests import Request
-from models.replay.sitedevice import device_from
-from probes import probe_storage
-from probes.basketmap import Region, synthetic_map
-from probes.readtests.readers import parse_reader
+from hep_advisor.models.physics import Params
+from hep_advisor.models.replay.baseline import reader_baseline
+from hep_advisor.models.replay.device import LocalDevice
+from hep_advisor.models.replay.requests import Request
+from hep_advisor.models.replay.sitedevice import device_from
+from hep_advisor.probes import probe_storage
+from hep_advisor.probes.basketmap import Region, synthetic_map
+from hep_advisor.probes.readtests.readers import parse_reader
 
 MiB = 1 << 20
 
@@ -104,7 +104,7 @@ def test_the_reader_baseline_uses_the_probed_largest_io() -> None:
 
 
 def test_the_site_device_takes_large_folios_from_the_kernel_and_file_system() -> None:
-    from models.replay.sitedevice import site_device
+    from hep_advisor.models.replay.sitedevice import site_device
 
     def site(release: str, fs: str) -> Any:
         return SimpleNamespace(os=release, storage=[SimpleNamespace(

@@ -13,15 +13,15 @@ from typing import Any
 import pytest
 
 from helpers import snapshot, write_flat
-from models.calcosts import step_touch
-from models.physics import Params
-from models.replay import LocalDevice
-from models.replay.baseline import WHOLE_FILE, reader_baseline, replay_reader
-from models.replay.cpucosts import CpuCosts
-from models.replay.predict import layout_time
-from probes.basketmap import read_basket_map
-from probes.readtests.eventloop import measure_event_loop, plan_reads, read_pass
-from probes.readtests.readers import (
+from hep_advisor.models.calcosts import step_touch
+from hep_advisor.models.physics import Params
+from hep_advisor.models.replay import LocalDevice
+from hep_advisor.models.replay.baseline import WHOLE_FILE, reader_baseline, replay_reader
+from hep_advisor.models.replay.cpucosts import CpuCosts
+from hep_advisor.models.replay.predict import layout_time
+from hep_advisor.probes.basketmap import read_basket_map
+from hep_advisor.probes.readtests.eventloop import measure_event_loop, plan_reads, read_pass
+from hep_advisor.probes.readtests.readers import (
     KINDS,
     ReaderSpec,
     deduce_reader,
@@ -29,7 +29,7 @@ from probes.readtests.readers import (
     parse_reader,
     reader_from_trace,
 )
-from probes.readtests.runner import Session
+from hep_advisor.probes.readtests.runner import Session
 
 
 # -- the grammar -----------------------------------------------------------------------------
@@ -91,7 +91,7 @@ def test_bad_spec_is_one_line(text: str, cause: str) -> None:
 
 def test_bad_spec_on_the_command_line(tmp_path: Path) -> None:
     f = write_flat(tmp_path / "f.root")
-    done = subprocess.run([sys.executable, "-m", "advisor", "calibrate", str(f), "--reader",
+    done = subprocess.run([sys.executable, "-m", "hep_advisor", "calibrate", str(f), "--reader",
                            "uproot.iterate:steps=3"], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 2
@@ -176,8 +176,8 @@ def test_event_loop_runs_the_reader(tmp_path: Path, text: str) -> None:
 
 def test_root_readers_run(tmp_path: Path) -> None:
     pytest.importorskip("ROOT")
-    from probes.readtests.pyloops import pyroot_pass, rdataframe_pass
-    from probes.readtests.rootengine import measure_root_event_loop
+    from hep_advisor.probes.readtests.pyloops import pyroot_pass, rdataframe_pass
+    from hep_advisor.probes.readtests.rootengine import measure_root_event_loop
 
     f = write_flat(tmp_path / "f.root", entries=600, branches=3, chunks=3)
     spec = parse_reader("root.getentry")
@@ -249,7 +249,7 @@ def test_baseline_pays_the_key_prepass_on_a_slow_device(tmp_path: Path) -> None:
 
 def test_python_root_loops_measure_cold_and_warm(tmp_path: Path) -> None:
     pytest.importorskip("ROOT")
-    from probes.readtests.pyloops import python_root_event_loop
+    from hep_advisor.probes.readtests.pyloops import python_root_event_loop
 
     files = [str(write_flat(tmp_path / f"f{i}.root", entries=300, branches=3, chunks=3))
              for i in range(2)]
@@ -275,7 +275,7 @@ def test_rdataframe_setup_is_its_first_pass_less_a_second(tmp_path: Path,
     pytest.importorskip("ROOT")
     import time
 
-    from probes.readtests import pyloops
+    from hep_advisor.probes.readtests import pyloops
 
     f = str(write_flat(tmp_path / "f.root", entries=300, branches=3, chunks=3))
     calls: list[list[tuple[str, int]]] = []
@@ -375,8 +375,8 @@ def test_the_measured_warm_open_is_added_as_measured(tmp_path: Path) -> None:
 def test_rdataframe_loop_is_not_begun_without_time_for_its_setup(tmp_path: Path) -> None:
     """RDataFrame's one-time set-up cannot be stopped once begun: with less than it left of
     the budget the loop is left out (its reason given), not run past the budget."""
-    from probes.readtests.pyloops import RDF_SETUP_S, python_root_event_loop
-    from probes.readtests.runner import OutOfTime
+    from hep_advisor.probes.readtests.pyloops import RDF_SETUP_S, python_root_event_loop
+    from hep_advisor.probes.readtests.runner import OutOfTime
 
     f = str(write_flat(tmp_path / "f.root", entries=300, branches=3, chunks=3))
     with pytest.raises(OutOfTime, match="RDataFrame's one-time set-up"):
@@ -391,7 +391,7 @@ def test_rdataframe_loop_leaves_out_the_leaf_lists_it_cannot_read(tmp_path: Path
     ROOT = pytest.importorskip("ROOT")
     from array import array
 
-    from probes.readtests.pyloops import _leaf_list_branches, python_root_event_loop
+    from hep_advisor.probes.readtests.pyloops import _leaf_list_branches, python_root_event_loop
 
     path = str(tmp_path / "ll.root")
     f = ROOT.TFile(path, "RECREATE")
@@ -416,7 +416,7 @@ def test_rdataframe_loop_leaves_out_the_leaf_lists_it_cannot_read(tmp_path: Path
 def test_rdataframe_columns_of_uproot_branch_names() -> None:
     """uproot names a split object's member ``evt/evt_f0``; RDataFrame's column is
     ``evt.evt_f0`` (or the member's own name where that is the column)."""
-    from probes.readtests.pyloops import _columns
+    from hep_advisor.probes.readtests.pyloops import _columns
 
     columns = ["evt", "evt.evt_f0", "evt.evt_f1", "x", "jets_pt"]
     assert _columns(["evt/evt_f0", "x", "obj/jets_pt", "nope"], columns) == [
@@ -428,7 +428,7 @@ def test_root_branch_names_of_uproot_branch_names() -> None:
     """ROOT's ``GetBranch``/``SetBranchStatus`` know no ``/``: enabling uproot's
     ``evt/evt_f0`` read nothing (checked on a split-object file: 0 bytes per entry); the
     loops enable ROOT's name for it."""
-    from probes.readtests.pyloops import root_branch_names
+    from hep_advisor.probes.readtests.pyloops import root_branch_names
 
     known = {"evt", "evt.evt_f0", "evt_f0", "x", "jets_pt"}
     tree = SimpleNamespace(GetBranch=lambda name: name in known)
@@ -439,6 +439,6 @@ def test_root_branch_names_of_uproot_branch_names() -> None:
 def test_printed_root_code_names_branches_as_root_does() -> None:
     """Code printed for ROOT (SetBranchStatus, RDataFrame's Snapshot) names a split object's
     member as ROOT does (``evt.evt_f0``), not with uproot's ``/``."""
-    from advisor.recommend.data import root_name
+    from hep_advisor.recommend.data import root_name
 
     assert [root_name(b) for b in ("evt/evt_f0", "x", "a/b/c")] == ["evt.evt_f0", "x", "a.b.c"]

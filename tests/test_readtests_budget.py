@@ -12,12 +12,18 @@ from typing import Any
 import pytest
 
 from helpers import write_flat
-from probes import DatasetProfile, probe_dataset
-from probes.readtests import baskets, overhead
-from probes.readtests import calibrate as calibrate_mod
-from probes.readtests.calibrate import calibrate
-from probes.readtests.registry import READ_TESTS, ReadTest
-from probes.readtests.runner import Context, OutOfTime, ProgressEvent, Session, tolerance
+from hep_advisor.probes import DatasetProfile, probe_dataset
+from hep_advisor.probes.readtests import baskets, overhead
+from hep_advisor.probes.readtests import calibrate as calibrate_mod
+from hep_advisor.probes.readtests.calibrate import calibrate
+from hep_advisor.probes.readtests.registry import READ_TESTS, ReadTest
+from hep_advisor.probes.readtests.runner import (
+    Context,
+    OutOfTime,
+    ProgressEvent,
+    Session,
+    tolerance,
+)
 
 
 class FakeClock:
@@ -157,7 +163,7 @@ def test_the_parallel_loop_starts_no_run_that_does_not_fit(
 
 
 def test_the_cli_bar_shows_the_time_left_counting_down() -> None:
-    from advisor.commands.calibrate import BudgetClock
+    from hep_advisor.commands.calibrate import BudgetClock
 
     clock = FakeClock()
     b = BudgetClock(10.0, clock=clock)
@@ -186,7 +192,7 @@ def test_the_calibrate_progress_prints_the_time_left(monkeypatch: pytest.MonkeyP
 
     from rich.console import Console
 
-    from advisor.commands import calibrate as cli
+    from hep_advisor.commands import calibrate as cli
 
     out = io.StringIO()
     monkeypatch.setattr(cli, "err_console", Console(file=out, force_terminal=True, width=120))
@@ -201,8 +207,8 @@ def test_the_calibrate_progress_prints_the_time_left(monkeypatch: pytest.MonkeyP
 
 def test_advise_progress_receives_the_time_left_and_the_report_the_skipped_tests(
         one_file: DatasetProfile, monkeypatch: pytest.MonkeyPatch) -> None:
-    from advisor import advise
-    from advisor.render.formats import render_report
+    from hep_advisor import advise
+    from hep_advisor.render.formats import render_report
 
     clock = FakeClock()
     _fake_run(monkeypatch, clock, 0.05, {"decompression": 30.0})

@@ -17,9 +17,9 @@ import uproot
 import xxhash
 
 from helpers import snapshot
-from probes.dataset import probe_dataset
-from probes.readtests import readplan
-from probes.readtests.decompress import (
+from hep_advisor.probes.dataset import probe_dataset
+from hep_advisor.probes.readtests import readplan
+from hep_advisor.probes.readtests.decompress import (
     CANDIDATES,
     ORDER,
     Payload,
@@ -31,7 +31,7 @@ from probes.readtests.decompress import (
     recompress,
     split_blocks,
 )
-from probes.readtests.eventloop import (
+from hep_advisor.probes.readtests.eventloop import (
     AnalysisError,
     PassResult,
     measure_event_loop,
@@ -39,8 +39,8 @@ from probes.readtests.eventloop import (
     resolve_analysis,
     truncate,
 )
-from probes.readtests.readplan import BasketTouch, plan_reads, whole_baskets
-from probes.readtests.runner import Cancelled, ProgressEvent, Session
+from hep_advisor.probes.readtests.readplan import BasketTouch, plan_reads, whole_baskets
+from hep_advisor.probes.readtests.runner import Cancelled, ProgressEvent, Session
 
 FLAT_FILES = {"ZLIB": "pythia_zlib1", "LZ4": "pythia_lz4", "ZSTD": "pythia_zstd5",
               "LZMA": "pythia_lzma7", "none": "pythia_none"}
@@ -420,8 +420,8 @@ def test_event_loop_cancelled_raises_cancelled(flat: dict[str, str]) -> None:
 def _warm_samples(budget: float, per_sample_s: float, elapsed: float = 0.0) -> int:
     """How many warm samples ``cold_then_warm`` takes after a cold part that spent its share,
     each warm pass taking ``per_sample_s``, ``elapsed`` seconds into a ``budget``."""
-    from probes.readtests.eventloop import cold_then_warm
-    from probes.readtests.results import Conditions
+    from hep_advisor.probes.readtests.eventloop import cold_then_warm
+    from hep_advisor.probes.readtests.results import Conditions
 
     now = [0.0]
     session = Session(budget, clock=lambda: now[0])
@@ -440,7 +440,7 @@ def test_the_warm_rate_takes_three_short_samples_past_a_spent_share() -> None:
     """A cold pass that used the share leaves the warm loop one sample; where three take at
     most ``WARM_GRACE_S`` more (or ``WARM_GRACE_FRACTION`` of the budget, here 3 s), it takes
     three (their median is the rate), else one."""
-    from probes.readtests.eventloop import WARM_GRACE_FRACTION, WARM_MIN_SAMPLES
+    from hep_advisor.probes.readtests.eventloop import WARM_GRACE_FRACTION, WARM_MIN_SAMPLES
 
     assert _warm_samples(60, 0.1) == WARM_MIN_SAMPLES
     assert _warm_samples(60, WARM_GRACE_FRACTION * 60) == 1
@@ -450,7 +450,7 @@ def test_a_long_budget_with_time_left_takes_three_warm_samples_of_half_a_second(
     """Two more passes of 0.55 s (1.1 s) are past ``WARM_GRACE_S`` but within
     ``WARM_GRACE_FRACTION`` of a 30 s budget: three samples where the budget has the time left,
     one where it has not (the same pass late in the calibration), one at a 10 s budget."""
-    from probes.readtests.eventloop import WARM_GRACE_FRACTION, WARM_GRACE_S
+    from hep_advisor.probes.readtests.eventloop import WARM_GRACE_FRACTION, WARM_GRACE_S
 
     per = 0.55
     assert 2 * per > WARM_GRACE_S and 2 * per <= WARM_GRACE_FRACTION * 30

@@ -11,8 +11,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from probes.readtests.pagecache import evict, resident_fraction
-from probes.readtests.raw import (
+from hep_advisor.probes.readtests.pagecache import evict, resident_fraction
+from hep_advisor.probes.readtests.raw import (
     FileSet,
     KiB,
     assign,
@@ -21,9 +21,9 @@ from probes.readtests.raw import (
     request_sweep,
     sequential_rate,
 )
-from probes.readtests.registry import MIN_S
-from probes.readtests.results import Conditions, RequestPoint
-from probes.readtests.runner import WEIGHTS, Cancelled, Session, measurement, spread
+from hep_advisor.probes.readtests.registry import MIN_S
+from hep_advisor.probes.readtests.results import Conditions, RequestPoint
+from hep_advisor.probes.readtests.runner import WEIGHTS, Cancelled, Session, measurement, spread
 
 
 def _file(path: Path, n_bytes: int) -> str:

@@ -11,18 +11,18 @@ from typing import Any
 
 import pytest
 
-from advisor.render import calibration_view as view
-from advisor.render.labels import TEST_LABELS
 from helpers import write_flat
-from models.calibration import INPUTS
-from probes import DatasetProfile, probe_dataset
-from probes.readtests import calibrate as calibrate_mod
-from probes.readtests import registry, results, runner
-from probes.readtests.calibrate import ENGINES, calibrate, step_of
-from probes.readtests.opencost import open_overhead
-from probes.readtests.registry import READ_TESTS, ReadTest
-from probes.readtests.results import Calibration, Measurement
-from probes.readtests.runner import Context, OutOfTime, Session
+from hep_advisor.models.calibration import INPUTS
+from hep_advisor.probes import DatasetProfile, probe_dataset
+from hep_advisor.probes.readtests import calibrate as calibrate_mod
+from hep_advisor.probes.readtests import registry, results, runner
+from hep_advisor.probes.readtests.calibrate import ENGINES, calibrate, step_of
+from hep_advisor.probes.readtests.opencost import open_overhead
+from hep_advisor.probes.readtests.registry import READ_TESTS, ReadTest
+from hep_advisor.probes.readtests.results import Calibration, Measurement
+from hep_advisor.probes.readtests.runner import Context, OutOfTime, Session
+from hep_advisor.render import calibration_view as view
+from hep_advisor.render.labels import TEST_LABELS
 
 
 class FakeClock:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from helpers import snapshot
-from probes.readtests import rootengine
-from probes.readtests.runner import Cancelled, Session
+from hep_advisor.probes.readtests import rootengine
+from hep_advisor.probes.readtests.runner import Cancelled, Session
 
 if not rootengine.root_available():
     pytest.skip("ROOT is not installed (the `root` extra)", allow_module_level=True)

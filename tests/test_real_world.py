@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-import probes
-from probes.rootfile import inspect_file
+import hep_advisor.probes
+from hep_advisor.probes.rootfile import inspect_file
 
 DATA = Path(__file__).parent / "data" / "real-world"
 FILES = sorted(DATA.glob("*.root"))
@@ -43,7 +43,7 @@ def test_every_file_is_there() -> None:
 
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
 def test_every_file_is_probed(path: Path) -> None:
-    ds = probes.probe_dataset([str(path)])
+    ds = hep_advisor.probes.probe_dataset([str(path)])
     assert ds.errors == ()
     assert ds.usable_files == 1
     want = {t: v for (f, t), v in EXPECTED.items() if f == path.name}
@@ -55,7 +55,7 @@ def test_every_file_is_probed(path: Path) -> None:
 
 
 def test_old_ttree_class_version_is_probed_with_notes() -> None:
-    ds = probes.probe_dataset([str(DATA / "uproot-issue-250.root")])
+    ds = hep_advisor.probes.probe_dataset([str(DATA / "uproot-issue-250.root")])
     (tree,) = ds.trees
     assert tree.format == "ttree"
     assert tree.autoflush is None  # class version 5 has no fAutoFlush: unknown, not a refusal
@@ -66,7 +66,7 @@ def test_old_ttree_class_version_is_probed_with_notes() -> None:
 
 
 def test_baskets_inside_the_tree_record_are_noted() -> None:
-    ds = probes.probe_dataset([str(DATA / "uproot-from-geant4.root")])
+    ds = hep_advisor.probes.probe_dataset([str(DATA / "uproot-from-geant4.root")])
     trees = {t.name: t for t in ds.trees}
     hits = trees["HitStrips"]
     # ROOT counts no bytes for baskets never written to their own keys, and estimates the
@@ -83,7 +83,7 @@ def test_baskets_inside_the_tree_record_are_noted() -> None:
 
 
 def test_rntuple_profile() -> None:
-    ds = probes.probe_dataset([str(DATA / "ntpl001_staff_rntuple_v1-0-0-0.root")])
+    ds = hep_advisor.probes.probe_dataset([str(DATA / "ntpl001_staff_rntuple_v1-0-0-0.root")])
     (tree,) = ds.trees
     assert tree.format == "rntuple"
     assert tree.autoflush is None
@@ -101,7 +101,7 @@ def test_rntuple_profile() -> None:
 
 
 def test_nested_rntuple_fields_roll_up_to_the_top_level() -> None:
-    (tree,) = probes.probe_dataset(
+    (tree,) = hep_advisor.probes.probe_dataset(
         [str(DATA / "test_int_vfloat_tlv_vtlv_rntuple_v1-0-0-0.root")]).trees
     fields = {b.name: b for b in tree.branch_profiles}
     assert fields["two_v_floats"].typename == "std::vector<float>"
@@ -111,14 +111,14 @@ def test_nested_rntuple_fields_roll_up_to_the_top_level() -> None:
 
 
 def test_probe_json_of_the_real_world_files(tmp_path: Path) -> None:
-    r = subprocess.run([sys.executable, "-m", "advisor", "probe", str(DATA), "--json"],
+    r = subprocess.run([sys.executable, "-m", "hep_advisor", "probe", str(DATA), "--json"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert "Traceback" not in r.stderr
     doc = json.loads(r.stdout)
     import jsonschema
 
-    from advisor.schema import generate_schema
+    from hep_advisor.schema import generate_schema
 
     jsonschema.validate(doc, generate_schema())
     trees = doc["dataset"]["trees"]
@@ -131,10 +131,10 @@ def test_the_profile_survives_the_json_round_trip() -> None:
     """The cache and ``--dataset`` reload profiles from JSON: RNTuple fields and notes too."""
     import dataclasses
 
-    from advisor.jsonio import from_jsonable, to_jsonable
-    from probes.results import DatasetProfile
+    from hep_advisor.jsonio import from_jsonable, to_jsonable
+    from hep_advisor.probes.results import DatasetProfile
 
-    ds = probes.probe_dataset([str(DATA)])
+    ds = hep_advisor.probes.probe_dataset([str(DATA)])
     back = from_jsonable(DatasetProfile, json.loads(json.dumps(to_jsonable(ds))), "t", "dataset")
     assert dataclasses.replace(back, file_paths=()) == dataclasses.replace(ds, file_paths=())
 
@@ -154,7 +154,7 @@ def test_a_file_with_both_a_ttree_and_an_rntuple(tmp_path: Path) -> None:
     meta = inspect_file(str(path))
     assert {(t.name, t.format, t.entries) for t in meta.trees} == {
         ("tree", "ttree", 100), ("ntuple", "rntuple", 50)}
-    ds = probes.probe_dataset([str(path)])
+    ds = hep_advisor.probes.probe_dataset([str(path)])
     assert {(t.name, t.format) for t in ds.trees} == {("tree", "ttree"), ("ntuple", "rntuple")}
 
 
@@ -209,10 +209,10 @@ def test_rntuple_figures_are_roots(file: str, name: str) -> None:
 
 
 def test_a_reader_baseline_on_an_rntuple_says_why_there_is_none() -> None:
-    from advisor.core import _reader_baseline
-    from probes.readtests.readers import parse_reader
+    from hep_advisor.core import _reader_baseline
+    from hep_advisor.probes.readtests.readers import parse_reader
 
-    ds = probes.probe_dataset([str(DATA / "ntpl001_staff_rntuple_v1-0-0-0.root")])
+    ds = hep_advisor.probes.probe_dataset([str(DATA / "ntpl001_staff_rntuple_v1-0-0-0.root")])
     rb, why = _reader_baseline(parse_reader("uproot.iterate"), ds, None, None, None,  # type: ignore[arg-type]
                                None, [])
     assert rb is None

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from probes.dataset import probe_dataset
-from probes.readtests import decompress
-from probes.readtests.decompress import measure_decompression
-from probes.readtests.recompress import ratio_sd
-from probes.readtests.rootblocks import Block, Pool
-from probes.readtests.runner import Session
+from hep_advisor.probes.dataset import probe_dataset
+from hep_advisor.probes.readtests import decompress
+from hep_advisor.probes.readtests.decompress import measure_decompression
+from hep_advisor.probes.readtests.recompress import ratio_sd
+from hep_advisor.probes.readtests.rootblocks import Block, Pool
+from hep_advisor.probes.readtests.runner import Session
 
 
 def test_ratio_sd_is_the_ratio_estimators() -> None:

@@ -1,4 +1,4 @@
-"""The reader's own client through the link (``RemoteClientCost`` -> ``models.remote.
+"""The reader's own client through the link (``RemoteClientCost`` -> ``hep_advisor.models.remote.
 ClientTerms``): the arithmetic on constructed figures, where the terms enter the job, XCache
 and T001's interval; then the measurement itself through the real bench (uproot's two sources
 and ROOT's client, a tiny file at 20 ms), skipped where the bench cannot run."""
@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.remote import (
+from hep_advisor.models.remote import (
     ClientTerms,
     ReaderCpu,
     RemoteLink,
@@ -22,8 +22,8 @@ from models.remote import (
     treecache_remote,
     xcache,
 )
-from probes.basketmap import BasketMap, read_basket_map
-from probes.readtests.remote_results import (
+from hep_advisor.probes.basketmap import BasketMap, read_basket_map
+from hep_advisor.probes.readtests.remote_results import (
     RemoteCalibration,
     RemoteClientCost,
     RemoteReaderCpu,
@@ -187,8 +187,8 @@ def test_t001_counts_roots_request_cost_and_widens_its_interval(bmap: BasketMap)
     """ROOT's reads beyond the ping (1.6-2.0 ms a basket against a 1.07 ms ping on the bench)
     make the loop without a cache slower still: T001's speed-up grows with them, and the
     client's sampled spread widens the interval."""
-    from advisor.recommend.remote import treecache_rule
-    from probes.results import DatasetProfile
+    from hep_advisor.probes.results import DatasetProfile
+    from hep_advisor.recommend.remote import treecache_rule
 
     ds = DatasetProfile(files=1, total_bytes=bmap.file_bytes, errors=(), trees=(),
                         sampling=None, file_paths=("root://h//f.root",))  # type: ignore[arg-type]
@@ -238,7 +238,7 @@ def test_cpu_passes_time_a_full_collection(bmap: BasketMap) -> None:
     amortized cost follows CPython's thresholds; with the collector off nothing is claimed."""
     import gc
 
-    from probes.readtests.remote_cpu import _uproot_passes
+    from hep_advisor.probes.readtests.remote_cpu import _uproot_passes
 
     got: dict[str, float | None] = {}
     opens, loops = _uproot_passes(bmap.path, "Events", 5.0, None, got)
@@ -272,7 +272,7 @@ def test_clients_measured_through_the_link(tmp_path: Path, bmap: BasketMap) -> N
     ok, why = _bench_ok()
     if not ok:
         pytest.skip(f"remote bench unavailable: {why}")
-    from probes.readtests.remote_cpu import measure_reader_cpu
+    from hep_advisor.probes.readtests.remote_cpu import measure_reader_cpu
     from testbench.remote import RemoteBench, cleanup_stale
 
     cleanup_stale()
@@ -307,7 +307,7 @@ def test_clients_left_out_for_lack_of_budget_are_listed(bmap: BasketMap) -> None
     """A client test that does not fit the time left is not run and says so, uproot's
     alternative source (XRootDSource) before its default; ROOT's counts its process' start.
     Nothing is read through the link here (the URL is never opened)."""
-    from probes.readtests.remote_client import measure_clients
+    from hep_advisor.probes.readtests.remote_client import measure_clients
 
     url, local = "root://127.0.0.1:1//nowhere.root", bmap.path
     skipped: list[tuple[str, str]] = []
@@ -327,7 +327,7 @@ def test_clients_left_out_for_lack_of_budget_are_listed(bmap: BasketMap) -> None
 def test_the_reader_tests_reserve_grows_with_the_link_and_with_root() -> None:
     """The time kept for the reader's tests while the link's optional steps run: more on a
     slower link, more for ROOT (its process start), none where nothing fits."""
-    from probes.readtests.remote import _cpu_need
+    from hep_advisor.probes.readtests.remote import _cpu_need
 
     pairs = [("root://h//a.root", 4_000_000), ("root://h//b.root", 5_000_000)]
     fast = _cpu_need(pairs, "uproot", 0.001, 125.0, 10.0)

@@ -10,8 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from advisor.recommend.remote import link_notes, stage_rule, streams_rule
-from models.remote import (
+from hep_advisor.models.remote import (
     ROOT_EXTRA_ROUNDS,
     RemoteLink,
     Round,
@@ -23,15 +22,16 @@ from models.remote import (
     uproot_rounds,
     xcache,
 )
-from models.replay.readers import root_open, uproot_open
-from probes.basketmap import BasketMap, read_basket_map
-from probes.readtests.remote_results import (
+from hep_advisor.models.replay.readers import root_open, uproot_open
+from hep_advisor.probes.basketmap import BasketMap, read_basket_map
+from hep_advisor.probes.readtests.remote_results import (
     RemoteCalibration,
     RemoteSamples,
     StreamsPoint,
     VectorReads,
 )
-from probes.results import DatasetProfile
+from hep_advisor.probes.results import DatasetProfile
+from hep_advisor.recommend.remote import link_notes, stage_rule, streams_rule
 
 BRANCHES = [f"b{i}" for i in range(8)]
 
@@ -132,7 +132,7 @@ def test_x003_fires_only_on_a_measured_gain() -> None:
 
 
 def test_x001_needs_staging_to_be_faster(bmap: BasketMap) -> None:
-    from probes.results import DatasetProfile
+    from hep_advisor.probes.results import DatasetProfile
 
     ds = DatasetProfile(files=1, total_bytes=bmap.file_bytes, errors=(), trees=(),
                         sampling=None, probe_s=0.0)  # type: ignore[arg-type]
@@ -141,7 +141,7 @@ def test_x001_needs_staging_to_be_faster(bmap: BasketMap) -> None:
 
 
 def test_link_notes_name_the_figures() -> None:
-    from probes.readtests.results import Calibration
+    from hep_advisor.probes.readtests.results import Calibration
 
     cal = Calibration(budget_s=1, elapsed_s=1, partial=False, engine="uproot", raw_read=None,
                       request_sweep=(), concurrency=(), open_overhead_s=None, decompression=(),
@@ -157,7 +157,7 @@ def test_paths_are_not_written(tmp_path: Path) -> None:
 
 
 def test_treecache_over_the_link_saves_round_trips(bmap: BasketMap) -> None:
-    from models.remote import treecache_remote
+    from hep_advisor.models.remote import treecache_remote
 
     off, on = treecache_remote([bmap], None, _link(20, 10))
     assert on.round_trips < off.round_trips
@@ -168,7 +168,7 @@ def test_treecache_over_the_link_saves_round_trips(bmap: BasketMap) -> None:
 def _synthetic(branches: int = 20, clusters: int = 10, per: int = 1000,
                basket: int = 4000) -> BasketMap:
     """Interleaved baskets: per cluster, one basket of each branch, one after the other."""
-    from probes.basketmap import synthetic_map
+    from hep_advisor.probes.basketmap import synthetic_map
 
     rows, seek = [], 1000
     for c in range(clusters):
@@ -185,9 +185,9 @@ def _ds(files: int = 1) -> DatasetProfile:
 
 
 def test_t001_remote_fires_on_a_20ms_link() -> None:
-    from advisor.recommend.remote import remote_rules, treecache_rule
-    from models.remote import treecache_remote
-    from probes.readtests.results import Calibration
+    from hep_advisor.models.remote import treecache_remote
+    from hep_advisor.probes.readtests.results import Calibration
+    from hep_advisor.recommend.remote import remote_rules, treecache_rule
 
     m = _synthetic()
     rc = _cal([(1, 10.0)])
@@ -225,7 +225,7 @@ def test_t001_remote_fires_on_a_20ms_link() -> None:
 def test_t001_remote_interval_without_samples_and_spread() -> None:
     from dataclasses import replace
 
-    from advisor.recommend.remote import treecache_rule
+    from hep_advisor.recommend.remote import treecache_rule
 
     m = _synthetic()
     bare = replace(_cal([(1, 10.0)]), rtt=None, bandwidth=None)
@@ -243,7 +243,7 @@ def test_t001_remote_interval_without_samples_and_spread() -> None:
 def test_t001_remote_silent_on_a_local_like_link() -> None:
     from dataclasses import replace
 
-    from advisor.recommend.remote import treecache_rule
+    from hep_advisor.recommend.remote import treecache_rule
 
     local = replace(_cal([(1, 10.0)], rtt_ms=0.0), bandwidth_mb_per_s=1000.0, open_s=0.0,
                     rtt=RemoteSamples("ms", (0.0,) * 3, 0.0, 0.0),
@@ -258,7 +258,7 @@ def _cpu_cal(rc: RemoteCalibration, engine: str, mb_s: float = 0.05,
              samples: tuple[float, ...] = (0.9, 1.0, 1.2)) -> RemoteCalibration:
     from dataclasses import replace
 
-    from probes.readtests.remote_results import RemoteReaderCpu
+    from hep_advisor.probes.readtests.remote_results import RemoteReaderCpu
 
     loop = sorted(samples)[len(samples) // 2]
     return replace(rc, cpu=RemoteReaderCpu(engine, rc.url, 1_000_000, int(loop / mb_s * 1e6),
@@ -277,7 +277,7 @@ def test_rounds_carry_the_baskets_they_fetch(bmap: BasketMap) -> None:
 
 
 def test_job_overlaps_cpu_for_uproot_and_adds_it_for_root(bmap: BasketMap) -> None:
-    from models.remote import ReaderCpu, job, reader_cpu_s
+    from hep_advisor.models.remote import ReaderCpu, job, reader_cpu_s
 
     link = _link(20, 1.0)
     rounds = uproot_rounds([bmap])
@@ -304,9 +304,9 @@ def test_job_overlaps_cpu_for_uproot_and_adds_it_for_root(bmap: BasketMap) -> No
 def test_roots_cost_per_entry_whatever_the_branches(bmap: BasketMap) -> None:
     """ROOT's loop visits every entry of each file whatever the branches: the entries sit on
     the file's first round that brings baskets, and only ``entry_s`` charges them."""
-    from models.remote import ReaderCpu, job, reader_cpu_s
-    from probes.readtests.remote_cpu import _entry_cost
-    from probes.readtests.remote_results import RemoteReaderCpu
+    from hep_advisor.models.remote import ReaderCpu, job, reader_cpu_s
+    from hep_advisor.probes.readtests.remote_cpu import _entry_cost
+    from hep_advisor.probes.readtests.remote_results import RemoteReaderCpu
 
     for rounds in (root_rounds([bmap], tree_cache=False), root_rounds([bmap], ["b0"]),
                    root_rounds([bmap, bmap])):
@@ -338,8 +338,8 @@ def test_roots_cost_per_entry_whatever_the_branches(bmap: BasketMap) -> None:
 
 
 def test_reader_cpu_from_a_local_calibration() -> None:
-    from models.remote import ReaderCpu
-    from models.replay.cpucosts import CpuCosts
+    from hep_advisor.models.remote import ReaderCpu
+    from hep_advisor.models.replay.cpucosts import CpuCosts
 
     cpu = ReaderCpu.from_costs(CpuCosts(open_s=0.02, call_s=0.001, basket_s=1e-5,
                                         decompress_mb_per_s=200.0, process_mb_per_s=100.0))
@@ -351,8 +351,8 @@ def test_reader_cpu_from_a_local_calibration() -> None:
 def test_t001_remote_is_the_whole_job_with_roots_cpu() -> None:
     """With ROOT's CPU measured, T001's speed-up is of the whole job, smaller than the link's
     alone; with uproot's CPU (another reader) it stays the link's, and says so."""
-    from advisor.recommend.remote import treecache_rule
-    from models.remote import ReaderCpu, treecache_remote
+    from hep_advisor.models.remote import ReaderCpu, treecache_remote
+    from hep_advisor.recommend.remote import treecache_rule
 
     m = _synthetic()
     rc = _cal([(1, 10.0)])
@@ -373,8 +373,8 @@ def test_t001_remote_is_the_whole_job_with_roots_cpu() -> None:
 
 
 def test_x001_with_cpu_compares_whole_jobs(bmap: BasketMap) -> None:
-    from advisor.recommend.remote import link_notes
-    from probes.readtests.results import Calibration
+    from hep_advisor.probes.readtests.results import Calibration
+    from hep_advisor.recommend.remote import link_notes
 
     rc = _cpu_cal(_cal([(1, 10.0)]), "uproot")
     cal = Calibration(budget_s=1, elapsed_s=1, partial=False, engine="uproot", raw_read=None,

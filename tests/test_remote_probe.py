@@ -55,7 +55,7 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RemoteBench]:
 
 
 def test_discover_root_files_dirs_and_globs(bench: RemoteBench) -> None:
-    from probes.files import discover
+    from hep_advisor.probes.files import discover
 
     one = discover([bench.root_url("small.root")])
     assert [f.path for f in one.files] == [bench.root_url("small.root")]
@@ -69,7 +69,7 @@ def test_discover_root_files_dirs_and_globs(bench: RemoteBench) -> None:
 
 
 def test_discover_bad_urls_are_one_line(bench: RemoteBench) -> None:
-    from probes.files import discover
+    from hep_advisor.probes.files import discover
 
     found = discover([bench.root_url("nope.root"), bench.http_url("nope.root"),
                       bench.http_url("*.root"), "s3://bucket/x.root",
@@ -87,8 +87,8 @@ def test_discover_bad_urls_are_one_line(bench: RemoteBench) -> None:
 
 
 def test_probe_remote_and_dataset(bench: RemoteBench) -> None:
-    from probes.dataset import probe_dataset
-    from probes.remote import probe_remote
+    from hep_advisor.probes.dataset import probe_dataset
+    from hep_advisor.probes.remote import probe_remote
 
     for url, kind in ((bench.root_url("small.root"), "root"),
                       (bench.http_url("small.root"), "http")):
@@ -102,7 +102,7 @@ def test_probe_remote_and_dataset(bench: RemoteBench) -> None:
 
 
 def test_measure_link_finds_round_trip_and_bandwidth(bench: RemoteBench) -> None:
-    from probes.readtests.remote import measure_link
+    from hep_advisor.probes.readtests.remote import measure_link
 
     for url in (bench.root_url("small.root"), bench.http_url("small.root")):
         rc = measure_link(url, 10)
@@ -118,7 +118,7 @@ def test_measure_link_finds_round_trip_and_bandwidth(bench: RemoteBench) -> None
 
 def test_calibrate_cli_on_a_url(bench: RemoteBench) -> None:
     url = bench.root_url("small.root")
-    r = subprocess.run([sys.executable, "-m", "advisor", "calibrate", url, "--budget", "10",
+    r = subprocess.run([sys.executable, "-m", "hep_advisor", "calibrate", url, "--budget", "10",
                         "--json"], capture_output=True, text=True, timeout=120)
     assert "Traceback" not in r.stderr
     doc = json.loads(r.stdout)
@@ -138,10 +138,10 @@ def test_calibrate_cli_on_a_url(bench: RemoteBench) -> None:
 def test_t001_fires_on_the_measured_link(bench: RemoteBench) -> None:
     """Remote T001 from the link measured on the bench (20 ms) and the file's real baskets:
     without TTreeCache, one round trip per basket; with it, one per cache fill."""
-    from advisor.recommend.remote import treecache_rule
-    from probes.basketmap import read_basket_map
-    from probes.dataset import probe_dataset
-    from probes.readtests.remote import measure_link
+    from hep_advisor.probes.basketmap import read_basket_map
+    from hep_advisor.probes.dataset import probe_dataset
+    from hep_advisor.probes.readtests.remote import measure_link
+    from hep_advisor.recommend.remote import treecache_rule
 
     url = bench.root_url("small.root")
     rc = measure_link(url, 10)

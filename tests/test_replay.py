@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from helpers import write_flat
-from models.replay import (
+from hep_advisor.models.replay import (
     CoalesceConfig,
     Link,
     LocalDevice,
@@ -23,8 +23,8 @@ from models.replay import (
     uproot_iterate,
     uproot_open,
 )
-from models.replay.readers import _read_buffers
-from probes.basketmap import Region, read_basket_map, synthetic_map
+from hep_advisor.models.replay.readers import _read_buffers
+from hep_advisor.probes.basketmap import Region, read_basket_map, synthetic_map
 
 KiB, MiB = 1024, 1024 * 1024
 
@@ -303,7 +303,7 @@ def test_memory_step_size_matches_uproot(tmp_path: Path) -> None:
 
     import uproot
 
-    from models.replay import uproot_step_entries
+    from hep_advisor.models.replay import uproot_step_entries
 
     path = write_flat(
         tmp_path / "z.root", entries=30000, branches=5, chunks=3, compression=uproot.ZLIB(1)

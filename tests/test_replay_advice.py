@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from helpers import clustered_map as interleaved
-from models import scenarios as sc
-from models.replay import LocalDevice
-from models.replay.cpucosts import CpuCosts
-from models.replay.predict import (
+from hep_advisor.models import scenarios as sc
+from hep_advisor.models.replay import LocalDevice
+from hep_advisor.models.replay.cpucosts import CpuCosts
+from hep_advisor.models.replay.predict import (
     Reader,
     cluster_step,
     layout_time,
@@ -22,7 +22,7 @@ from models.replay.predict import (
     reader_change,
     retimed,
 )
-from probes.basketmap import BasketMap
+from hep_advisor.probes.basketmap import BasketMap
 
 DISK = LocalDevice(70, 0.008, read_ahead_kb=128)
 COSTS = CpuCosts(open_s=0.02, call_s=0.005, basket_s=1e-5, decompress_mb_per_s=300)
@@ -88,7 +88,7 @@ def slow_disk_context(maps: tuple[BasketMap, ...], replay_merge: bool = False,
     """The fixture advice's rules context on a 70 MB/s, 8 ms disk with 128 KiB read-ahead."""
     from tui_helpers import fixture_advice
 
-    from advisor.recommend import Context
+    from hep_advisor.recommend import Context
 
     a = fixture_advice(label=label)
     assert a.calibration is not None and a.calibration.raw_read is not None
@@ -103,7 +103,7 @@ def slow_disk_context(maps: tuple[BasketMap, ...], replay_merge: bool = False,
 
 
 def test_m001_offers_what_removes_scattered_reads() -> None:
-    from advisor.recommend.files import merge_rule
+    from hep_advisor.recommend.files import merge_rule
 
     maps = tuple(interleaved(f"f{i}") for i in range(4))
     a, ctx = slow_disk_context(maps)
@@ -131,7 +131,7 @@ def test_m001_offers_what_removes_scattered_reads() -> None:
 
 
 def test_t001_prints_no_memory_size_step_and_follows_the_replay() -> None:
-    from advisor.recommend.storage import treecache_rule
+    from hep_advisor.recommend.storage import treecache_rule
 
     maps = tuple(interleaved(f"f{i}", size=30_000) for i in range(2))
     _, ctx = slow_disk_context(maps)
@@ -165,7 +165,7 @@ def test_the_stored_advice_is_kept_per_replay_option(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     from tui_helpers import fixture_advice
 
-    from advisor import cache
+    from hep_advisor import cache
 
     monkeypatch.setenv("HEP_ADVISOR_CACHE", str(tmp_path))
     assert cache.advice_path("k") != cache.advice_path("k", replay_merge=True)
@@ -180,8 +180,8 @@ def test_the_stored_advice_is_kept_per_replay_option(tmp_path: Path,
 
 
 def test_the_probe_sample_is_part_of_the_calibration_key(tmp_path: Path) -> None:
-    from advisor import cache
-    from probes.dataset import DEFAULT_SAMPLE
+    from hep_advisor import cache
+    from hep_advisor.probes.dataset import DEFAULT_SAMPLE
 
     f = tmp_path / "a.root"
     f.write_bytes(b"not read: only the path, size and time are keyed")
@@ -192,8 +192,8 @@ def test_the_probe_sample_is_part_of_the_calibration_key(tmp_path: Path) -> None
 
 def test_basket_maps_are_found_for_a_cached_probe(flat_file: Path) -> None:
     """A probe read back from the cache keeps no file paths: the maps come from the inputs."""
-    from advisor.core import sample_basket_maps
-    from probes import probe_dataset
+    from hep_advisor.core import sample_basket_maps
+    from hep_advisor.probes import probe_dataset
 
     ds = probe_dataset([str(flat_file)])
     maps = sample_basket_maps(ds)
@@ -208,7 +208,7 @@ def test_r001_is_its_printed_rewrite_replayed() -> None:
     """R001 prints ``hadd -O -fk rewritten.root <files>``: every file into one.  With basket
     maps its figure is that merge replayed (the event loop's reader here), and a replay that
     loses hides it; without maps, the rate model's figure stands."""
-    from advisor.recommend.files import _small_baskets, rewrite_rule
+    from hep_advisor.recommend.files import _small_baskets, rewrite_rule
 
     maps = tuple(interleaved(f"f{i}", size=800) for i in range(4))
     a, ctx = slow_disk_context(maps)

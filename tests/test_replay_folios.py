@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from models.replay.device import LocalDevice
-from models.replay.folios import large_folios
-from models.replay.requests import Request
+from hep_advisor.models.replay.device import LocalDevice
+from hep_advisor.models.replay.folios import large_folios
+from hep_advisor.models.replay.requests import Request
 
 P = 4096
 
@@ -110,7 +110,7 @@ def test_the_threads_of_one_call_take_turns_at_each_wait_for_the_device() -> Non
 def test_traced_reads_of_threads_at_once_become_one_call() -> None:
     from types import SimpleNamespace as R
 
-    from models.replay.traced import concurrent
+    from hep_advisor.models.replay.traced import concurrent
 
     reads = [R(file="f", offset=0, size=10, start_s=0.0, duration_s=0.02, pid=7),
              R(file="f", offset=99, size=10, start_s=0.001, duration_s=0.01, pid=8),

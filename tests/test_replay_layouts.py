@@ -8,11 +8,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from models.replay import LocalDevice
-from models.replay.cpucosts import CpuCosts
-from models.replay.layouts import fast_merge, groups, hadd_step, optimized_merge
-from models.replay.predict import layout_time, merge_prediction
-from probes.basketmap import BasketMap, Region, synthetic_map
+from hep_advisor.models.replay import LocalDevice
+from hep_advisor.models.replay.cpucosts import CpuCosts
+from hep_advisor.models.replay.layouts import fast_merge, groups, hadd_step, optimized_merge
+from hep_advisor.models.replay.predict import layout_time, merge_prediction
+from hep_advisor.probes.basketmap import BasketMap, Region, synthetic_map
 
 KB = 1000
 
@@ -129,8 +129,8 @@ def test_merge_prediction_and_its_range() -> None:
 def test_m001_follows_the_replay_when_asked() -> None:
     from tui_helpers import fixture_advice
 
-    from advisor.recommend import Context
-    from advisor.recommend.files import merge_rule
+    from hep_advisor.recommend import Context
+    from hep_advisor.recommend.files import merge_rule
 
     a = fixture_advice(label="small")
     assert a.fitted is not None and a.baseline is not None and a.model is not None

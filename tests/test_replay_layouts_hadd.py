@@ -11,13 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.replay.layouts import (
+from hep_advisor.models.replay.layouts import (
     BranchFill,
     entries_per_basket,
     optimize_baskets,
     optimized_merge,
 )
-from probes.basketmap import BasketMap, basket_keylen, synthetic_map
+from hep_advisor.probes.basketmap import BasketMap, basket_keylen, synthetic_map
 
 
 def test_entries_per_basket_is_root_fill_rule() -> None:
@@ -115,8 +115,8 @@ def test_duplicate_branch_names_stay_apart() -> None:
 def test_c001_drops_its_layout_caveat_where_the_buffers_are_known() -> None:
     from test_codec_replay import _zlib_context, flat_file
 
-    from advisor.recommend.codec import buffers_known, layout_caveat
-    from advisor.recommend.data import compression_rule
+    from hep_advisor.recommend.codec import buffers_known, layout_caveat
+    from hep_advisor.recommend.data import compression_rule
 
     regular = tuple(flat_file(f"f{i}", branches=4, size=250_000, flush=250) for i in range(3))
     assert not buffers_known(regular)  # maps without fBasketSize: the caveat stays
@@ -134,8 +134,8 @@ def test_c001_drops_its_layout_caveat_where_the_buffers_are_known() -> None:
 @pytest.mark.root
 def test_the_rule_against_root_hadd(tmp_path: Path) -> None:
     pytest.importorskip("ROOT")
-    from advisor.demo.root_writer import hadd_path
-    from probes.basketmap import read_basket_map
+    from hep_advisor.demo.root_writer import hadd_path
+    from hep_advisor.probes.basketmap import read_basket_map
     from testbench.rootwriter import Layout, write_mixed_root
 
     layout = Layout(scalars=(("x", "F"), ("y", "D"), ("n", "I")), vectors=("v",),

@@ -1,6 +1,6 @@
 """The replay's CPU side: uproot's I/O hidden behind the read calls' CPU, and the per-call cost
-taken from the warm event loop (``models.replay.predict``).  Tiny synthetic basket maps, exact
-figures."""
+taken from the warm event loop (``hep_advisor.models.replay.predict``).  Tiny synthetic basket maps,
+exact figures."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import pytest
 
-from models.replay import LocalDevice
-from models.replay.cpucosts import (
+from hep_advisor.models.replay import LocalDevice
+from hep_advisor.models.replay.cpucosts import (
     UPROOT_BASKET_S,
     UPROOT_BASKET_S_RANGE,
     CpuCosts,
@@ -17,15 +17,15 @@ from models.replay.cpucosts import (
     costs_from,
     loop_costs,
 )
-from models.replay.overlap import CallShapes, call_shapes
-from models.replay.predict import (
+from hep_advisor.models.replay.overlap import CallShapes, call_shapes
+from hep_advisor.models.replay.predict import (
     MergePrediction,
     Reader,
     layout_time,
     merge_prediction,
     reader_loop_costs,
 )
-from probes.basketmap import BasketMap, Region, synthetic_map
+from hep_advisor.probes.basketmap import BasketMap, Region, synthetic_map
 
 
 def one_file(path: str, branches: int = 4, baskets: int = 8, size: int = 250_000
@@ -175,7 +175,7 @@ def test_an_unmeasured_basket_cost_is_assumed_over_its_range() -> None:
 
 
 def test_a_merge_is_not_credited_the_baskets_cost_as_a_calls() -> None:
-    from models.throughput import DEFAULTS
+    from hep_advisor.models.throughput import DEFAULTS
 
     # 4 small files of 20 branches x 2 baskets, merged into one: 1 call instead of 4, and the
     # same 160 baskets.  The warm loop measured 0.1 s per file of 1 call (0.02 s of it
@@ -272,8 +272,8 @@ def test_the_programs_reader_replayed_costs_what_its_warm_loop_measured() -> Non
 
 
 def test_the_pre_pass_keys_assumed_cost_spans_the_interval() -> None:
-    from models.replay.cpucosts import UPROOT_KEY_S_RANGE
-    from models.replay.predict import reader_change
+    from hep_advisor.models.replay.cpucosts import UPROOT_KEY_S_RANGE
+    from hep_advisor.models.replay.predict import reader_change
 
     m = one_file("/x.root", branches=20, baskets=2, size=50_000)
     warm = replace(DEV, warm=True)
@@ -290,7 +290,7 @@ def test_the_pre_pass_keys_assumed_cost_spans_the_interval() -> None:
 
 
 def test_a_step_ending_inside_a_basket_interprets_it_again() -> None:
-    from models.replay.predict import step_touches
+    from hep_advisor.models.replay.predict import step_touches
 
     # branch a: baskets of 100 entries; branch b: one basket of 300
     rows = [("a", 1000 + 100 * i, 100, 100 * i, 100 * (i + 1)) for i in range(3)]

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.replay.readers import root_open, root_streamers_uncompressed
-from probes.basketmap import read_basket_map
+from hep_advisor.models.replay.readers import root_open, root_streamers_uncompressed
+from hep_advisor.probes.basketmap import read_basket_map
 
 uproot = pytest.importorskip("uproot")
 

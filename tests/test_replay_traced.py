@@ -1,5 +1,5 @@
-"""models.replay.traced: a trace's reads replayed through the local device (device reads and
-bytes), on tiny synthetic traces whose device I/O is worked out by hand from the kernel's
+"""hep_advisor.models.replay.traced: a trace's reads replayed through the local device (device reads
+and bytes), on tiny synthetic traces whose device I/O is worked out by hand from the kernel's
 read-ahead rules (mm/readahead.c: get_init_ra_size, get_next_ra_size, context read-ahead)."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from models.replay.device import LocalDevice
-from models.replay.requests import Request
-from models.replay.traced import (
+from hep_advisor.models.replay.device import LocalDevice
+from hep_advisor.models.replay.requests import Request
+from hep_advisor.models.replay.traced import (
     distinct_bytes,
     ranges,
     reads_from_trace,

@@ -22,7 +22,7 @@ import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
-from advisor.advice import (
+from hep_advisor.advice import (
     CRITICAL_SPEEDUP,
     MIN_SPEEDUP,
     WARNING_SPEEDUP,
@@ -33,13 +33,13 @@ from advisor.advice import (
     Recommendation,
     Report,
 )
-from advisor.cli import main
-from advisor.core import advise, advise_from
-from advisor.fileio import write_atomically
-from advisor.render import fmt, report_parts, scaling
-from advisor.render.html import report_html, scaling_svg
-from advisor.render.markdown import esc, report_markdown
-from advisor.schema import generate_schema
+from hep_advisor.cli import main
+from hep_advisor.core import advise, advise_from
+from hep_advisor.fileio import write_atomically
+from hep_advisor.render import fmt, report_parts, scaling
+from hep_advisor.render.html import report_html, scaling_svg
+from hep_advisor.render.markdown import esc, report_markdown
+from hep_advisor.schema import generate_schema
 
 #: The keys the issue names for each recommendation of the JSON document.
 REC_KEYS = {"code", "kind", "title", "severity", "audience", "predicted_speedup", "speedup_low",
@@ -72,7 +72,7 @@ def report(small: Advice, tiny_demo: Path) -> Report:
 
 
 def _rec(code: str, speedup: float, dataset: str, **kw: Any) -> Recommendation:
-    from advisor.advice import severity_for
+    from hep_advisor.advice import severity_for
 
     fields: dict[str, Any] = dict(
         code=code, kind="layout", title=f"title of {code} {NASTY}",
@@ -320,7 +320,7 @@ def test_plot_without_matplotlib_says_how_to_get_it(small: Advice,
 # -- the command -------------------------------------------------------------------------------
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "advisor", "report", *args],
+    return subprocess.run([sys.executable, "-m", "hep_advisor", "report", *args],
                           capture_output=True, text=True, timeout=300, env=os.environ.copy())
 
 
@@ -396,7 +396,7 @@ def test_cli_bad_path_is_one_line_and_exit_2(tmp_path: Path, cache_dir: Path, ki
 def test_cli_without_paths_reports_on_the_demo(report: Report,
                                                monkeypatch: pytest.MonkeyPatch,
                                                capsys: pytest.CaptureFixture[str]) -> None:
-    from advisor.demo import report as demo
+    from hep_advisor.demo import report as demo
 
     calls: list[dict[str, Any]] = []
 
@@ -415,7 +415,7 @@ def test_cli_without_paths_reports_on_the_demo(report: Report,
 def test_cli_ctrl_c_reports_what_was_measured(small: Advice, monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     """A cancelled calibration (Ctrl-C) still gives the report, and exit status 130."""
-    from advisor import core
+    from hep_advisor import core
 
     def cancelled(paths: Any, cancel: threading.Event, **kw: Any) -> Advice:
         cancel.set()

@@ -12,17 +12,17 @@ from typing import Any
 
 import pytest
 
-from advisor.advice import Advice, Recommendation
-from advisor.recommend import Context, recommend
-from advisor.recommend.rntuple import (
+from hep_advisor.advice import Advice, Recommendation
+from hep_advisor.probes.readtests.results import Conditions, ConversionPoint, Measurement
+from hep_advisor.recommend import Context, recommend
+from hep_advisor.recommend.rntuple import (
     MIN_GAIN,
     TTREE_ONLY,
     rntuple_rule,
     silence_ttree_rules,
     to_rntuple,
 )
-from advisor.verdict import verdict
-from probes.readtests.results import Conditions, ConversionPoint, Measurement
+from hep_advisor.verdict import verdict
 
 
 @pytest.fixture(scope="module")

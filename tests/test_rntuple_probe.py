@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from rntuple_helpers import assert_rntuple_matches_root, root_figures, write_rntuple
 
-import probes
+import hep_advisor.probes
 
 try:
     with warnings.catch_warnings():
@@ -34,7 +34,7 @@ SETTINGS = {0: ("none", None), 101: ("ZLIB", 1), 207: ("LZMA", 7), 404: ("LZ4", 
 def test_rntuple_matches_root(tmp_path: Path, setting: int) -> None:
     path = write_rntuple(ROOT, tmp_path / "r.root", setting=setting)
     assert_rntuple_matches_root(ROOT, path, "ntpl")
-    (tree,) = probes.probe_dataset([str(path)]).trees
+    (tree,) = hep_advisor.probes.probe_dataset([str(path)]).trees
     assert tree.format == "rntuple"
     assert (tree.compression.algorithm, tree.compression.level) == SETTINGS[setting]
     assert tree.compression.setting == setting
@@ -52,7 +52,7 @@ def test_clusters_and_groups_are_roots(tmp_path: Path, entries: int, per_cluster
                          per_group=per_group)
     assert_rntuple_matches_root(ROOT, path, "ntpl")
     want = root_figures(ROOT, path, "ntpl")
-    (tree,) = probes.probe_dataset([str(path)]).trees
+    (tree,) = hep_advisor.probes.probe_dataset([str(path)]).trees
     assert tree.entries == entries
     assert tree.clusters is not None and tree.clusters.source == "rntuple"
     assert tree.clusters.count == want["clusters"]
@@ -67,7 +67,7 @@ def test_fields_and_columns(tmp_path: Path) -> None:
     path = write_rntuple(ROOT, tmp_path / "r.root")
     reader = ROOT.RNTupleReader.Open("ntpl", str(path))
     desc = reader.GetDescriptor()
-    (tree,) = probes.probe_dataset([str(path)]).trees
+    (tree,) = hep_advisor.probes.probe_dataset([str(path)]).trees
     assert tree.rntuple is not None
     assert tree.rntuple.fields == desc.GetNFields() - 1  # ROOT counts its zero field
     assert tree.rntuple.columns == desc.GetNPhysicalColumns()
@@ -85,7 +85,7 @@ def test_a_dataset_of_rntuple_files_sums_like_root(tmp_path: Path) -> None:
     paths = [write_rntuple(ROOT, tmp_path / f"r{i}.root", entries=1000 + 500 * i,
                            per_cluster=300, per_group=2) for i in range(3)]
     wants = [root_figures(ROOT, p, "ntpl") for p in paths]
-    ds = probes.probe_dataset([str(tmp_path)])
+    ds = hep_advisor.probes.probe_dataset([str(tmp_path)])
     assert ds.errors == ()
     (tree,) = ds.trees
     assert tree.files == 3

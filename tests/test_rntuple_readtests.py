@@ -12,19 +12,19 @@ import numpy as np
 import pytest
 
 from helpers import snapshot, write_flat
-from probes.dataset import probe_dataset
-from probes.readtests import conversion as conv_mod
-from probes.readtests.calibrate import calibrate
-from probes.readtests.conversion import extrapolate, measure_conversion, sample_entries
-from probes.readtests.registry import BY_NAME
-from probes.readtests.rntuple_loop import (
+from hep_advisor.probes.dataset import probe_dataset
+from hep_advisor.probes.readtests import conversion as conv_mod
+from hep_advisor.probes.readtests.calibrate import calibrate
+from hep_advisor.probes.readtests.conversion import extrapolate, measure_conversion, sample_entries
+from hep_advisor.probes.readtests.registry import BY_NAME
+from hep_advisor.probes.readtests.rntuple_loop import (
     NotForRNTuple,
     collect_pages,
     measure_rntuple_decompression,
     measure_rntuple_event_loop,
     plan_rntuple_reads,
 )
-from probes.readtests.runner import Session
+from hep_advisor.probes.readtests.runner import Session
 
 
 def write_rntuple_uproot(path: Path, entries: int = 20_000, compression: Any = None) -> Path:
@@ -83,8 +83,8 @@ def test_calibrate_runs_on_an_rntuple_dataset(rntuple_file: Path) -> None:
 
 
 def test_the_model_is_fitted_for_an_rntuple_dataset(rntuple_file: Path) -> None:
-    from advisor.core import advise_from
-    from probes import probe_site
+    from hep_advisor.core import advise_from
+    from hep_advisor.probes import probe_site
 
     ds = probe_dataset([str(rntuple_file)])
     cal = calibrate(ds, budget_s=8)
@@ -156,7 +156,7 @@ def test_the_conversion_test_is_registered_and_skips_rntuple_datasets(rntuple_fi
     t = BY_NAME["conversion"]
     assert t.field == "conversion" and t.engines == ("uproot", "root")
     ds = probe_dataset([str(rntuple_file)])
-    from probes.readtests.runner import Context
+    from hep_advisor.probes.readtests.runner import Context
 
     ctx = Context(session=Session(10), dataset=ds, files=[str(rntuple_file)], tree=ds.trees[0])
     with pytest.raises(NotForRNTuple, match="RNTuple already"):
@@ -220,7 +220,7 @@ def test_a_conversion_past_its_share_ends_with_it(tmp_path: Path,
     is skipped with the reason, and its directory is removed."""
     import time
 
-    from probes.readtests.runner import OutOfTime
+    from hep_advisor.probes.readtests.runner import OutOfTime
 
     src = write_flat(tmp_path / "t.root", entries=5000, branches=2)
     scratch = tmp_path / "scratch"

@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 import uproot
 
-import probes
-from advisor.demo.root_writer import plain_merge, write_tree
-from advisor.demo.spec import ESD, FLAT, make_chunk
-from advisor.demo.uproot_writer import write_tree as uproot_write_tree
-from probes.rootfile import inspect_file
+import hep_advisor.probes
+from hep_advisor.demo.root_writer import plain_merge, write_tree
+from hep_advisor.demo.spec import ESD, FLAT, make_chunk
+from hep_advisor.demo.uproot_writer import write_tree as uproot_write_tree
+from hep_advisor.probes.rootfile import inspect_file
 
 try:
     with warnings.catch_warnings():
@@ -125,7 +125,7 @@ def _assert_probe_matches_root(path: Path, name: str, source: str) -> list[int]:
     assert meta.name == name
     assert meta.cluster_sizes == _as_sizes(lengths)
     assert meta.cluster_source == source
-    profile = probes.probe_dataset([str(path)])
+    profile = hep_advisor.probes.probe_dataset([str(path)])
     assert not profile.errors
     (tree,) = profile.trees
     assert tree.clusters is not None
@@ -307,7 +307,7 @@ def test_cluster_size_is_what_the_writer_was_told(tmp_path: Path, n: int) -> Non
         assert raw.member("fAutoFlush") == n
         assert raw.member("fNClusterRange") == 0
     assert root_cluster_lengths(path, "t") == [n] * 4
-    (tree,) = probes.probe_dataset([str(path)]).trees
+    (tree,) = hep_advisor.probes.probe_dataset([str(path)]).trees
     assert tree.cluster_entries == n
     assert tree.clusters is not None
     assert tree.clusters.source == "autoflush"
@@ -323,7 +323,7 @@ def test_clusters_pool_over_files(tmp_path: Path) -> None:
     ]
     lengths = [x for p in paths for x in root_cluster_lengths(p, "t")]
     assert Counter(lengths) == {100: 11, 300: 6}
-    (tree,) = probes.probe_dataset([str(p) for p in paths]).trees
+    (tree,) = hep_advisor.probes.probe_dataset([str(p) for p in paths]).trees
     assert tree.clusters is not None
     assert tree.clusters.source == "autoflush"
     assert tree.clusters.count == len(lengths)

@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 import uproot
 
-import probes
-from advisor.demo import root_writer
-from advisor.demo.datasets import make_datasets, read_manifest
-from advisor.demo.root_writer import optimized_merge, plain_merge, require_root, write_tree
-from advisor.demo.spec import ESD, FLAT, FLOAT, INT, Chunk, Collection, TreeSpec, make_chunk
-from advisor.demo.uproot_writer import write_tree as uproot_write_tree
+import hep_advisor.probes
+from hep_advisor.demo import root_writer
+from hep_advisor.demo.datasets import make_datasets, read_manifest
+from hep_advisor.demo.root_writer import optimized_merge, plain_merge, require_root, write_tree
+from hep_advisor.demo.spec import ESD, FLAT, FLOAT, INT, Chunk, Collection, TreeSpec, make_chunk
+from hep_advisor.demo.uproot_writer import write_tree as uproot_write_tree
 
 try:
     with warnings.catch_warnings():
@@ -146,7 +146,7 @@ def test_compression_setting(tmp_path: Path, algorithm: str, level: int, setting
     f = uproot.open(path)
     assert f.file.fCompress == setting
     assert f["pythia"].num_entries == 1000
-    profile = probes.probe_dataset([str(path)]).trees[0]
+    profile = hep_advisor.probes.probe_dataset([str(path)]).trees[0]
     assert profile.compression.setting == setting
     assert profile.compression.algorithm == algorithm
     assert profile.compression.level == (None if algorithm == "none" else level)
@@ -158,7 +158,7 @@ def test_compression_setting(tmp_path: Path, algorithm: str, level: int, setting
 def test_probe_agrees_with_root(tmp_path: Path, spec: TreeSpec, algorithm: str, level: int) -> None:
     path = tmp_path / "tree.root"
     write_tree(str(path), spec, _chunks(spec, (40, 35)), algorithm, level)
-    profile = probes.probe_dataset([str(path)])
+    profile = hep_advisor.probes.probe_dataset([str(path)])
     assert not profile.errors
     (tree,) = profile.trees
     assert tree.name == spec.name
@@ -197,8 +197,8 @@ def test_plain_merge_keeps_baskets_but_not_clusters(tmp_path: Path) -> None:
     merged = tmp_path / "merged.root"
     plain_merge(inputs, str(merged))
 
-    small = probes.probe_dataset(inputs).trees[0]
-    (tree,) = probes.probe_dataset([str(merged)]).trees
+    small = hep_advisor.probes.probe_dataset(inputs).trees[0]
+    (tree,) = hep_advisor.probes.probe_dataset([str(merged)]).trees
     assert tree.entries == 90
     assert tree.branches == ESD.n_branches
     assert (tree.compression.algorithm, tree.compression.level) == ("ZLIB", 1)
@@ -230,8 +230,8 @@ def test_optimized_merge_has_fewer_baskets(tmp_path: Path) -> None:
     plain, optimized = tmp_path / "plain.root", tmp_path / "optimized.root"
     plain_merge(inputs, str(plain))
     optimized_merge(inputs, str(optimized))
-    (p,) = probes.probe_dataset([str(plain)]).trees
-    (o,) = probes.probe_dataset([str(optimized)]).trees
+    (p,) = hep_advisor.probes.probe_dataset([str(plain)]).trees
+    (o,) = hep_advisor.probes.probe_dataset([str(optimized)]).trees
     assert p.entries == o.entries == 120
     assert o.baskets.count < p.baskets.count
     assert p.clusters is not None and o.clusters is not None
@@ -267,7 +267,7 @@ def test_make_datasets_with_root(tmp_path: Path) -> None:
     assert {ds["chunk_entries"] for ds in manifest["datasets"]} == {0}
     files = sorted((d / "small_files").glob("*.root"))
     assert len(files) == 6
-    (merged,) = probes.probe_dataset([str(d / "merged")]).trees
+    (merged,) = hep_advisor.probes.probe_dataset([str(d / "merged")]).trees
     assert merged.name == ESD.name
     assert merged.entries == 6 * 20
     assert merged.branches == ESD.n_branches
@@ -276,7 +276,7 @@ def test_make_datasets_with_root(tmp_path: Path) -> None:
     assert merged.clusters.source == "estimated"
     assert merged.clusters.count == 1
     assert merged.cluster_entries == 6 * 20
-    (flat,) = probes.probe_dataset([str(d / "flat" / "pythia_zstd5.root")]).trees
+    (flat,) = hep_advisor.probes.probe_dataset([str(d / "flat" / "pythia_zstd5.root")]).trees
     assert (flat.entries, flat.compression.algorithm, flat.compression.level) == (4000, "ZSTD", 5)
 
 

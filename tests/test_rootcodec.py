@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 import uproot
 
-from probes.readtests.conversion import _uproot_compression
-from probes.readtests.decoders import inflater
-from probes.readtests.recompress import Payload, basket_payloads, recompress
-from probes.readtests.rootblocks import collect_baskets, split_blocks
-from probes.readtests.rootcodec import root_codec
+from hep_advisor.probes.readtests.conversion import _uproot_compression
+from hep_advisor.probes.readtests.decoders import inflater
+from hep_advisor.probes.readtests.recompress import Payload, basket_payloads, recompress
+from hep_advisor.probes.readtests.rootblocks import collect_baskets, split_blocks
+from hep_advisor.probes.readtests.rootcodec import root_codec
 
 
 def _payloads() -> list[Payload]:
@@ -64,7 +64,7 @@ def test_the_sample_matches_roots_own_lz4_4(tmp_path: Path) -> None:
     """ROOT rewrites a file with ``hadd -O -f404``; its baskets, decompressed and compressed
     again by the recompressed sample's codec, take ROOT's bytes exactly."""
     pytest.importorskip("ROOT")
-    from advisor.demo.root_writer import hadd_path
+    from hep_advisor.demo.root_writer import hadd_path
     from testbench.rootwriter import Layout, write_mixed_root
 
     layout = Layout(scalars=(("x", "F"), ("n", "I")), vectors=("v",),

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from test_replay_advice import interleaved, slow_disk_context
 
-from advisor.recommend import Context, recommend
-from advisor.recommend.runspread import ROW, cpu_share
-from models.runspread import cpu_run_spread, ratio_sd, robust_sd, widened
-from probes.readtests.results import Calibration
+from hep_advisor.models.runspread import cpu_run_spread, ratio_sd, robust_sd, widened
+from hep_advisor.probes.readtests.results import Calibration
+from hep_advisor.recommend import Context, recommend
+from hep_advisor.recommend.runspread import ROW, cpu_share
 
 
 def _with_decompression(cal: Calibration, *sample_sets: tuple[float, ...]) -> Calibration:

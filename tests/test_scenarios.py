@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.physics import Cores, Params, config_matrix, rates
-from models.scenarios import (
+from hep_advisor.models.physics import Cores, Params, config_matrix, rates
+from hep_advisor.models.scenarios import (
     PRESET_SD,
     RATIO_SD,
     Baseline,
@@ -39,8 +39,8 @@ from models.scenarios import (
     summarize,
     workers,
 )
-from models.sites import KIB, SiteSpec, StorageSpec, WorkloadSpec
-from models.throughput import ThroughputModel
+from hep_advisor.models.sites import KIB, SiteSpec, StorageSpec, WorkloadSpec
+from hep_advisor.models.throughput import ThroughputModel
 
 HDD = StorageSpec("hdd", 1, "single", 70.0, 120.0, 128.0)
 TRUTH = Params(storage_mb_per_s=70.0, access_ms=8.0, devices=1.0, decompress_mb_per_s=60.0,
@@ -438,8 +438,8 @@ def test_summary_sources_and_units(fitted: ThroughputModel, cal_base: Baseline) 
 
 
 def test_summary_has_a_json_schema() -> None:
-    from advisor.jsonio import schema_for, to_jsonable
-    from models.scenarios import ModelSummary
+    from hep_advisor.jsonio import schema_for, to_jsonable
+    from hep_advisor.models.scenarios import ModelSummary
 
     jsonschema = pytest.importorskip("jsonschema")
     model, base = site_model(gsi_like(), workload())
@@ -464,9 +464,9 @@ def test_models_import_neither_rich_nor_the_advisor() -> None:
 def test_unpacking_constrains_processing_where_decompression_dominates() -> None:
     from test_basket_cost import _calibration, _m
 
-    from models.calibration import fit_inputs, model_from_calibration
-    from models.physics import FEATURES
-    from probes.readtests.results import DecompressionPoint, Unpacking
+    from hep_advisor.models.calibration import fit_inputs, model_from_calibration
+    from hep_advisor.models.physics import FEATURES
+    from hep_advisor.probes.readtests.results import DecompressionPoint, Unpacking
 
     cal, ds, site = _calibration(1e-4)
     # decompression (32 MB/s) takes nearly all of the loop's time (30 MB/s)
@@ -495,7 +495,7 @@ def test_the_io_overlap_is_held_at_zero_for_roots_engine() -> None:
     assumed over its plausible range; ROOT's engine reads in the loop's thread: held at 0."""
     from test_basket_cost import _calibration
 
-    from models.calibration import model_from_calibration
+    from hep_advisor.models.calibration import model_from_calibration
 
     cal, ds, site = _calibration(1e-4)  # warm: nothing constrains the overlap
     up, _, _ = model_from_calibration(cal, ds, site)
@@ -511,10 +511,10 @@ def test_small_files_take_the_per_call_cost_from_the_event_loop() -> None:
     unpacking row (fixed costs not separated) would count per-branch costs per MB."""
     from test_basket_cost import _calibration, _m
 
-    from models.calcosts import loop_call_costs
-    from models.calibration import fit_inputs
-    from models.physics import FEATURES
-    from probes.readtests.results import BasketCost, Unpacking
+    from hep_advisor.models.calcosts import loop_call_costs
+    from hep_advisor.models.calibration import fit_inputs
+    from hep_advisor.models.physics import FEATURES
+    from hep_advisor.probes.readtests.results import BasketCost, Unpacking
 
     cal, ds, site = _calibration(None)
     tree = ds.trees[0]
@@ -564,7 +564,7 @@ def test_small_files_take_the_per_call_cost_from_the_event_loop() -> None:
 
 
 def test_branches_scale_the_read_calls_by_the_share_of_branches() -> None:
-    from models.scenarios.transforms import branches
+    from hep_advisor.models.scenarios.transforms import branches
 
     base = Baseline(params=TRUTH, cores=Cores(4), config={
         "workers": 1.0, "file_mb": 10.0, "calls": 2.0, "baskets": 100.0, "opens": 1.0},
@@ -585,7 +585,7 @@ def test_a_key_prepass_loop_leaves_its_cold_row_out_of_the_fit() -> None:
     loop row is left out for such a reader, kept for an entry step; the warm row stays."""
     from test_basket_cost import _calibration, _m
 
-    from models.calibration import _key_prepass, fit_inputs
+    from hep_advisor.models.calibration import _key_prepass, fit_inputs
 
     assert _key_prepass("uproot.iterate:step_size=100 MB")
     assert _key_prepass("uproot.iterate")  # uproot's default step is a memory size

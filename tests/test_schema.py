@@ -10,11 +10,11 @@ from pathlib import Path
 
 import jsonschema
 
-from advisor.schema import checked_in_schema, generate_schema, main, schema_text
+from hep_advisor.schema import checked_in_schema, generate_schema, main, schema_text
 
 
 def test_checked_in_schema_matches_the_code() -> None:
-    assert generate_schema() == checked_in_schema(), "run `python -m advisor.schema`"
+    assert generate_schema() == checked_in_schema(), "run `python -m hep_advisor.schema`"
     assert main(["--check"]) == 0
 
 
@@ -30,7 +30,7 @@ def test_schema_changes_when_the_code_changes() -> None:
 
 
 def test_probe_json_follows_the_contract(tiny_demo: Path) -> None:
-    r = subprocess.run([sys.executable, "-m", "advisor", "probe", str(tiny_demo), "--json"],
+    r = subprocess.run([sys.executable, "-m", "hep_advisor", "probe", str(tiny_demo), "--json"],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)

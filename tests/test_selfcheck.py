@@ -12,16 +12,16 @@ import numpy as np
 import pytest
 from tui_helpers import DATA
 
-from advisor.advice import Advice, Recommendation, with_rank_notes
-from advisor.core import advise_from
-from advisor.jsonio import from_jsonable
-from advisor.render.markdown import report_markdown
-from models.calibration import fit_inputs, model_from_calibration
-from models.physics import rates
-from models.selfcheck import TOLERANCE, self_check, warning_line
-from models.throughput import PLAUSIBLE, ThroughputModel
-from probes.readtests.results import Calibration, Measurement
-from probes.results import DatasetProfile, SiteProfile
+from hep_advisor.advice import Advice, Recommendation, with_rank_notes
+from hep_advisor.core import advise_from
+from hep_advisor.jsonio import from_jsonable
+from hep_advisor.models.calibration import fit_inputs, model_from_calibration
+from hep_advisor.models.physics import rates
+from hep_advisor.models.selfcheck import TOLERANCE, self_check, warning_line
+from hep_advisor.models.throughput import PLAUSIBLE, ThroughputModel
+from hep_advisor.probes.readtests.results import Calibration, Measurement
+from hep_advisor.probes.results import DatasetProfile, SiteProfile
+from hep_advisor.render.markdown import report_markdown
 
 
 def _stored(name: str = "tui_small_files.json"
@@ -190,15 +190,15 @@ def test_rankings_that_may_flip_say_so() -> None:
 
 
 def _m(samples: tuple[float, ...], part_spread: float | None = None) -> Measurement:
-    from probes.readtests.results import Conditions
-    from probes.readtests.runner import measurement
+    from hep_advisor.probes.readtests.results import Conditions
+    from hep_advisor.probes.readtests.runner import measurement
 
     m = measurement(list(samples), "MB/s", Conditions(cache="cold"))
     return replace(m, part_spread=part_spread)
 
 
 def test_each_point_is_held_to_its_own_spread() -> None:
-    from models.pointnoise import D2, IQR_TO_SIGMA, SINGLE_SAMPLE_RUN_SD, point_sd
+    from hep_advisor.models.pointnoise import D2, IQR_TO_SIGMA, SINGLE_SAMPLE_RUN_SD, point_sd
 
     five = _m((90.0, 95.0, 100.0, 105.0, 110.0))
     sd, source = point_sd(five)
@@ -231,7 +231,7 @@ def test_each_miss_names_its_cause() -> None:
     """A point beyond its spread that another reading of the same configuration contradicts
     (on the other side of the prediction) is a comparison the model cannot make; a point
     beyond its spread alone is the fit."""
-    from models.selfcheck import CAUSES, describe
+    from hep_advisor.models.selfcheck import CAUSES, describe
 
     site, dataset, cal = _stored()
     model, _, inputs = model_from_calibration(cal, dataset, site)
@@ -256,7 +256,7 @@ def test_each_miss_names_its_cause() -> None:
 
 
 def test_a_timed_sample_is_cut_into_parts() -> None:
-    from probes.readtests.raw import MIN_PART_S, PARTS, WARMUP_S, Marks
+    from hep_advisor.probes.readtests.raw import MIN_PART_S, PARTS, WARMUP_S, Marks
 
     def timed(size: object, reads: int, dt: float) -> Marks:
         marks = Marks()
@@ -296,7 +296,7 @@ def test_the_concurrency_sweep_is_taken_relative_to_its_single_reader() -> None:
 
 
 def test_a_partial_measurement_is_held_to_the_trust_the_fit_gives_it() -> None:
-    from models.calibration import UNPACK_SD
+    from hep_advisor.models.calibration import UNPACK_SD
 
     site, dataset, cal = _stored()
     model, _, inputs = model_from_calibration(cal, dataset, site)

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.physics import config_matrix, rates, stream_io_rate
-from models.scenarios import (
+from hep_advisor.models.physics import config_matrix, rates, stream_io_rate
+from hep_advisor.models.scenarios import (
     device_capacity,
     merge,
     predict_scenarios,
@@ -20,7 +20,7 @@ from models.scenarios import (
     site_baseline,
     site_model,
 )
-from models.sites import (
+from hep_advisor.models.sites import (
     KIB,
     SiteSpec,
     SpecError,

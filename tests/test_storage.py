@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from probes import probe_site, probe_storage
-from probes.storage import fs_class, read_mounts
+from hep_advisor.probes import probe_site, probe_storage
+from hep_advisor.probes.storage import fs_class, read_mounts
 
 
 def _write(path: Path, text: str) -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from models.replay.device import LocalDevice
-from models.replay.requests import Request
-from probes.throttle import DEFAULT_SLICE_S, probe_throttle
+from hep_advisor.models.replay.device import LocalDevice
+from hep_advisor.models.replay.requests import Request
+from hep_advisor.probes.throttle import DEFAULT_SLICE_S, probe_throttle
 
 
 def _tree(tmp_path: Path, cgroup: str, files: dict[str, str]) -> tuple[str, str]:
@@ -70,8 +70,8 @@ def test_fresh_slice_shortens_a_short_job_only_where_throttled(limit: str) -> No
 
 
 def test_the_probe_view_shows_a_cgroup_read_limit() -> None:
-    from advisor.render.probe_view import storage_line
-    from probes.results import StorageInfo, ThrottleInfo
+    from hep_advisor.probes.results import StorageInfo, ThrottleInfo
+    from hep_advisor.render.probe_view import storage_line
 
     s = StorageInfo("/data", "/data", "ext4", "local", "loop1", True, 128, "none")
     assert "cgroup" not in storage_line(s)
@@ -80,7 +80,7 @@ def test_the_probe_view_shows_a_cgroup_read_limit() -> None:
 
 
 def _site_with(throttle: object) -> object:
-    from probes.results import CpuInfo, MemoryInfo, SiteProfile, StorageInfo
+    from hep_advisor.probes.results import CpuInfo, MemoryInfo, SiteProfile, StorageInfo
 
     disk = StorageInfo("/data", "/data", "ext4", "local", "loop1", True, 128, "none")
     return SiteProfile("host", "Linux", CpuInfo(2, 2), MemoryInfo(8_000_000_000, 4_000_000_000),
@@ -96,11 +96,11 @@ def _site_with(throttle: object) -> object:
 ])
 def test_a_binding_recorded_throttle_makes_the_device_a_rate_limiter(
         cold: float | None, iops: float | None, sweep: str | None, form: str | None) -> None:
-    from models.deviceform import device_form
-    from models.physics import Params
-    from models.replay.sitedevice import site_device
-    from probes.readtests.results import RawRead
-    from probes.results import ThrottleInfo
+    from hep_advisor.models.deviceform import device_form
+    from hep_advisor.models.physics import Params
+    from hep_advisor.models.replay.sitedevice import site_device
+    from hep_advisor.probes.readtests.results import RawRead
+    from hep_advisor.probes.results import ThrottleInfo
 
     site = _site_with(ThrottleInfo(70.0, 120.0, 0.1, "assumed: kernel default"))
     raw = RawRead(cold_mb_per_s=cold, warm_mb_per_s=None, iops_4k=iops, access_time_ms=8.0,

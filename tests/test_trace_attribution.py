@@ -6,19 +6,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from advisor.recommend.reader import TraceFacts, step_rule, treecache_rule
-from models.attribution import (
+from hep_advisor.models.attribution import (
     attribute,
     busy_s,
     classify,
     device_from_trace,
     reread_bytes,
 )
-from models.replay import LocalDevice, python_buffered, root_getentry, uproot_iterate
-from models.replay.requests import Request
-from probes.basketmap import Region, synthetic_map
-from probes.trace import TracedRead
-from probes.trace.strace import parse
+from hep_advisor.models.replay import LocalDevice, python_buffered, root_getentry, uproot_iterate
+from hep_advisor.models.replay.requests import Request
+from hep_advisor.probes.basketmap import Region, synthetic_map
+from hep_advisor.probes.trace import TracedRead
+from hep_advisor.probes.trace.strace import parse
+from hep_advisor.recommend.reader import TraceFacts, step_rule, treecache_rule
 
 BRANCHES, BASKETS, SIZE, PER = 4, 30, 6000, 100
 ACCESS, BW = 0.008, 70e6
@@ -212,7 +212,7 @@ def test_device_access_from_block_counters() -> None:
 def test_counted_access_is_paid_per_replayed_access() -> None:
     from dataclasses import replace
 
-    from advisor.recommend.reader import per_replayed_access
+    from hep_advisor.recommend.reader import per_replayed_access
 
     m = interleaved(size=40_000)
     sizes = {m.path: m.file_bytes}
@@ -230,7 +230,7 @@ def test_counted_access_is_paid_per_replayed_access() -> None:
 
 
 def test_root_magic_is_checked_beyond_four_bytes(tmp_path) -> None:
-    from probes.trace.run import is_root_file
+    from hep_advisor.probes.trace.run import is_root_file
 
     text = tmp_path / "passwd"
     text.write_text("root:x:0:0:root:/root:/bin/bash\n")
@@ -241,8 +241,8 @@ def test_root_magic_is_checked_beyond_four_bytes(tmp_path) -> None:
 
 
 def test_trace_notes_one_line_per_finding() -> None:
-    from advisor.recommend.reader import ReaderFinding
-    from advisor.trace import RequestsByKind, TimeSplit, Trace, trace_notes
+    from hep_advisor.recommend.reader import ReaderFinding
+    from hep_advisor.trace import RequestsByKind, TimeSplit, Trace, trace_notes
 
     f = ReaderFinding("U001", "t", 2.0, 1.5, 3.0, "a(step_size=5)\nmore", "step_size", "5")
     t = Trace("cmd", 0, 1.0, 0.5, 0.2, 0.1, (), RequestsByKind(0, 0, 0, 0), (),
@@ -277,8 +277,8 @@ def test_rntuple_pages_are_attributed_as_baskets_without_keys() -> None:
 
     import uproot
 
-    from probes.pagemap import is_page_map, read_page_map
-    from probes.rntuple import read_rntuple
+    from hep_advisor.probes.pagemap import is_page_map, read_page_map
+    from hep_advisor.probes.rntuple import read_rntuple
 
     path = str(Path(__file__).parent / "data" / "real-world" /
                "ntpl001_staff_rntuple_v1-0-0-0.root")

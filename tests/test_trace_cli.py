@@ -43,7 +43,7 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def hep(args: list[str], tmp: Path) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, TMPDIR=str(tmp))
-    return subprocess.run([sys.executable, "-m", "advisor", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "hep_advisor", *args], capture_output=True,
                           text=True, env=env, timeout=120)
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from probes.trace import choose_recorder, run_traced
-from probes.trace.record import remote_files
+from hep_advisor.probes.trace import choose_recorder, run_traced
+from hep_advisor.probes.trace.record import remote_files
 
 PROGRAM = """\
 import sys, uproot

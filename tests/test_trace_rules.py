@@ -9,16 +9,16 @@ from dataclasses import replace
 import pytest
 from test_trace_attribution import BASKETS, BRANCHES, by_branch, interleaved, timed
 
-from advisor.recommend.reader import TraceFacts, reader_rules
-from advisor.recommend.reader_changes import (
+from hep_advisor.models.attribution import attribute, device_from_trace
+from hep_advisor.models.replay import python_buffered, root_getentry, uproot_iterate
+from hep_advisor.models.replay.requests import Request
+from hep_advisor.recommend.reader import TraceFacts, reader_rules
+from hep_advisor.recommend.reader_changes import (
     branches_rule,
     cache_size_rule,
     source_rule,
     threads_rule,
 )
-from models.attribution import attribute, device_from_trace
-from models.replay import python_buffered, root_getentry, uproot_iterate
-from models.replay.requests import Request
 
 
 def facts(reqs: list[Request], m, *, opens: int = 1, reader: str = "uproot",
@@ -117,10 +117,10 @@ def test_rules_sorted_and_silent_on_a_good_program() -> None:
 
 
 def test_u001_over_a_link_pays_round_trips() -> None:
-    from advisor.recommend.reader import step_rule
-    from models.attribution import link_from_trace
-    from models.replay import Link, uproot_files
-    from probes.trace import TracedRead
+    from hep_advisor.models.attribution import link_from_trace
+    from hep_advisor.models.replay import Link, uproot_files
+    from hep_advisor.probes.trace import TracedRead
+    from hep_advisor.recommend.reader import step_rule
 
     m = interleaved()
     url = "root://host:1094//f.root"

@@ -23,10 +23,10 @@ import numpy as np
 import pytest
 from tui_helpers import fixture_advice
 
-from advisor.document import DocumentError, read_trace
-from advisor.render.formats import render_report
-from advisor.schema import generate_schema
-from advisor.trace_picture import request_picture
+from hep_advisor.document import DocumentError, read_trace
+from hep_advisor.render.formats import render_report
+from hep_advisor.schema import generate_schema
+from hep_advisor.trace_picture import request_picture
 
 DATA = Path(__file__).parent / "data"
 STORED = DATA / "trace_prepass.json"
@@ -113,7 +113,7 @@ def test_no_trace_no_section() -> None:
 
 def test_trace_page_alone_is_valid_and_has_the_picture(trace: Any) -> None:
     """``hep-advisor trace -o FILE.html``'s page."""
-    from advisor.render.trace_svg import trace_html
+    from hep_advisor.render.trace_svg import trace_html
 
     page = trace_html(trace)
     assert len(trace_svgs(page)) == 1 and "Reader changes" in page
@@ -147,7 +147,7 @@ def test_a_thinned_picture_says_so_and_keeps_every_kind() -> None:
 
 def test_terminal_drawing_puts_the_reads_where_they_were() -> None:
     """Two reads: a small key read early and low, a large basket read late and high."""
-    from advisor.render.trace_grid import FILL, POINT, cells, draw
+    from hep_advisor.render.trace_grid import FILL, POINT, cells, draw
 
     rs = [SimpleNamespace(read=SimpleNamespace(file="f.root", offset=0, size=100, start_s=0.0,
                                                duration_s=0.001), kind="key"),
@@ -167,8 +167,8 @@ def test_terminal_drawing_puts_the_reads_where_they_were() -> None:
 def test_overlapping_phases_get_lanes_of_their_own() -> None:
     """Many files: a pre-pass per file between the reads, so the pre-pass and the reading
     overlap; each is drawn whole, neither shades the plot."""
-    from advisor.render.trace_grid import draw, phase_lanes
-    from advisor.render.trace_svg import requests_svg
+    from hep_advisor.render.trace_grid import draw, phase_lanes
+    from hep_advisor.render.trace_svg import requests_svg
 
     ph = [SimpleNamespace(name=n, start_s=a, end_s=b) for n, a, b in
           (("opening", 0.0, 0.1), ("pre-pass", 0.1, 0.9), ("reading", 0.2, 0.9),
@@ -187,7 +187,7 @@ def test_overlapping_phases_get_lanes_of_their_own() -> None:
 
 
 def test_a_program_that_read_no_root_file_draws_an_empty_frame() -> None:
-    from advisor.render.trace_svg import requests_svg
+    from hep_advisor.render.trace_svg import requests_svg
 
     svg = ET.fromstring(requests_svg(request_picture([], 1.0)))
     texts = " ".join("".join(t.itertext()) for t in svg.iter(f"{SVG}text"))
@@ -205,7 +205,7 @@ def test_a_program_that_read_no_root_file_draws_an_empty_frame() -> None:
 ])
 def test_bad_trace_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                     content: str | None, cause: str) -> None:
-    from advisor.cli import main
+    from hep_advisor.cli import main
 
     bad = tmp_path / "bad.json"
     if content is not None:
@@ -248,7 +248,7 @@ def test_report_with_a_fresh_trace(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
     env = dict(os.environ, HEP_ADVISOR_CACHE=str(tmp_path / "cache"), TMPDIR=str(out))
-    hep = [sys.executable, "-m", "advisor"]
+    hep = [sys.executable, "-m", "hep_advisor"]
     saved = out / "trace.json"
     done = subprocess.run([*hep, "trace", "--json", "-o", str(saved), "--", sys.executable,
                            str(data / "prog.py"), str(data / "t.root")], capture_output=True,
@@ -272,7 +272,7 @@ def test_report_with_a_fresh_trace(tmp_path: Path) -> None:
 
 
 def test_the_offset_axis_of_a_small_file_reads_in_kilobytes() -> None:
-    from advisor.render.trace_grid import _mb
+    from hep_advisor.render.trace_grid import _mb
 
     assert [_mb(n) for n in (65_884, 32_000, 250_000, 20_080_000)] == [
         "66 kB", "32 kB", "0.2 MB", "20 MB"]

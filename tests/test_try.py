@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from advisor.advice import Advice, Recommendation
-from advisor.trial import TrialError, try_recommendation
 from helpers import snapshot, write_flat
+from hep_advisor.advice import Advice, Recommendation
+from hep_advisor.trial import TrialError, try_recommendation
 
 
 @pytest.fixture(autouse=True)
@@ -74,8 +74,8 @@ def test_merge_on_a_sample(stored_small: Advice, tiny_demo: Path, tmp_path: Path
 
     import jsonschema
 
-    from advisor.document import document_json, make_document
-    from advisor.schema import generate_schema
+    from hep_advisor.document import document_json, make_document
+    from hep_advisor.schema import generate_schema
 
     full = json.loads(json.dumps(document_json(replace(make_document("try", stored_small.site,
                                                                      None), try_=r)),
@@ -89,7 +89,7 @@ def test_entry_range_of_a_large_file(stored_small: Advice, tmp_path: Path) -> No
     src = write_flat(tmp_path / "big.root", entries=40_000, branches=4, chunks=40)
     a = _with_rec(stored_small, "C001", "Recompress with LZ4 instead of ZLIB",
                   "compression LZ4", (str(src),))
-    from probes import probe_dataset
+    from hep_advisor.probes import probe_dataset
 
     a = replace(a, dataset=probe_dataset([str(src)]))
     r = try_recommendation(a, "C001", budget_s=2, sample_mb=0.05, scratch=str(tmp_path / "s"))
@@ -149,7 +149,7 @@ def test_cli_ctrl_c_removes_the_scratch(tiny_demo: Path, tmp_path: Path,
     before = snapshot(data)
     scratch = tmp_path / "scratch"
     env = {**os.environ, "HEP_ADVISOR_CACHE": str(own_cache)}
-    proc = subprocess.Popen([sys.executable, "-m", "advisor", "try", "M001", str(data),
+    proc = subprocess.Popen([sys.executable, "-m", "hep_advisor", "try", "M001", str(data),
                              "--budget", "60", "--sample-mb", "1", "--scratch", str(scratch)],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -175,7 +175,7 @@ def test_advice_try_method(stored_small: Advice, tmp_path: Path,
         seen.update(code=code, **kw)
         return "result"
 
-    monkeypatch.setattr("advisor.trial.try_recommendation", fake)
+    monkeypatch.setattr("hep_advisor.trial.try_recommendation", fake)
     assert stored_small.try_("M001", budget_s=5) == "result"
     assert seen["code"] == "M001" and seen["budget_s"] == 5
 
@@ -188,15 +188,15 @@ def test_tui_try_action(stored_small: Advice, monkeypatch: pytest.MonkeyPatch,
 
     from tui_helpers import settle, wait_until
 
-    from advisor.tui import make_app
+    from hep_advisor.tui import make_app
 
     monkeypatch.setenv("HEP_ADVISOR_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr("advisor.tui.panes.advice.AdvicePane.TRY_BUDGET_S", 2.0)
+    monkeypatch.setattr("hep_advisor.tui.panes.advice.AdvicePane.TRY_BUDGET_S", 2.0)
     app = make_app(advice=stored_small)
     app.animation_level = "none"
 
     async def main() -> None:
-        from advisor.tui.panes.advice import AdvicePane
+        from hep_advisor.tui.panes.advice import AdvicePane
 
         async with app.run_test(size=(80, 24)) as pilot:
             await wait_until(pilot, lambda: app.loaded is not None, what="the advice")
@@ -218,8 +218,8 @@ def test_trial_kept_and_used_by_later_runs(tiny_demo: Path, tmp_path: Path,
                                            own_cache: Path) -> None:
     """The realised point is stored with the files' cached advice; a later ``advise`` (as
     ``report`` and ``tui`` run it) refits with it and labels it a measured trial."""
-    from advisor.core import advise, cached_advice
-    from advisor.trial_refit import load_trials, trials_path
+    from hep_advisor.core import advise, cached_advice
+    from hep_advisor.trial_refit import load_trials, trials_path
 
     paths = [str(tiny_demo / "small_files")]
     first = advise(paths, budget_s=4, label="small")

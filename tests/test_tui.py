@@ -39,7 +39,7 @@ def drive(app: Any, steps: Callable[[Any], Awaitable[None]], size: tuple[int, in
 
 
 def make(advice: Any, **kw: Any) -> Any:
-    from advisor.tui import make_app
+    from hep_advisor.tui import make_app
 
     app = make_app(advice=advice, **kw)
     app.animation_level = "none"  # no tab underline caught mid-slide in a snapshot
@@ -87,7 +87,7 @@ def test_status_and_calibrate_tab_for_given_advice(advice: Any) -> None:
 def test_data_sort_and_filter(advice: Any) -> None:
     from textual.widgets import DataTable
 
-    from advisor.tui.panes import DataPane
+    from hep_advisor.tui.panes import DataPane
 
     app = make(advice)
 
@@ -126,7 +126,7 @@ def test_data_sort_and_filter(advice: Any) -> None:
 
 
 def test_data_header_click_sorts(advice: Any) -> None:
-    from advisor.tui.panes import DataPane
+    from hep_advisor.tui.panes import DataPane
 
     app = make(advice)
 
@@ -146,7 +146,7 @@ def test_data_header_click_sorts(advice: Any) -> None:
 def test_select_recommendation_and_copy_its_command(advice: Any) -> None:
     from textual.widgets import OptionList, Static
 
-    from advisor.tui.panes import AdvicePane
+    from hep_advisor.tui.panes import AdvicePane
 
     recs = advice.recommendations
     assert len(recs) >= 2, "the fixture's advice should hold two recommendations or more"
@@ -177,7 +177,7 @@ def test_select_recommendation_and_copy_its_command(advice: Any) -> None:
 def test_whatif_prediction_follows_the_controls(advice: Any) -> None:
     from textual.widgets import Checkbox, Input, Select
 
-    from advisor.tui.panes import WhatIfPane
+    from hep_advisor.tui.panes import WhatIfPane
 
     app = make(advice)
 
@@ -234,8 +234,8 @@ class FakeLoader:
         self.started = threading.Event()
 
     def __call__(self, progress: Any, cancel: threading.Event, recalibrate: bool) -> Any:
-        from advisor.tui.source import Loaded
-        from probes.readtests.runner import ProgressEvent
+        from hep_advisor.probes.readtests.runner import ProgressEvent
+        from hep_advisor.tui.source import Loaded
 
         self.calls.append(recalibrate)
         progress(ProgressEvent("probe", 1.0, "probed", "6 files, 2.0 MB"))
@@ -250,8 +250,8 @@ class FakeLoader:
 def test_escape_cancels_the_calibration_and_r_reruns(advice: Any) -> None:
     from textual.widgets import Static
 
-    from advisor.tui import make_app
-    from advisor.tui.panes import CalibratePane
+    from hep_advisor.tui import make_app
+    from hep_advisor.tui.panes import CalibratePane
 
     loader = FakeLoader(advice)
     app = make_app(loader=loader)
@@ -282,16 +282,16 @@ def test_escape_cancels_the_calibration_and_r_reruns(advice: Any) -> None:
 
 
 def test_a_read_test_not_listed_gets_a_row_of_its_own(advice: Any) -> None:
-    from advisor.tui import make_app
-    from advisor.tui.panes import CalibratePane
-    from advisor.tui.source import Loaded
+    from hep_advisor.tui import make_app
+    from hep_advisor.tui.panes import CalibratePane
+    from hep_advisor.tui.source import Loaded
 
     class NewTest:
         description = "new test"
         can_recalibrate = True
 
         def __call__(self, progress: Any, cancel: Any, recalibrate: bool) -> Any:
-            from probes.readtests.runner import ProgressEvent
+            from hep_advisor.probes.readtests.runner import ProgressEvent
 
             for i in range(5):
                 progress(ProgressEvent("brand_new", i / 4, f"step {i}",
@@ -311,7 +311,7 @@ def test_a_read_test_not_listed_gets_a_row_of_its_own(advice: Any) -> None:
 def test_load_failure_is_shown_not_raised() -> None:
     from textual.widgets import Static
 
-    from advisor.tui import make_app
+    from hep_advisor.tui import make_app
 
     class Failing:
         description = "nothing"
@@ -335,8 +335,8 @@ def test_load_failure_is_shown_not_raised() -> None:
 @pytest.mark.slow
 def test_real_calibration_cancelled_with_escape(tiny_demo: Path) -> None:
     """The read tests on the tiny demo, in the worker: Esc stops them, the advice is partial."""
-    from advisor.tui import make_app
-    from advisor.tui.panes import CalibratePane
+    from hep_advisor.tui import make_app
+    from hep_advisor.tui.panes import CalibratePane
 
     app = make_app([str(tiny_demo / "small_files")], budget_s=30)
 
@@ -361,8 +361,8 @@ def test_real_calibration_then_the_cached_one(tiny_demo: Path) -> None:
     """A short calibration runs live; the next start reuses it and says how old it is."""
     from textual.widgets import Static
 
-    from advisor.tui import make_app
-    from advisor.tui.panes import CalibratePane
+    from hep_advisor.tui import make_app
+    from hep_advisor.tui.panes import CalibratePane
 
     paths = [str(tiny_demo / "merged")]
 
@@ -402,7 +402,7 @@ def test_real_calibration_then_the_cached_one(tiny_demo: Path) -> None:
 def test_export_writes_the_report(advice: Any, tmp_path: Path, suffix: str) -> None:
     from textual.widgets import Input
 
-    from advisor.tui.screens import ExportScreen
+    from hep_advisor.tui.screens import ExportScreen
 
     app = make(advice, export_dir=tmp_path)
     target = tmp_path / f"report{suffix}"
@@ -430,7 +430,7 @@ def test_export_writes_the_report(advice: Any, tmp_path: Path, suffix: str) -> N
 def test_export_refuses_an_unknown_format(advice: Any, tmp_path: Path) -> None:
     from textual.widgets import Input, Label
 
-    from advisor.tui.screens import ExportScreen
+    from hep_advisor.tui.screens import ExportScreen
 
     app = make(advice, export_dir=tmp_path)
 
@@ -453,8 +453,8 @@ def test_export_refuses_an_unknown_format(advice: Any, tmp_path: Path) -> None:
 def test_help_screen_palette_theme_and_quit(advice: Any) -> None:
     from textual.widgets import Markdown
 
-    from advisor.tui.app import DARK, LIGHT
-    from advisor.tui.screens import HelpScreen
+    from hep_advisor.tui.app import DARK, LIGHT
+    from hep_advisor.tui.screens import HelpScreen
 
     app = make(advice, theme=DARK)
 
@@ -505,15 +505,15 @@ def test_typing_q_in_a_field_does_not_quit(advice: Any) -> None:
 
 # -- pieces ------------------------------------------------------------------------------------
 def test_test_labels_match_the_calibrate_command() -> None:
-    from advisor.commands.calibrate import TEST_LABELS
-    from advisor.tui.panes.calibrate import TEST_LABELS as TUI_LABELS
+    from hep_advisor.commands.calibrate import TEST_LABELS
+    from hep_advisor.tui.panes.calibrate import TEST_LABELS as TUI_LABELS
 
     assert {k: v for k, v in TUI_LABELS.items() if k != "probe"} == TEST_LABELS
 
 
 def test_scaling_plot_fits_its_box(advice: Any) -> None:
-    from advisor.render.scaling import scaling_data
-    from advisor.tui.plot import draw, nice_ceiling
+    from hep_advisor.render.scaling import scaling_data
+    from hep_advisor.tui.plot import draw, nice_ceiling
 
     data = scaling_data(advice)
     assert data.capacity is not None and data.knee is not None
@@ -530,8 +530,8 @@ def test_scaling_plot_shows_the_curve_and_the_points_over_the_interval(advice: A
     """At 80×24 (a 78×15 plot): every measured point and the knee are drawn, the curve is
     seen in every column between the first and the last worker count (the interval never
     hides it), the interval is edges only, and a ceiling far above the curve is named."""
-    from advisor.render.scaling import scaling_data
-    from advisor.tui.plot import draw
+    from hep_advisor.render.scaling import scaling_data
+    from hep_advisor.tui.plot import draw
 
     data = scaling_data(advice)
     rows = draw(data, 78, 15)
@@ -578,14 +578,14 @@ def traced(advice: Any, **changes: Any) -> Any:
     """The fixture's advice with the stored real trace (tests/data/trace_prepass.json)."""
     from dataclasses import replace
 
-    from advisor.document import read_trace
+    from hep_advisor.document import read_trace
 
     trace = read_trace(Path(__file__).parent / "data" / "trace_prepass.json")
     return replace(advice, trace=replace(trace, **changes))
 
 
 def palette(app: Any) -> list[str]:
-    from advisor.tui.commands import AdvisorCommands
+    from hep_advisor.tui.commands import AdvisorCommands
 
     return [name for name, _, _ in AdvisorCommands(app.screen).commands()]
 
@@ -606,7 +606,7 @@ def test_no_trace_no_trace_tab(advice: Any) -> None:
 def test_trace_tab_draws_the_requests_and_copies_a_change(advice: Any) -> None:
     from textual.widgets import OptionList, Static, Tab
 
-    from advisor.tui.trace import TracePane, TracePlot
+    from hep_advisor.tui.trace import TracePane, TracePlot
 
     with_trace = traced(advice)
     trace = with_trace.trace
@@ -642,7 +642,7 @@ def test_trace_tab_draws_the_requests_and_copies_a_change(advice: Any) -> None:
 def test_trace_tab_without_findings_or_picture_says_so(advice: Any) -> None:
     from textual.widgets import Static
 
-    from advisor.tui.trace import TracePlot
+    from hep_advisor.tui.trace import TracePlot
 
     app = make(traced(advice, findings=(), picture=None))
 
@@ -689,8 +689,8 @@ def test_no_command_opens_the_tui_only_in_a_terminal(monkeypatch: pytest.MonkeyP
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     import sys
 
-    import advisor.commands.tui as tui_cmd
-    from advisor.cli import main
+    import hep_advisor.commands.tui as tui_cmd
+    from hep_advisor.cli import main
 
     calls: list[Any] = []
     monkeypatch.setattr(tui_cmd, "run_tui", lambda args: calls.append(args) or 0)
@@ -708,7 +708,7 @@ def test_tui_command_needs_a_terminal() -> None:
     import subprocess
     import sys
 
-    r = subprocess.run([sys.executable, "-m", "advisor", "tui"], capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-m", "hep_advisor", "tui"], capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 2 and "needs a terminal" in r.stderr and "Traceback" not in r.stderr
 
@@ -725,8 +725,8 @@ def test_textual_free_parts_do_not_load_textual() -> None:
 
 def test_dataset_card_names_the_rntuple_format() -> None:
     """An RNTuple shows as one, with fields and pages (not branches and baskets)."""
-    from advisor.tui.views import dataset_card
-    from probes import probe_dataset
+    from hep_advisor.probes import probe_dataset
+    from hep_advisor.tui.views import dataset_card
 
     path = Path(__file__).parent / "data" / "real-world" / "ntpl001_staff_rntuple_v1-0-0-0.root"
     ds = probe_dataset([str(path)])
@@ -739,9 +739,9 @@ def test_a_contradicted_recommendation_is_not_shown_as_a_gain() -> None:
     """The TUI says what the report says of a recommendation its own measurement contradicts."""
     from tui_helpers import fixture_advice
 
-    from advisor.advice import contradicted
-    from advisor.render.report_parts import speedup_line
-    from advisor.tui.views import rec_line, recommendation_detail
+    from hep_advisor.advice import contradicted
+    from hep_advisor.render.report_parts import speedup_line
+    from hep_advisor.tui.views import rec_line, recommendation_detail
 
     rec = contradicted(fixture_advice().recommendations[0], "measured 0.98x with 2 workers")
     detail, line = str(recommendation_detail(rec)), str(rec_line(1, rec))

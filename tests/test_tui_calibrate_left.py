@@ -19,10 +19,10 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory,
 def test_the_state_line_shows_the_time_left() -> None:
     from textual.widgets import Static
 
-    from advisor.tui import make_app
-    from advisor.tui.panes import CalibratePane
-    from advisor.tui.source import Loaded
-    from probes.readtests.runner import ProgressEvent
+    from hep_advisor.probes.readtests.runner import ProgressEvent
+    from hep_advisor.tui import make_app
+    from hep_advisor.tui.panes import CalibratePane
+    from hep_advisor.tui.source import Loaded
 
     advice = fixture_advice()
     reported = threading.Event()

@@ -72,7 +72,7 @@ def tmux() -> Iterator[Tmux]:
 def command(tmp_path: Path, paths: list[str], budget: float) -> str:
     env = {"HEP_ADVISOR_CACHE": str(tmp_path / "cache"), "TERM": "xterm-256color",
            "PYTHONPATH": os.pathsep.join(sys.path)}
-    app = [sys.executable, "-m", "advisor", "tui", *paths, "--budget", str(budget)]
+    app = [sys.executable, "-m", "hep_advisor", "tui", *paths, "--budget", str(budget)]
     inner = " ".join([*(f"{k}={shlex.quote(v)}" for k, v in env.items()),
                       *map(shlex.quote, app)])
     # After the app: its exit status, where the test can read it, and time to read it.
@@ -118,7 +118,7 @@ def test_tui_in_tmux_with_the_cached_calibration(tmux: Tmux, tiny_demo: Path, tm
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """Second start on the same files: no read test runs, the cached calibration's age is
     shown at once."""
-    from advisor.core import advise
+    from hep_advisor.core import advise
 
     paths = [str(tiny_demo / "flat" / "pythia_zstd5.root")]
     monkeypatch.setenv("HEP_ADVISOR_CACHE", str(tmp_path / "cache"))

@@ -15,13 +15,13 @@ import pytest
 from rich.console import Console
 from tui_helpers import fixture_advice, settle, wait_until
 
-from advisor.advice import Report
-from advisor.knee import KNEE_FRACTION, knee
-from advisor.render import fmt
-from advisor.render.html import report_html
-from advisor.render.markdown import report_markdown
-from advisor.render.report_parts import speedup_line
-from advisor.render.scaling import CAPACITY_LABEL, KNEE_LABEL, scaling_data
+from hep_advisor.advice import Report
+from hep_advisor.knee import KNEE_FRACTION, knee
+from hep_advisor.render import fmt
+from hep_advisor.render.html import report_html
+from hep_advisor.render.markdown import report_markdown
+from hep_advisor.render.report_parts import speedup_line
+from hep_advisor.render.scaling import CAPACITY_LABEL, KNEE_LABEL, scaling_data
 
 KNEE = re.compile(re.escape(KNEE_LABEL) + r":\s+(\d+) workers?, ([\d.,]+ MB/s)")
 CEILING = re.compile(re.escape(CAPACITY_LABEL) + r":?\s+([\d.,]+ MB/s)")
@@ -44,8 +44,8 @@ def tui_texts(advice: Any) -> dict[str, Any]:
     and each recommendation's detail on the Advice tab."""
     from textual.widgets import OptionList, Static
 
-    from advisor.tui import make_app
-    from advisor.tui.panes.scaling import ScalingPlot
+    from hep_advisor.tui import make_app
+    from hep_advisor.tui.panes.scaling import ScalingPlot
 
     app = make_app(advice=advice)
     app.animation_level = "none"

@@ -1,7 +1,7 @@
 """W001 where the processes share the device (issue 11): with the program's reader known, the
 speed-up of n processes is that reader's replayed pass split over processes that share the
-device (``models.replay.workers``).  A device-bound job's gain is capped near the whole job's
-time over the device's; a CPU-bound one keeps the gain of its cores.  Tiny synthetic basket
+device (``hep_advisor.models.replay.workers``).  A device-bound job's gain is capped near the whole
+job's time over the device's; a CPU-bound one keeps the gain of its cores.  Tiny synthetic basket
 maps on the fixture calibration (see tests/test_replay_advice.py)."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from itertools import pairwise
 import pytest
 from test_replay_advice import interleaved, slow_disk_context
 
-from advisor.recommend.context import Context
-from advisor.recommend.parallel import _shared, efficiency, workers_rule
-from models.physics import Cores
-from models.replay.workers import SharedJob, overlap, splits, workers_gain
-from probes.readtests.readers import parse_reader
+from hep_advisor.models.physics import Cores
+from hep_advisor.models.replay.workers import SharedJob, overlap, splits, workers_gain
+from hep_advisor.probes.readtests.readers import parse_reader
+from hep_advisor.recommend.context import Context
+from hep_advisor.recommend.parallel import _shared, efficiency, workers_rule
 
 TWO = Cores(2)
 ASSUMED = (0.65, 0.3, 1.0)

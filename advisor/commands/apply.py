@@ -1,5 +1,5 @@
 """``hep-advisor apply CODE [PATHS] --to DEST``: a layout recommendation carried out into new,
-verified files (see :mod:`advisor.apply`)."""
+verified files (see :mod:`hep_advisor.apply`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``hep-advisor calibrate``: the probes, the budgeted read tests and the fit
-(``advisor.core.calibrate_paths``), shown as they run and then as tables or JSON."""
+(``hep_advisor.core.calibrate_paths``), shown as they run and then as tables or JSON."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from ..render.labels import TEST_LABELS
 if TYPE_CHECKING:
     from rich.console import RenderableType as Renderable
 
-    from models.replay.baseline import ReaderBaseline
+    from hep_advisor.models.replay.baseline import ReaderBaseline
 from .common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_DATA, EXIT_OK
 from .console import err_console
 
@@ -72,7 +72,7 @@ def calibration_progress(enabled: bool, budget_s: float | None = None) -> Iterat
     from rich.progress_bar import ProgressBar
     from rich.text import Text
 
-    from probes.readtests.runner import ProgressEvent
+    from hep_advisor.probes.readtests.runner import ProgressEvent
 
     budget = BudgetClock(budget_s)
 

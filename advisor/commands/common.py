@@ -83,9 +83,9 @@ def positive_number(text: str) -> float:
 
 
 def reader_spec(text: str) -> object:
-    """``--reader SPEC``: a ``probes.readtests.readers.ReaderSpec`` (a bad spec is an
+    """``--reader SPEC``: a ``hep_advisor.probes.readtests.readers.ReaderSpec`` (a bad spec is an
     ``argparse.ArgumentTypeError`` with the one-line cause)."""
-    from probes.readtests.readers import parse_reader
+    from hep_advisor.probes.readtests.readers import parse_reader
 
     try:
         return parse_reader(text)
@@ -155,6 +155,6 @@ def add_json_argument(p: argparse.ArgumentParser) -> None:
 
 
 def default_sample() -> int:
-    from probes.dataset import DEFAULT_SAMPLE
+    from hep_advisor.probes.dataset import DEFAULT_SAMPLE
 
     return DEFAULT_SAMPLE

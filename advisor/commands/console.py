@@ -12,7 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from probes.results import ProbeError
+from hep_advisor.probes.results import ProbeError
 
 err_console = Console(stderr=True, highlight=False)
 

@@ -22,8 +22,8 @@ from .common import (
 )
 
 if TYPE_CHECKING:
-    from models.scenarios import Baseline, ModelSummary, Scenario
-    from models.throughput import ThroughputModel
+    from hep_advisor.models.scenarios import Baseline, ModelSummary, Scenario
+    from hep_advisor.models.throughput import ThroughputModel
 
 
 class InputError(JsonInputError):
@@ -102,7 +102,7 @@ def run_predict(args: argparse.Namespace) -> int:
         scenarios = build_scenarios(args, baseline)
         workers = args.workers or default_workers(baseline.cores.cores,
                                                   baseline.cores.threads_per_core)
-        from models.scenarios import summarize
+        from hep_advisor.models.scenarios import summarize
 
         summary = summarize(model, baseline, workers, scenarios, level=args.level,
                             source=source)
@@ -148,8 +148,8 @@ def _model(args: argparse.Namespace
     if not (args.site and args.workload):
         raise InputError("predict needs --calibration FILE, or --site FILE with "
                          "--workload FILE")
-    from models.scenarios import site_model
-    from models.sites import SpecError, load_site, load_workload
+    from hep_advisor.models.scenarios import site_model
+    from hep_advisor.models.sites import SpecError, load_site, load_workload
 
     try:
         site = load_site(args.site)
@@ -175,7 +175,7 @@ def _storage_index(site: Any, which: str | None, path: str) -> int:
 
 def build_scenarios(args: argparse.Namespace, baseline: Baseline) -> list[Scenario]:
     """The scenario options as scenarios (combined into one unless ``--separately``), through
-    the library's one what-if translator (``advisor.whatif.scenarios_from``)."""
+    the library's one what-if translator (``hep_advisor.whatif.scenarios_from``)."""
     from ..whatif import scenarios_from
 
     if not args.compression and (args.compression_factor or args.decompress_mb_per_s):
@@ -188,7 +188,7 @@ def build_scenarios(args: argparse.Namespace, baseline: Baseline) -> list[Scenar
 
 
 def whatif_keywords(args: argparse.Namespace) -> dict[str, Any]:
-    """The scenario options as ``advisor.whatif`` keywords."""
+    """The scenario options as ``hep_advisor.whatif`` keywords."""
     return {
         "merge_mb": args.merge_mb, "read_ahead_kb": args.read_ahead_kb,
         "request_bytes": None if args.request_kb is None else args.request_kb * 1024,

@@ -8,7 +8,7 @@ from .common import EXIT_NO_DATA, EXIT_OK
 
 
 def run_probe(args: argparse.Namespace) -> int:
-    from probes import probe_dataset, probe_site, storage_paths
+    from hep_advisor.probes import probe_dataset, probe_site, storage_paths
 
     from ..document import document_json, make_document
     from .console import demo_paths, dump_json, print_errors, progress_bar

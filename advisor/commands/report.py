@@ -1,6 +1,6 @@
 """``hep-advisor report``: advise on one dataset (or the demo data) and show or write the report.
 
-Thin: parse, call ``advisor.core``, render.  Progress bars go to stderr (when it is a
+Thin: parse, call ``hep_advisor.core``, render.  Progress bars go to stderr (when it is a
 terminal), so that ``--format json`` on stdout is the JSON document and nothing else.  Rich
 and the core are imported when the command runs, not when the parser is built.
 """
@@ -29,7 +29,7 @@ from .common import (
 )
 
 if TYPE_CHECKING:
-    from probes.readtests.runner import ProgressEvent
+    from hep_advisor.probes.readtests.runner import ProgressEvent
 
     from ..advice import Report
 

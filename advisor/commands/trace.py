@@ -47,7 +47,7 @@ def add_trace_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_trace(args: argparse.Namespace) -> int:
-    from probes.trace import TraceError
+    from hep_advisor.probes.trace import TraceError
 
     from ..document import document_json, make_document
     from ..fileio import write_atomically

@@ -1,5 +1,5 @@
 """``hep-advisor try CODE [PATHS]``: a recommendation tried on a sample, predicted against
-realised (see :mod:`advisor.trial`)."""
+realised (see :mod:`hep_advisor.trial`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The cluster's recommendations (``--dask``), each predicted by the cluster model
-(``models.cluster``) against the cluster as it runs now (its nodes, its workers per node):
+(``hep_advisor.models.cluster``) against the cluster as it runs now (its nodes, its workers per
+node):
 
 ====  ==============  ==============================================================
 code  kind            when
@@ -20,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from models.cluster import SLOW_NODE, ClusterModel, ClusterPrediction, NodeRates
+from hep_advisor.models.cluster import SLOW_NODE, ClusterModel, ClusterPrediction, NodeRates
 
 from ..advice import MIN_SPEEDUP, Action, Evidence, Recommendation, severity_for
 from ..knee import KNEE_FRACTION, knee

@@ -1,5 +1,6 @@
 """C001's printed command replayed: the rewritten layout (merged with ``hadd -O``, the new
-codec) read by the program's reader, against today's files (:mod:`models.replay.rewrite`).
+codec) read by the program's reader, against today's files
+(:mod:`hep_advisor.models.replay.rewrite`).
 
 The figures C001 shows come from here where the basket maps allow a replay; the rate model's
 compression scenario (decompression rate and bytes changed, layout unchanged) is the fallback.
@@ -13,10 +14,14 @@ from statistics import NormalDist
 
 import numpy as np
 
-from models.calcosts import decompression_basket_s
-from models.replay.predict import Reader
-from models.replay.rewrite import ALIGNMENT, RecompressionPrediction, recompression_prediction
-from probes.basketmap import BasketMap
+from hep_advisor.models.calcosts import decompression_basket_s
+from hep_advisor.models.replay.predict import Reader
+from hep_advisor.models.replay.rewrite import (
+    ALIGNMENT,
+    RecompressionPrediction,
+    recompression_prediction,
+)
+from hep_advisor.probes.basketmap import BasketMap
 
 from ..advice import Evidence
 from .context import Context

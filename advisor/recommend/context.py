@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from models.calcosts import (
+from hep_advisor.models.calcosts import (
     basket_cost,
     collector_per_file,
     dataset_decompression_mb_per_s,
@@ -20,9 +20,9 @@ from models.calcosts import (
     step_touch,
     uproot_key_cost,
 )
-from models.replay import LocalDevice
-from models.replay.baseline import ReaderBaseline
-from models.replay.cpucosts import (
+from hep_advisor.models.replay import LocalDevice
+from hep_advisor.models.replay.baseline import ReaderBaseline
+from hep_advisor.models.replay.cpucosts import (
     MEMORY_GROWTH,
     MEMORY_GROWTH_RANGE,
     UPROOT_BASKET_S,
@@ -32,7 +32,7 @@ from models.replay.cpucosts import (
     assumed_baskets,
     costs_from,
 )
-from models.replay.predict import (
+from hep_advisor.models.replay.predict import (
     STEP_BYTES,
     UPROOT_OVERLAP,
     UPROOT_OVERLAP_RANGE,
@@ -44,8 +44,8 @@ from models.replay.predict import (
     reader_change,
     reader_loop_costs,
 )
-from models.replay.sitedevice import site_device
-from models.scenarios import (
+from hep_advisor.models.replay.sitedevice import site_device
+from hep_advisor.models.scenarios import (
     Baseline,
     ModelSummary,
     PredictionPoint,
@@ -53,11 +53,11 @@ from models.scenarios import (
     ScenarioResult,
     predict_scenarios,
 )
-from models.throughput import ThroughputModel
-from probes.basketmap import BasketMap
-from probes.readtests.readers import ReaderSpec
-from probes.readtests.results import Calibration
-from probes.results import DatasetProfile, SiteProfile, TreeProfile
+from hep_advisor.models.throughput import ThroughputModel
+from hep_advisor.probes.basketmap import BasketMap
+from hep_advisor.probes.readtests.readers import ReaderSpec
+from hep_advisor.probes.readtests.results import Calibration
+from hep_advisor.probes.results import DatasetProfile, SiteProfile, TreeProfile
 
 from ..advice import (
     MIN_SPEEDUP,
@@ -89,17 +89,18 @@ class Context:
     level: float = 0.9
     #: the branches the analysis uses (``--uses``; empty: not known)
     uses: tuple[str, ...] = ()
-    #: basket maps of sampled files of the largest tree (``probes.basketmap``), for replays
+    #: basket maps of sampled files of the largest tree (``hep_advisor.probes.basketmap``), for
+    #: replays
     basket_maps: tuple[BasketMap, ...] = field(default=(), repr=False, compare=False)
-    #: M001's speed-up from replaying the reads of the merged layout (``models.replay``)
+    #: M001's speed-up from replaying the reads of the merged layout (``hep_advisor.models.replay``)
     #: rather than from the rate model's merge scenario (needs ``basket_maps``); without it
     #: the replay still checks what the merged layout costs each reader
     replay_merge: bool = False
     #: the program's reader (``--reader``, or deduced from a trace): M001's and P001's
     #: speed-ups then replay that reader (needs ``basket_maps``); ``None``: not known
     reader: ReaderSpec | None = None
-    #: that reader's baseline, replayed once by the caller (``models.replay.baseline``); a rule
-    #: that needs it computes it where it is ``None``
+    #: that reader's baseline, replayed once by the caller (``hep_advisor.models.replay.baseline``);
+    #: a rule that needs it computes it where it is ``None``
     reader_baseline: ReaderBaseline | None = None
     #: per context (``replace`` starts a new one): scenario -> its result
     _results: dict[Scenario, ScenarioResult] = field(default_factory=dict, init=False,
@@ -124,7 +125,7 @@ class Context:
         """The program's reader as the replay's :class:`Reader` (``None``: not known)."""
         if self.reader is None:
             return None
-        from models.replay.baseline import replay_reader
+        from hep_advisor.models.replay.baseline import replay_reader
 
         return replay_reader(self.reader)
 
@@ -203,7 +204,7 @@ class Context:
 
     def replay_device(self) -> LocalDevice:
         """The device of the replay: the calibration's raw read and request sweep, the site's
-        read-ahead and largest I/O (see ``models.replay.sitedevice.site_device``)."""
+        read-ahead and largest I/O (see ``hep_advisor.models.replay.sitedevice.site_device``)."""
         raw = self.calibration.raw_read if self.calibration is not None else None
         return site_device(self.baseline.params, raw, self.site)
 
@@ -267,7 +268,7 @@ class Context:
 
     def _loop_costs(self) -> LoopCosts | None:
         """The per-call cost of uproot's plain event loop from the calibration's warm loop
-        (:func:`models.calcosts.loop_call_costs`); where that loop ran the program's own
+        (:func:`hep_advisor.models.calcosts.loop_call_costs`); where that loop ran the program's own
         uproot reader (``--reader``), from it (:meth:`_reader_loop_costs`)."""
         cal = self.calibration
         if cal is None:
@@ -291,7 +292,7 @@ class Context:
         reader, no maps or no warm loop."""
         from dataclasses import replace
 
-        from models.calcosts import LOOP_CALL_MAX_BASKETS
+        from hep_advisor.models.calcosts import LOOP_CALL_MAX_BASKETS
 
         cal, spec, prog = self.calibration, self.reader, self.program_reader
         loop = cal.event_loop if cal is not None else None

@@ -6,9 +6,9 @@ import json
 from collections.abc import Sequence
 from dataclasses import replace
 
-from models import scenarios as sc
-from models.scenarios import PredictionPoint
-from probes.results import DatasetProfile, largest_tree
+from hep_advisor.models import scenarios as sc
+from hep_advisor.models.scenarios import PredictionPoint
+from hep_advisor.probes.results import DatasetProfile, largest_tree
 
 from ..advice import Action, Evidence, Option, Recommendation
 from . import codec, versions
@@ -39,7 +39,7 @@ def _cpu_share(ctx: Context, limit: str) -> float:
     assumption.  The figure shown is still the verdict's."""
     if "io_overlap" not in getattr(ctx.model, "assumed_", ()):
         return _share(ctx, limit)
-    from models.throughput import PLAUSIBLE
+    from hep_advisor.models.throughput import PLAUSIBLE
 
     from ..verdict import verdict
 
@@ -367,7 +367,7 @@ def snapshot_script(ins: Inputs, tname: str, names: list[str]) -> str:
 def _step(ctx: Context, used: Sequence[str]) -> int:
     """uproot's entry-count ``step_size`` for the used branches, whole clusters."""
     if ctx.basket_maps:
-        from models.replay.predict import cluster_step
+        from hep_advisor.models.replay.predict import cluster_step
 
         return cluster_step(ctx.basket_maps, list(used))
     return entry_step(ctx)

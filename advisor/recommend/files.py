@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 import shutil
 
-from models import scenarios as sc
-from models.physics import config_matrix, rates
-from models.replay.predict import MergePrediction, Reader, cluster_step
-from models.replay.rewrite import RecompressionPrediction
-from models.scenarios import PredictionPoint
+from hep_advisor.models import scenarios as sc
+from hep_advisor.models.physics import config_matrix, rates
+from hep_advisor.models.replay.predict import MergePrediction, Reader, cluster_step
+from hep_advisor.models.replay.rewrite import RecompressionPrediction
+from hep_advisor.models.scenarios import PredictionPoint
 
 from ..advice import MIN_SPEEDUP, Action, Evidence, Option, Recommendation, contradicted
 from . import versions

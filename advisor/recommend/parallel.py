@@ -1,12 +1,12 @@
 """The worker count (W001): the knee of the predicted scaling curve.
 
 Where the program's reader is known (``--reader``), the speed-up of ``n`` processes is that
-reader's replayed pass (:mod:`models.replay.baseline`) spread over ``n`` processes sharing the
-device (:mod:`models.replay.workers`): the device's time for the whole job's reads is a floor
-no number of processes goes below, and the device's form (a disk's closed queue, a rate
-limiter's shared budget) says how the processes' reads and CPU work combine.  Without a
+reader's replayed pass (:mod:`hep_advisor.models.replay.baseline`) spread over ``n`` processes
+sharing the device (:mod:`hep_advisor.models.replay.workers`): the device's time for the whole job's
+reads is a floor no number of processes goes below, and the device's form (a disk's closed queue, a
+rate limiter's shared budget) says how the processes' reads and CPU work combine.  Without a
 reader the rate model's scenario is used as before: its event loop already passes the workers
-through the same shared-device queue (:func:`models.physics.shared_devices`).
+through the same shared-device queue (:func:`hep_advisor.models.physics.shared_devices`).
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from models import scenarios as sc
-from models.calcosts import collector_per_file
-from models.replay.workers import SharedJob, WorkersGain, overlap, scaling, workers_gain
-from models.scenarios import PredictionPoint
-from models.throughput import BOUNDS, PLAUSIBLE
-from models.unitpace import busy_workers, measured_speedup
+from hep_advisor.models import scenarios as sc
+from hep_advisor.models.calcosts import collector_per_file
+from hep_advisor.models.replay.workers import SharedJob, WorkersGain, overlap, scaling, workers_gain
+from hep_advisor.models.scenarios import PredictionPoint
+from hep_advisor.models.throughput import BOUNDS, PLAUSIBLE
+from hep_advisor.models.unitpace import busy_workers, measured_speedup
 
 from ..advice import Action, Evidence, Recommendation, contradicted
 from ..knee import KNEE_FRACTION, knee
@@ -145,7 +145,7 @@ def _shared(ctx: Context) -> tuple[SharedJob, _Baseline] | None:
 
 
 def _shared_job(ctx: Context) -> tuple[SharedJob, _Baseline] | None:
-    from models.replay.baseline import reader_baseline
+    from hep_advisor.models.replay.baseline import reader_baseline
 
     tree = ctx.tree
     if tree is None or ctx.reader is None:
@@ -199,8 +199,8 @@ def oversubscription(ctx: Context) -> tuple[float, float, float]:
 
 def _spread(ctx: Context, name: str) -> tuple[float, float, float]:
     """A parameter in (0, 1]: (point, low, high).  Assumed: its plausible range
-    (``models.throughput.PLAUSIBLE``), no narrower; fitted: its 90% interval (log-normal,
-    within the fit's bounds); fixed or without an uncertainty: the value alone."""
+    (``hep_advisor.models.throughput.PLAUSIBLE``), no narrower; fitted: its 90% interval
+    (log-normal, within the fit's bounds); fixed or without an uncertainty: the value alone."""
     value = ctx.param(name) or 1.0
     p = ctx.summary.parameters.get(name)
     lo_b, hi_b = BOUNDS[name]

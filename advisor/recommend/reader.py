@@ -1,9 +1,9 @@
 """Reader advice (codes ``U0xx``): one-line changes to the user's own reading code, from a trace.
 
 Each rule looks for its pattern in the attributed trace of the user's program
-(:mod:`models.attribution`), replays the program's reads and the changed program's reads
-(:mod:`models.replay`) through a device whose bandwidth and access time come from the trace's
-own cold reads, and predicts the changed program's wall time as
+(:mod:`hep_advisor.models.attribution`), replays the program's reads and the changed program's reads
+(:mod:`hep_advisor.models.replay`) through a device whose bandwidth and access time come from the
+trace's own cold reads, and predicts the changed program's wall time as
 
     T_after = T - saved - io + io x io_replayed(after) / io_replayed(before)
 
@@ -48,8 +48,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from models.attribution import Attribution, PhaseSpan, TracedDevice, TracedLink
-from models.replay import (
+from hep_advisor.models.attribution import Attribution, PhaseSpan, TracedDevice, TracedLink
+from hep_advisor.models.replay import (
     Link,
     LocalDevice,
     python_buffered,
@@ -58,9 +58,9 @@ from models.replay import (
     uproot_files,
     uproot_step_entries,
 )
-from models.replay.requests import Request
-from probes.basketmap import BasketMap
-from probes.trace.sampler import on_core_between
+from hep_advisor.models.replay.requests import Request
+from hep_advisor.probes.basketmap import BasketMap
+from hep_advisor.probes.trace.sampler import on_core_between
 
 from ..advice import MIN_SPEEDUP, WIDE_INTERVAL, Evidence
 
@@ -128,8 +128,8 @@ def device_facts(path: str | None) -> dict[str, Any]:
         return {"read_ahead_kb": 128}
     import platform
 
-    from models.replay.folios import large_folios
-    from probes.storage import probe_storage
+    from hep_advisor.models.replay.folios import large_folios
+    from hep_advisor.probes.storage import probe_storage
 
     info = probe_storage(path)
     return {"read_ahead_kb": info.read_ahead_kb or 128,
@@ -291,8 +291,8 @@ def _access_note(d: TracedDevice) -> str:
 
 def on_core_in(capture: Any, phase: PhaseSpan | None) -> tuple[float, float] | None:
     """The traced program's main thread's seconds on a core within ``phase`` and the
-    sampling's edge bound (:func:`probes.trace.sampler.on_core_between`); None where there is
-    no such phase or the sampler did not see both its ends."""
+    sampling's edge bound (:func:`hep_advisor.probes.trace.sampler.on_core_between`); None where
+    there is no such phase or the sampler did not see both its ends."""
     if phase is None or capture.pid is None or not capture.samples:
         return None
     got = on_core_between(capture.samples, capture.pid, phase.start_s, phase.end_s)

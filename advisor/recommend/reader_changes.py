@@ -11,8 +11,8 @@ import json
 
 import numpy as np
 
-from models.replay import python_buffered, root_cache_bytes, root_files, uproot_files
-from models.replay.requests import Request
+from hep_advisor.models.replay import python_buffered, root_cache_bytes, root_files, uproot_files
+from hep_advisor.models.replay.requests import Request
 
 from ..advice import MIN_SPEEDUP, Evidence
 from .data import root_name

@@ -1,20 +1,20 @@
 """Remote-data rules (``root://``, ``http(s)://``): stream, stage or cache (X001), the uproot
 source (X002), parallel streams (X003) and ROOT's TTreeCache over the link (T001), from the
 link the remote read tests measured (``Calibration.remote``) and the readers' requests replayed
-through it (:mod:`models.remote`).
+through it (:mod:`hep_advisor.models.remote`).
 
 These rules need no fitted rate model.  The remote calibration measures the link and, on one
 of the files fetched whole, the reader's CPU (``RemoteCalibration.cpu``: per file opened and
-per compressed MB); each option's time is then the whole job's (:func:`models.remote.job`:
-the link time plus the CPU, for uproot as for ROOT: on the test bench uproot's work did not
-overlap its requests measurably), and the speed-up is of the whole job.  Where the CPU was
-not measured for the reader in question the speed-up is of the time on the link only, and the
-recommendation says so.  Where the calibration also read that file through the reader's own
-client (``RemoteReaderCpu.clients``), what the client costs beyond the model's round trips,
-transfer and local CPU is added (:class:`models.remote.ClientTerms`: per round trip, per file,
-per basket, once per process).  The interval covers the link's measured spread (round trip and
-bandwidth at their quartiles), the CPU passes' lowest and highest, the client's fastest and
-slowest samples, and how much the same read through the client varied from pass to pass
+per compressed MB); each option's time is then the whole job's
+(:func:`hep_advisor.models.remote.job`: the link time plus the CPU, for uproot as for ROOT: on the
+test bench uproot's work did not overlap its requests measurably), and the speed-up is of the whole
+job.  Where the CPU was not measured for the reader in question the speed-up is of the time on the
+link only, and the recommendation says so.  Where the calibration also read that file through the
+reader's own client (``RemoteReaderCpu.clients``), what the client costs beyond the model's round
+trips, transfer and local CPU is added (:class:`hep_advisor.models.remote.ClientTerms`: per round
+trip, per file, per basket, once per process).  The interval covers the link's measured spread
+(round trip and bandwidth at their quartiles), the CPU passes' lowest and highest, the client's
+fastest and slowest samples, and how much the same read through the client varied from pass to pass
 (each way that much faster or slower: the run-to-run spread one prediction cannot remove).
 """
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from models.remote import (
+from hep_advisor.models.remote import (
     ReaderCpu,
     RemoteLink,
     RemotePrediction,
@@ -38,11 +38,11 @@ from models.remote import (
     treecache_remote,
     uproot_rounds,
 )
-from models.replay.readers import root_cache_bytes
-from probes.basketmap import BasketMap
-from probes.readtests.remote_results import RemoteCalibration, RemoteSamples
-from probes.readtests.results import Calibration
-from probes.results import DatasetProfile
+from hep_advisor.models.replay.readers import root_cache_bytes
+from hep_advisor.probes.basketmap import BasketMap
+from hep_advisor.probes.readtests.remote_results import RemoteCalibration, RemoteSamples
+from hep_advisor.probes.readtests.results import Calibration
+from hep_advisor.probes.results import DatasetProfile
 
 from ..advice import MIN_SPEEDUP, Action, Evidence, Recommendation, severity_for
 from . import versions

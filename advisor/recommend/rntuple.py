@@ -1,9 +1,9 @@
 """TTree -> RNTuple (N001), from a measured conversion; and the rules kept silent for RNTuple.
 
 N001 rests on the calibration's ``conversion`` read test
-(:mod:`probes.readtests.conversion`): a sample of the largest TTree (its first clusters in one
-file) copied as a TTree and converted to an RNTuple in a temporary directory, and the same read
-timed on both.  The rule applies only where that measured gain is at least ``MIN_GAIN``: the
+(:mod:`hep_advisor.probes.readtests.conversion`): a sample of the largest TTree (its first clusters
+in one file) copied as a TTree and converted to an RNTuple in a temporary directory, and the same
+read timed on both.  The rule applies only where that measured gain is at least ``MIN_GAIN``: the
 cold one where the temporary files could be evicted (uproot reads an RNTuple's pages one
 request each, so a cold RNTuple read can be slower than its TTree twin: the rule is then
 silent), else the warm one, and it says so.
@@ -27,8 +27,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import replace
 
-from models.scenarios import Baseline, Scenario
-from probes.readtests.results import ConversionPoint
+from hep_advisor.models.scenarios import Baseline, Scenario
+from hep_advisor.probes.readtests.results import ConversionPoint
 
 from ..advice import Action, Evidence, Recommendation
 from .context import Context

@@ -5,13 +5,13 @@ uncertainty.  What the user measures is one run before the change and one after,
 machine whose CPU speed moves from run to run that ratio scatters even where the model is right
 (a pure-Python loop on the shared development machine took 0.53-1.03 s from one minute to the
 next).  :func:`with_run_spread` adds the calibration's measured CPU spread
-(:func:`models.runspread.cpu_run_spread`), scaled by the CPU's share of each run's time (the
-run after a change that removes I/O is mostly CPU: :func:`models.runspread.ratio_sd`), to
-each side of every interval (and of each option's) in quadrature, at the model's level, and says
-so in an evidence row that also keeps the model's own interval; a critical or warning interval
-widened past 3x then names what would narrow it.  Where the calibration repeated no CPU-bound work
-often enough to tell, the intervals stay the model's and the row says that nothing measured
-the spread.
+(:func:`hep_advisor.models.runspread.cpu_run_spread`), scaled by the CPU's share of each run's time
+(the run after a change that removes I/O is mostly CPU:
+:func:`hep_advisor.models.runspread.ratio_sd`), to each side of every interval (and of each
+option's) in quadrature, at the model's level, and says so in an evidence row that also keeps the
+model's own interval; a critical or warning interval widened past 3x then names what would narrow
+it.  Where the calibration repeated no CPU-bound work often enough to tell, the intervals stay the
+model's and the row says that nothing measured the spread.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import replace
 from statistics import NormalDist
 from typing import TypeVar
 
-from models.runspread import RunSpread, cpu_run_spread, ratio_sd, widened
+from hep_advisor.models.runspread import RunSpread, cpu_run_spread, ratio_sd, widened
 
 from ..advice import Evidence, Option, Recommendation, with_narrowing
 from .context import Context

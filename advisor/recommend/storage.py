@@ -6,10 +6,10 @@ from __future__ import annotations
 import math
 import shlex
 
-from models import scenarios as sc
-from models.calcosts import uproot_key_cost
-from models.replay.fileios import cold_file_ios
-from models.replay.predict import STEP_BYTES, Reader, cluster_step
+from hep_advisor.models import scenarios as sc
+from hep_advisor.models.calcosts import uproot_key_cost
+from hep_advisor.models.replay.fileios import cold_file_ios
+from hep_advisor.models.replay.predict import STEP_BYTES, Reader, cluster_step
 
 from ..advice import MIN_SPEEDUP, Action, Evidence, Option, Recommendation, contradicted
 from . import versions
@@ -353,7 +353,7 @@ def layout_rule(ctx: Context) -> Recommendation | None:
         return None
     s, text, scen, point = best
     # the speed-up over the same worker count on the current storage
-    from models.scenarios import PredictionPoint
+    from hep_advisor.models.scenarios import PredictionPoint
 
     rel = PredictionPoint(n, point.aggregate_mb_per_s, point.low, point.high,
                           point.events_per_s, s,

@@ -10,10 +10,10 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from models.calcosts import basket_cost, loop_file_extra
-from probes.readtests.pace import pace_line
-from probes.readtests.registry import LABELS, READ_TESTS, ReadTest
-from probes.readtests.results import Calibration, Measurement
+from hep_advisor.models.calcosts import basket_cost, loop_file_extra
+from hep_advisor.probes.readtests.pace import pace_line
+from hep_advisor.probes.readtests.registry import LABELS, READ_TESTS, ReadTest
+from hep_advisor.probes.readtests.results import Calibration, Measurement
 
 from . import fmt
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from models.cluster import SLOW_NODE, ClusterPrediction
+from hep_advisor.models.cluster import SLOW_NODE, ClusterPrediction
 
 from ..knee import knee
 from . import fmt

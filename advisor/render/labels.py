@@ -4,7 +4,7 @@ registry is plain data)."""
 
 from __future__ import annotations
 
-from probes.readtests.registry import LABELS
+from hep_advisor.probes.readtests.registry import LABELS
 
 #: ``ProgressEvent.test`` -> label, in the order the tests run.
 TEST_LABELS: dict[str, str] = dict(LABELS)

@@ -10,7 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from models.scenarios import ModelSummary, PredictionPoint
+from hep_advisor.models.scenarios import ModelSummary, PredictionPoint
 
 from . import fmt
 
@@ -74,7 +74,7 @@ def _assumptions(lines: Sequence[str]) -> list[Text]:
 
 def _self_check(summary: ModelSummary) -> list[Text]:
     """The self-check's warning and each configuration the model misses, where any does."""
-    from models.selfcheck import describe, failures, warning_line
+    from hep_advisor.models.selfcheck import describe, failures, warning_line
 
     line = warning_line(summary.self_check)
     if line is None:

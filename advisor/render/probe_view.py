@@ -7,7 +7,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from probes.results import (
+from hep_advisor.probes.results import (
     Compression,
     DatasetProfile,
     ProbeError,

@@ -1,6 +1,6 @@
 """What the report's three skins (terminal, Markdown, HTML) share: the text of each figure,
 the legend, the site and dataset summaries (the scaling data and its table are in
-:mod:`advisor.render.scaling`, number formats in :mod:`advisor.render.fmt`).
+:mod:`hep_advisor.render.scaling`, number formats in :mod:`hep_advisor.render.fmt`).
 
 Plain strings and dataclasses only (no Rich, no matplotlib), so that every view says the same
 thing in the same words.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from probes.results import DatasetProfile, SiteProfile
+from hep_advisor.probes.results import DatasetProfile, SiteProfile
 
 from ..advice import (
     CRITICAL_SPEEDUP,
@@ -73,8 +73,9 @@ def legend_lines(level: float) -> list[str]:
 
 def self_check_warning(advice: Advice) -> str | None:
     """The warning where the fitted model misses a configuration its calibration measured
-    (``models.selfcheck``): which term disagrees and by how much; ``None`` where all pass."""
-    from models.selfcheck import warning_line
+    (``hep_advisor.models.selfcheck``): which term disagrees and by how much; ``None`` where all
+    pass."""
+    from hep_advisor.models.selfcheck import warning_line
 
     checks = advice.model.self_check if advice.model is not None else ()
     line = warning_line(checks)
@@ -83,7 +84,7 @@ def self_check_warning(advice: Advice) -> str | None:
 
 def self_check_failures(advice: Advice, shown: int = 4) -> list[str]:
     """One line per configuration the model misses (the worst first), at most ``shown``."""
-    from models.selfcheck import describe, failures
+    from hep_advisor.models.selfcheck import describe, failures
 
     checks = advice.model.self_check if advice.model is not None else ()
     bad = sorted(failures(checks), key=lambda c: -max(c.ratio, 1 / c.ratio))

@@ -5,11 +5,11 @@ the knee and the ceiling, and the rows of the scaling table.
 Plain data and strings only (no Rich, no Textual, no matplotlib), so that every view draws the
 same series and says the same numbers in the same words:
 
-- the **knee** is W001's (:func:`advisor.knee.knee`): the fewest workers whose
+- the **knee** is W001's (:func:`hep_advisor.knee.knee`): the fewest workers whose
   predicted rate reaches :data:`KNEE_FRACTION` of the best predicted rate;
 - the **ceiling** is the storage's capacity from the model
-  (:func:`models.scenarios.device_capacity`: every device streaming, this access pattern),
-  labelled :data:`CAPACITY_LABEL` everywhere.
+  (:func:`hep_advisor.models.scenarios.device_capacity`: every device streaming, this access
+  pattern), labelled :data:`CAPACITY_LABEL` everywhere.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def scaling_data(advice: Advice) -> ScalingData:
 def _capacity(advice: Advice) -> float | None:
     if advice.baseline is None:
         return None
-    from models.scenarios import device_capacity
+    from hep_advisor.models.scenarios import device_capacity
 
     try:
         capacity = device_capacity(advice.baseline)

@@ -2,7 +2,7 @@
 output, as data every view shares (the summary, the requests by kind, the phases, the time
 split, the findings), and as Markdown and HTML (with the requests-over-time picture as inline
 SVG).  No Rich, no Textual: the terminal view is :mod:`.trace_view`, the TUI's tab
-:mod:`advisor.tui.trace`."""
+:mod:`hep_advisor.tui.trace`."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 kind, over the program's phases, so that a key pre-pass (a diagonal of tiny reads before the
 data) or a scatter shows at a glance.  Plain SVG text (well-formed XML); no UI library.
 
-:func:`requests_svg` draws a :class:`advisor.trace_picture.RequestPicture`;
+:func:`requests_svg` draws a :class:`hep_advisor.trace_picture.RequestPicture`;
 :func:`trace_html` is the standalone page of ``hep-advisor trace -o FILE.html``.
 """
 
@@ -169,7 +169,7 @@ def requests_svg(picture: RequestPicture, phases: Sequence[Any] = (),
 
 
 def trace_svg(trace: Any) -> str:
-    """The picture of a :class:`advisor.trace.Trace` (``""`` without one)."""
+    """The picture of a :class:`hep_advisor.trace.Trace` (``""`` without one)."""
     pic = getattr(trace, "picture", None)
     if pic is None:
         return ""

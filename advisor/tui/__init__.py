@@ -1,4 +1,4 @@
-"""The interactive advisor: a Textual app over ``advisor.advise()``.
+"""The interactive advisor: a Textual app over ``hep_advisor.advise()``.
 
 The only part of hep-advisor that imports Textual.  :func:`make_app` builds the app for the
 CLI (``hep-advisor tui``), the tests and notebooks; ``AdviceSource`` and ``FixedAdvice``
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 def make_app(*args: Any, **kw: Any) -> AdvisorApp:
-    """See :func:`advisor.tui.app.make_app`."""
+    """See :func:`hep_advisor.tui.app.make_app`."""
     from .app import make_app as _make_app
 
     return _make_app(*args, **kw)

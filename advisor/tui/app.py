@@ -37,7 +37,7 @@ from .panes import (
 from .panes.calibrate import TEST_LABELS
 
 if TYPE_CHECKING:
-    from probes.readtests.runner import ProgressEvent
+    from hep_advisor.probes.readtests.runner import ProgressEvent
 
     from ..advice import Advice
     from ..render.scaling import ScalingData
@@ -380,7 +380,7 @@ def make_app(paths: list[str] | tuple[str, ...] | None = None, *, advice: Advice
              dask: str | None = None, trace: Any = None, reader: Any = None) -> AdvisorApp:
     """The app, shared by the CLI and the tests: on ``paths`` (``None``: the demo's small
     files), on an ``advice`` already made, or on any ``loader``; ``trace``: a saved trace of
-    the user's program (``advisor.document.read_trace``), shown in a Trace tab."""
+    the user's program (``hep_advisor.document.read_trace``), shown in a Trace tab."""
     from .source import AdviceSource, FixedAdvice
 
     initial = None

@@ -1,5 +1,5 @@
 """The Cluster tab (``hep-advisor tui --dask ADDRESS``): the cluster's summary and per-node
-table (the report's, :mod:`advisor.render.cluster_view`) and the cluster scaling plot, the
+table (the report's, :mod:`hep_advisor.render.cluster_view`) and the cluster scaling plot, the
 predicted aggregate against nodes at the workers per node now (the Scaling tab's plot, its x
 axis counting nodes).  The tab is added when an advice with a cluster arrives, so the app
 without ``--dask`` keeps its six tabs."""

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:  # the probes load in the worker, not before the first screen
-    from probes.readtests.runner import ProgressEvent
+    from hep_advisor.probes.readtests.runner import ProgressEvent
 
     from ..render.scaling import ScalingData
     from .source import Loaded

@@ -1,7 +1,7 @@
 """The Scaling tab's plot: aggregate MB/s against workers, drawn in text cells.
 
 Textual-free and Rich-free: the series, the knee and the ceiling come from
-:mod:`advisor.render.scaling` (the same as the report's); :func:`draw` lays them out on a grid
+:mod:`hep_advisor.render.scaling` (the same as the report's); :func:`draw` lays them out on a grid
 of cells and returns rows of ``(text, series)`` runs that the widget colours by series.
 
 Made to be read at 80×24: the interval is only its two edges, drawn as light dotted lines;

@@ -17,7 +17,7 @@ FORMATS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".js
 
 
 def help_text() -> str:
-    return resources.files("advisor.tui").joinpath("help.md").read_text(encoding="utf-8")
+    return resources.files("hep_advisor.tui").joinpath("help.md").read_text(encoding="utf-8")
 
 
 class HelpScreen(ModalScreen[None]):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from probes.readtests.runner import ProgressCallback
+    from hep_advisor.probes.readtests.runner import ProgressCallback
 
     from ..advice import Advice
 
@@ -56,9 +56,9 @@ class AdviceSource:
     uses: tuple[str, ...] | None = None
     #: ``--dask``: a Dask scheduler address or ``local:N`` (the Cluster tab)
     dask: str | None = None
-    #: ``--trace FILE``: the user's program, traced (``advisor.trace.Trace``; the Trace tab)
+    #: ``--trace FILE``: the user's program, traced (``hep_advisor.trace.Trace``; the Trace tab)
     trace: Any = None
-    #: ``--reader SPEC``: the program's reader (``probes.readtests.readers.ReaderSpec``)
+    #: ``--reader SPEC``: the program's reader (``hep_advisor.probes.readtests.readers.ReaderSpec``)
     reader: Any = None
 
     @property
@@ -77,7 +77,7 @@ class AdviceSource:
         paths = list(self.paths) if self.paths is not None else None
         label = self.label
         if paths is None:
-            from probes.readtests.runner import ProgressEvent
+            from hep_advisor.probes.readtests.runner import ProgressEvent
 
             from ..demo import ensure_demo
 

@@ -1,6 +1,6 @@
 """The Trace tab (``hep-advisor tui --trace FILE``): the user's own program as it ran, from a
 saved ``hep-advisor trace --json`` document: the requests drawn over time (offset against
-time, coloured by kind, the phases under the time axis; :mod:`advisor.render.trace_grid`), the
+time, coloured by kind, the phases under the time axis; :mod:`hep_advisor.render.trace_grid`), the
 time split, and the reader findings, each with its predicted speed-up and the change to paste
 (``c`` copies the highlighted one's).  The tab is added when an advice with a trace arrives,
 so the app without ``--trace`` keeps its tabs."""

@@ -11,8 +11,8 @@ from ..render import fmt
 from ..render.report_parts import speedup_line
 
 if TYPE_CHECKING:
-    from models.scenarios import PredictionPoint
-    from probes.results import DatasetProfile, SiteProfile, StorageInfo
+    from hep_advisor.models.scenarios import PredictionPoint
+    from hep_advisor.probes.results import DatasetProfile, SiteProfile, StorageInfo
 
     from ..advice import Recommendation, Verdict
 

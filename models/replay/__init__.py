@@ -12,7 +12,7 @@ would ask for, rather than by rescaling rates measured on today's files:
 - :mod:`.predict`: a layout's time for one worker (replayed I/O plus the fitted CPU terms) and
   a merge's speed-up.
 
-The basket maps come from :mod:`probes.basketmap`.
+The basket maps come from :mod:`hep_advisor.probes.basketmap`.
 """
 
 from __future__ import annotations

@@ -10,9 +10,9 @@ request sweep's access time, the site's read-ahead) and adds the CPU time: where
 calibration's event loop ran that reader, its warm samples' time per event (measured: the
 reader's own CPU cost on these files, whatever it spends it on) plus the warm open per file
 (and, for uproot, Python's garbage collector per file, measured in a fresh interpreter:
-:mod:`probes.readtests.collector`), the replayed I/O less what a warm replay still charges;
-else the fitted model's CPU terms of one worker (:func:`~.predict.layout_time`). On a disk the
-two add (each read waits); on a rate limiter (the device form ``"max"``, e.g. a block throttle)
+:mod:`hep_advisor.probes.readtests.collector`), the replayed I/O less what a warm replay still
+charges; else the fitted model's CPU terms of one worker (:func:`~.predict.layout_time`). On a disk
+the two add (each read waits); on a rate limiter (the device form ``"max"``, e.g. a block throttle)
 the reads are replayed where the CPU work leaves them
 (:meth:`~.device.LocalDevice.paced_time`): reads spaced out by CPU work pass within its budget
 and only the rest waits. The result is one worker, cold, whole files (opening included), and it
@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from probes.basketmap import BasketMap
-from probes.readtests.readers import ReaderSpec
+from hep_advisor.probes.basketmap import BasketMap
+from hep_advisor.probes.readtests.readers import ReaderSpec
 
 from .cpucosts import costs_from
 from .device import LocalDevice
@@ -34,8 +34,8 @@ from .predict import LayoutTime, Reader, layout_time
 from .sitedevice import site_device
 
 if TYPE_CHECKING:
-    from probes.readtests.results import Calibration
-    from probes.results import SiteProfile
+    from hep_advisor.probes.readtests.results import Calibration
+    from hep_advisor.probes.results import SiteProfile
 
     from ..scenarios import Baseline
 

@@ -85,7 +85,7 @@ class CpuCosts:
     touch_s: float = 0.0
     touch_range: tuple[float, float] | None = None
     #: the codec's fixed CPU per basket decompressed, beyond its bytes (the decompression
-    #: test's, :mod:`probes.readtests.blockcost`; 0: not counted), and the baskets per
+    #: test's, :mod:`hep_advisor.probes.readtests.blockcost`; 0: not counted), and the baskets per
     #: compressed MB at which ``decompress_mb_per_s`` holds (0: not set): a layout with fewer
     #: baskets per MB saves this per basket fewer (:meth:`decompress_fix_s`)
     decompress_basket_s: float = 0.0

@@ -23,7 +23,7 @@ So a sequential stream approaches the bandwidth and random small reads approach
 from_rates` takes the figures the read tests measure (MB/s and IOPS).
 
 The device's form (``limit``, decided by the read tests' request sweep:
-``probes.readtests.raw.device_limit``):
+``hep_advisor.probes.readtests.raw.device_limit``):
 
 - ``"additive"`` (the default), a disk: each device I/O that seeks pays ``access_s``, then its
   bytes flow at the bandwidth; the times add;
@@ -35,9 +35,9 @@ The device's form (``limit``, decided by the read tests' request sweep:
   binding limit leaves unused carries over for at most ``carry_s`` (a token bucket's burst;
   0: each I/O takes the larger of its two times).
 
-``throttle_slice_s``: the device is a cgroup block throttle (``probes.throttle``, which states
-the kernel's rule) and the replayed job starts after idle: the throttle's fresh slice lets one
-slice's budget (rate x slice bytes, IOPS x slice requests) through at once, at the speed of the
+``throttle_slice_s``: the device is a cgroup block throttle (``hep_advisor.probes.throttle``, which
+states the kernel's rule) and the replayed job starts after idle: the throttle's fresh slice lets
+one slice's budget (rate x slice bytes, IOPS x slice requests) through at once, at the speed of the
 hardware below (taken as free here: not measured), so the job's device time is the throttled
 time less one slice (never below zero).  0 (the default): no throttle recorded, no credit.
 
@@ -186,8 +186,8 @@ class LocalDevice:
     #: a block throttle's slice whose budget a job starting after idle gets at once (see the
     #: module doc; 0: no throttle recorded)
     throttle_slice_s: float = 0.0
-    #: the throttle's own read limits as its cgroup sets them (``probes.throttle``; 0: not
-    #: set, the measured ``mb_per_s`` and ``1 / access_s`` stand in): ``paced_time`` follows
+    #: the throttle's own read limits as its cgroup sets them (``hep_advisor.probes.throttle``; 0:
+    #: not set, the measured ``mb_per_s`` and ``1 / access_s`` stand in): ``paced_time`` follows
     #: the kernel's rule with them
     throttle_mb_per_s: float = 0.0
     throttle_iops: float = 0.0

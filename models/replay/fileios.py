@@ -32,9 +32,9 @@ from .predict import Reader, layout_time
 from .sitedevice import site_device
 
 if TYPE_CHECKING:
-    from probes.basketmap import BasketMap
-    from probes.readtests.results import Calibration, RawRead
-    from probes.results import SiteProfile
+    from hep_advisor.probes.basketmap import BasketMap
+    from hep_advisor.probes.readtests.results import Calibration, RawRead
+    from hep_advisor.probes.results import SiteProfile
 
 #: Rates for the replay's device where only its I/O count is wanted (the count does not
 #: depend on them).

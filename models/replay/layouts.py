@@ -52,7 +52,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from probes.basketmap import (
+from hep_advisor.probes.basketmap import (
     DEFAULT_CACHE_BYTES,
     BasketMap,
     Region,

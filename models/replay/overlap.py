@@ -32,7 +32,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from probes.basketmap import BasketMap
+from hep_advisor.probes.basketmap import BasketMap
 
 from .readers import _memory_size, coalesce, step_ranges, uproot_step_entries
 

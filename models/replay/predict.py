@@ -44,7 +44,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from probes.basketmap import BasketMap, BranchBaskets
+from hep_advisor.probes.basketmap import BasketMap, BranchBaskets
 
 from .cpucosts import UPROOT_KEY_S, UPROOT_KEY_S_RANGE, CpuCosts, LoopCosts, loop_costs
 from .device import LocalDevice, Transfer

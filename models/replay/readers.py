@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from probes.basketmap import BasketMap, BranchBaskets
+from hep_advisor.probes.basketmap import BasketMap, BranchBaskets
 
 from .requests import Request, renumber
 

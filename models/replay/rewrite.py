@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from probes.basketmap import BasketMap, Region
+from hep_advisor.probes.basketmap import BasketMap, Region
 
 from .cpucosts import CpuCosts
 from .device import LocalDevice

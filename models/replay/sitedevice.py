@@ -13,8 +13,8 @@ from .device import LocalDevice
 from .folios import large_folios
 
 if TYPE_CHECKING:
-    from probes.readtests.results import RawRead
-    from probes.results import SiteProfile
+    from hep_advisor.probes.readtests.results import RawRead
+    from hep_advisor.probes.results import SiteProfile
 
     from ..physics import Params
 
@@ -28,8 +28,8 @@ def device_from(params: Params, raw: RawRead | None = None,
     default of 128 KiB where unknown) and the device's largest I/O (the queue's
     ``max_sectors_kb``, probed; 0, unknown, where not: each read-ahead window is then one
     I/O, and a read larger than the read-ahead reads ahead no further).  ``limit``: the
-    device's form where known otherwise (:func:`models.deviceform.device_form`), else the
-    request sweep's, else the fitted model's."""
+    device's form where known otherwise (:func:`hep_advisor.models.deviceform.device_form`), else
+    the request sweep's, else the fitted model's."""
     bw = params.storage_mb_per_s
     access_ms = params.access_ms
     if raw is not None:
@@ -50,8 +50,8 @@ def device_from(params: Params, raw: RawRead | None = None,
 def site_device(params: Params, raw: RawRead | None, site: SiteProfile) -> LocalDevice:
     """:func:`device_from` with the site's read-ahead and largest I/O: those of the first
     data path whose read-ahead the probe found, the device's form (a binding cgroup throttle
-    the probe recorded makes it a rate limiter: :func:`models.deviceform.device_form`), and its
-    page cache (large folios where the kernel release and that path's file system give them:
+    the probe recorded makes it a rate limiter: :func:`hep_advisor.models.deviceform.device_form`),
+    and its page cache (large folios where the kernel release and that path's file system give them:
     :func:`.folios.large_folios`)."""
     disk = next((s for s in site.storage if s.read_ahead_kb), None)
     dev = device_from(params, raw, disk.read_ahead_kb if disk else None,

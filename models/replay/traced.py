@@ -40,8 +40,8 @@ from .requests import Request
 
 
 class _Read(Protocol):
-    """A traced read: ``probes.trace.TracedRead`` (``start_s`` too), a :class:`Request`, or
-    anything with these attributes."""
+    """A traced read: ``hep_advisor.probes.trace.TracedRead`` (``start_s`` too), a :class:`Request`,
+    or anything with these attributes."""
 
     @property
     def file(self) -> str: ...

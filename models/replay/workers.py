@@ -11,17 +11,17 @@ combine follows the device's form, as for one worker:
 - a disk (``"additive"``: each read waits for the device): every process alternates between its
   reads, queued at the device behind the other processes' reads, and its CPU work.  That is a
   closed queue with one server (per independent device) and ``n`` jobs, solved as the rate
-  model's shared devices are (:func:`models.physics.shared_devices`, Schweitzer's mean-value
-  analysis): one process takes ``io_s + cpu_s``; many approach ``io_s``.  One process's reads
-  that follow each other on the device pay no access time; ``n`` processes' streams interleave,
-  so on a disk every device I/O of the replay pays it (``interleave_s``: the access time the
-  contiguous I/Os did not pay, added once there are two streams or more);
+  model's shared devices are (:func:`hep_advisor.models.physics.shared_devices`, Schweitzer's
+  mean-value analysis): one process takes ``io_s + cpu_s``; many approach ``io_s``.  One process's
+  reads that follow each other on the device pay no access time; ``n`` processes' streams
+  interleave, so on a disk every device I/O of the replay pays it (``interleave_s``: the access time
+  the contiguous I/Os did not pay, added once there are two streams or more);
 - a rate limiter (``"max"``: a block throttle's IOPS and MB/s budgets): reads spaced out by CPU
   work pass within the budget, so one process takes ``max(io_s, cpu_s)``; ``n`` processes
   take ``max(io_s, cpu_s / n_cpu)``: the budget is shared, the CPU work is not.
 
 The CPU side: ``n`` processes run on the cores as the rate model counts them (hyper-threads
-count less, :class:`models.physics.Cores`), and each core beyond the first adds
+count less, :class:`hep_advisor.models.physics.Cores`), and each core beyond the first adds
 ``efficiency`` of a core (the rate model's ``parallel_efficiency``).  The work is files dealt
 to processes (or, with fewer files than processes, entry ranges on cluster boundaries): with
 ``u`` units, the busiest process holds ``ceil(u / n)`` of them, so the work runs as if on

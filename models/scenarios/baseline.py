@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from probes.basketmap import BasketMap
-from probes.readtests.results import Calibration
-from probes.results import DatasetProfile, SiteProfile
+from hep_advisor.probes.basketmap import BasketMap
+from hep_advisor.probes.readtests.results import Calibration
+from hep_advisor.probes.results import DatasetProfile, SiteProfile
 
 from ..physics import PARAMS, Cores, Params, config_matrix
 from ..sites import (

@@ -107,7 +107,7 @@ class ModelSummary:
     site: SiteSpec | None = None
     workload: WorkloadSpec | None = None
     #: the fitted model's prediction for each configuration its calibration measured
-    #: (``models.selfcheck``); empty for a described site
+    #: (``hep_advisor.models.selfcheck``); empty for a described site
     self_check: tuple[SelfCheck, ...] = ()
 
 

@@ -31,8 +31,8 @@ def request_size(nbytes: float) -> Scenario:
 def read_ahead(kb: float, device_ios: float | None = None) -> Scenario:
     """The block device's read-ahead set to ``kb`` KiB (``blockdev --setra``).
     ``device_ios``: the device I/Os of a file opened and read whole, cold, at that read-ahead
-    (``models.replay.fileios.cold_file_ios``), in place of the baseline's where it has them
-    (without it, they stay the baseline's)."""
+    (``hep_advisor.models.replay.fileios.cold_file_ios``), in place of the baseline's where it has
+    them (without it, they stay the baseline's)."""
     if kb <= 0:
         raise ValueError("the read-ahead must be positive")
 

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from probes.readtests.overhead import calls_per_file
+from hep_advisor.probes.readtests.overhead import calls_per_file
 
 from ..sites import KIB, StorageSpec, storage_rates
 from .assumptions import FACTOR_SOURCE, FACTOR_VS_ZLIB, RATIO_SD, SPEED_SOURCE, SPEED_VS_ZLIB

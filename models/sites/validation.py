@@ -2,7 +2,7 @@
 
 Every error is a :class:`SpecError` of one line naming the file and the key
 (``FILE: TABLE.KEY: what is wrong``), with the closest known key suggested for a misspelt one.
-The format is described in the package's notes (``models.sites``).
+The format is described in the package's notes (``hep_advisor.models.sites``).
 """
 
 from __future__ import annotations

@@ -427,7 +427,8 @@ def measure_basket_cost(session: Session, files: Sequence[str], tree_name: str,
                       baskets=per_rep, measurement=m,
                       # the dataset's own baskets only: a copy is compressed as uproot
                       # writes (ZLIB), not as the dataset, whose decompression rate the
-                      # model would take away from them (``models.calcosts.basket_cost``)
+                      # model would take away from them
+                      # (``hep_advisor.models.calcosts.basket_cost``)
                       groups=() if found is None else tuple(
                           BasketGroup(g.extra_baskets, round(g.extra_mb, 6),
                                       tuple(round(e[i], 7) for e in extras))

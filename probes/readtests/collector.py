@@ -171,7 +171,7 @@ def measure_collector(files: Sequence[str], tree: str, branches: Sequence[str] |
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH")
                                 else "")
     try:
-        proc = subprocess.run([sys.executable, "-m", "probes.readtests.collector"],
+        proc = subprocess.run([sys.executable, "-m", "hep_advisor.probes.readtests.collector"],
                               input=json.dumps(spec), capture_output=True, text=True,
                               env=env, timeout=share_s + CHILD_GRACE_S, check=False)
     except subprocess.TimeoutExpired as exc:

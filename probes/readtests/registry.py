@@ -6,7 +6,7 @@ This list is the single source the rest derives from: the budget weights of
 TUI's Calibrate tab, the rows of the calibration view.  Plain data, import-light (no numpy,
 no uproot): the CLI and the TUI read the labels before anything heavy is loaded.
 
-Each test has a *step*, ``"module:function"`` inside ``probes.readtests``, called as
+Each test has a *step*, ``"module:function"`` inside ``hep_advisor.probes.readtests``, called as
 ``step(ctx, share_s)`` with a :class:`~probes.readtests.runner.Context` and the seconds of
 the budget it may take; what it returns is stored in the :class:`Calibration` field ``field``
 (where ``field`` is ``None`` the result is combined with others: the cold and warm sequential

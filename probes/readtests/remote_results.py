@@ -80,8 +80,8 @@ class RemoteClientCost:
     - ``local_open_samples``, ``local_read_samples``: the same open and read of the local copy,
       each timed right before its remote pass (paired: the machine's load then is in both).
 
-    ``models.remote.ClientTerms`` turns these into the client's costs beyond the model's round
-    trips, transfer and local CPU: per round trip, per file, per basket."""
+    ``hep_advisor.models.remote.ClientTerms`` turns these into the client's costs beyond the model's
+    round trips, transfer and local CPU: per round trip, per file, per basket."""
 
     client: str
     request_ms: float | None

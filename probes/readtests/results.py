@@ -163,8 +163,9 @@ class EventLoop:
     cold: Measurement | None
     warm: Measurement | None
     analysis: str | None = None
-    #: the program's reader it ran (``--reader``: ``probes.readtests.readers``); ``None``:
-    #: the event loop's own (uproot ``iterate`` at an entry step, or ROOT's ``GetEntry`` loop)
+    #: the program's reader it ran (``--reader``: ``hep_advisor.probes.readtests.readers``);
+    #: ``None``: the event loop's own (uproot ``iterate`` at an entry step, or ROOT's ``GetEntry``
+    #: loop)
     reader: str | None = None
     #: seconds the reader costs once per program run, not per event, measured: RDataFrame's
     #: just-in-time compilation of its actions (``None``: none measured)
@@ -183,7 +184,7 @@ class EventLoop:
     #: baskets of the baskets that begin before each part's end, over the part's fraction of
     #: all of them (1: whole files or whole clusters; more where a part ends inside baskets,
     #: which a read decompresses whole; ``None``: not known).  Its rate per MB, taken to whole
-    #: files, is scaled by them (``models.calibration``)
+    #: files, is scaled by them (``hep_advisor.models.calibration``)
     read_mb_factor: float | None = None
     read_basket_factor: float | None = None
 
@@ -247,7 +248,7 @@ class CallCost:
     #: the first range's read call on the open file (seconds, warm, the median), its entries,
     #: and whether that range is a whole input file (the temporary merge of small files): the
     #: calibration's event loop reads such a file in one call, and what its time per file
-    #: holds beyond this call is a cost per file (``models.calcosts.first_call_extra``)
+    #: holds beyond this call is a cost per file (``hep_advisor.models.calcosts.first_call_extra``)
     later_call_s: float | None = None
     later_entries: int | None = None
     later_whole_file: bool = False
@@ -270,7 +271,7 @@ class BasketCost:
     beyond it, warm, with uproot; ``baskets`` read per repetition of the test; the samples
     are one estimate per repetition.  ``groups``: what each group read and took, from which
     the cost can be fitted again with the per-MB cost another test measured
-    (``models.calcosts.basket_cost``); empty in calibrations made before it was kept."""
+    (``hep_advisor.models.calcosts.basket_cost``); empty in calibrations made before it was kept."""
 
     basket_s: float | None
     mb_per_s: float | None

@@ -5,7 +5,7 @@
 counters), or, for a Python program reading through uproot, with the lighter in-process
 recorder of :mod:`~.record`; :func:`~.decompress.decompression_s_per_byte` times
 decompressing a sample of the baskets it read.  Attribution onto basket maps is
-:mod:`models.attribution`.
+:mod:`hep_advisor.models.attribution`.
 """
 
 from .record import choose_recorder

@@ -4,8 +4,8 @@
 few large reads, costly for one that makes thousands of small ones (uproot's default local
 source opens the file again for every range it reads), and blind to the offsets of network
 reads (a socket, not a file).  The recorder instead puts a ``sitecustomize``
-(:mod:`probes.trace._site`) first on ``PYTHONPATH``: it wraps the functions through which
-uproot reads (fsspec's local ``cat_file``, uproot's file and memory-map sources, pyxrootd's
+(:mod:`hep_advisor.probes.trace._site`) first on ``PYTHONPATH``: it wraps the functions through
+which uproot reads (fsspec's local ``cat_file``, uproot's file and memory-map sources, pyxrootd's
 ``File.read``/``vector_read``), at a few microseconds per request, and writes one log per
 process at exit.  The program itself is unchanged.
 

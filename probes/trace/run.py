@@ -26,7 +26,7 @@ from .strace import Syscall, parse, strace_argv
 
 CHILD = str(Path(__file__).with_name("_child.py"))
 #: Samples of a run enough to take strace's cost from the time it held the program stopped
-#: (the sampler's ``t`` state; ``advisor.trace.tracer_cost``); a run with fewer (under 0.2 s)
+#: (the sampler's ``t`` state; ``hep_advisor.trace.tracer_cost``); a run with fewer (under 0.2 s)
 #: is charged the cost per call timed on a loop of reads (``counters.tracer_cost_s``) instead,
 #: which is measured only then.
 MIN_TRACER_SAMPLES = 20

@@ -6,7 +6,7 @@ ends, each of its threads' (and its child processes' threads')
 ``/proc/<pid>/task/<tid>/schedstat`` (nanoseconds on a core and waiting for one: exact
 counters, sampled in time) and the main thread's state letter.  From
 these the time split tells when the program's other threads ran beside its main thread
-(:func:`models.attribution.thread_overlap`).  About 100 looks a second, each a few small
+(:func:`hep_advisor.models.attribution.thread_overlap`).  About 100 looks a second, each a few small
 reads of ``/proc`` (fewer looks where one takes over a tenth of the interval: a program of
 many threads), outside the program.
 """

@@ -1,7 +1,7 @@
 """Advice: the ranked recommendations; the highlighted one's evidence, predicted gain and the
 actions to take, whose commands ``c`` copies to the clipboard (OSC 52, where the terminal
 allows).  ``y`` tries the highlighted file recommendation (M001, R001, C001) on a sample in a
-worker thread (``advisor.trial``), live, and shows predicted against realised; ``Esc`` there,
+worker thread (``hep_advisor.trial``), live, and shows predicted against realised; ``Esc`` there,
 or leaving the app, stops it (the scratch data are removed)."""
 
 from __future__ import annotations

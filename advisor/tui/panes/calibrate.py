@@ -13,7 +13,7 @@ from textual.widgets import Label, ProgressBar, Static
 from ...render.labels import TEST_LABELS as READ_TEST_LABELS
 
 if TYPE_CHECKING:
-    from probes.readtests.runner import ProgressEvent
+    from hep_advisor.probes.readtests.runner import ProgressEvent
 
     from ...render.scaling import ScalingData
     from ..source import Loaded

@@ -17,7 +17,7 @@ from ...render import fmt
 from .base import show_if_loaded
 
 if TYPE_CHECKING:
-    from probes.results import DatasetProfile
+    from hep_advisor.probes.results import DatasetProfile
 
     from ...render.scaling import ScalingData
     from ..source import Loaded

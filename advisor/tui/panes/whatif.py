@@ -16,7 +16,7 @@ from .. import views
 from .base import show_if_loaded
 
 if TYPE_CHECKING:
-    from models.scenarios import PredictionPoint
+    from hep_advisor.models.scenarios import PredictionPoint
 
     from ...advice import Advice
     from ...render.scaling import ScalingData
