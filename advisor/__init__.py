@@ -1,8 +1,8 @@
 """hep-advisor: measure a site and its ROOT data, model the analysis' throughput, and advise.
 
-``hep_advisor.advise(paths)`` is the entry point (see ``hep_advisor.core``); it returns an
-``Advice``. ``hep_advisor.demo_dataset()`` is the path of the demo's small files (written on first
-use).
+``hep_advisor.advise(paths)`` is the entry point (see ``hep_advisor.pipeline.advise``); it returns
+an ``Advice``. ``hep_advisor.demo_dataset()`` is the path of the demo's small files (written on
+first use).
 
 The public names of the lower layers are reachable from here too (``hep_advisor.probe_dataset``,
 ``hep_advisor.calibrate``, ``hep_advisor.ThroughputModel``, ...).  They are imported on first use,
@@ -15,29 +15,29 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from ._version import __version__
+from hep_advisor._version import __version__
 
 #: public name -> the module it comes from
 _LAZY = {
-    "NoUsableData": "hep_advisor.core",
+    "NoUsableData": "hep_advisor.pipeline.advise",
     "demo_report": "hep_advisor.demo.report",
     "demo_dataset": "hep_advisor.demo.report",
-    "calibrate_paths": "hep_advisor.core",
-    "advise_from": "hep_advisor.core",
-    "advise": "hep_advisor.core",
-    "ClusterAdvice": "hep_advisor.cluster",
+    "calibrate_paths": "hep_advisor.pipeline.advise",
+    "advise_from": "hep_advisor.pipeline.derive",
+    "advise": "hep_advisor.pipeline.advise",
+    "ClusterAdvice": "hep_advisor.findings.cluster",
     "ClusterProfile": "hep_advisor.probes",
     "probe_cluster": "hep_advisor.probes",
-    "try_recommendation": "hep_advisor.trial",
-    "TrialResult": "hep_advisor.trial",
-    "make_plan": "hep_advisor.apply",
-    "apply_plan": "hep_advisor.apply",
-    "Verdict": "hep_advisor.advice",
-    "Report": "hep_advisor.advice",
-    "Recommendation": "hep_advisor.advice",
-    "Advice": "hep_advisor.advice",
+    "try_recommendation": "hep_advisor.pipeline.trial",
+    "TrialResult": "hep_advisor.findings.trial",
+    "make_plan": "hep_advisor.pipeline.apply",
+    "apply_plan": "hep_advisor.pipeline.apply",
+    "Verdict": "hep_advisor.findings.advice",
+    "Report": "hep_advisor.findings.advice",
+    "Recommendation": "hep_advisor.findings.advice",
+    "Advice": "hep_advisor.findings.advice",
     "DEFAULT_SAMPLE": "hep_advisor.probes",
-    "SCHEMA_VERSION": "hep_advisor.document",
+    "SCHEMA_VERSION": "hep_advisor.document.report",
     "BasketStats": "hep_advisor.probes",
     "BlockDevice": "hep_advisor.probes",
     "BranchProfile": "hep_advisor.probes",
@@ -47,7 +47,7 @@ _LAZY = {
     "CompressionShare": "hep_advisor.probes",
     "CpuInfo": "hep_advisor.probes",
     "DatasetProfile": "hep_advisor.probes",
-    "Document": "hep_advisor.document",
+    "Document": "hep_advisor.document.report",
     "MemoryInfo": "hep_advisor.probes",
     "ModelSummary": "hep_advisor.models",
     "ProbeError": "hep_advisor.probes",
@@ -63,10 +63,10 @@ _LAZY = {
     "calibrate": "hep_advisor.probes.readtests.calibrate",
     "calibrated_baseline": "hep_advisor.models",
     "discover": "hep_advisor.probes",
-    "document_json": "hep_advisor.document",
+    "document_json": "hep_advisor.document.report",
     "load_site": "hep_advisor.models",
     "load_workload": "hep_advisor.models",
-    "make_document": "hep_advisor.document",
+    "make_document": "hep_advisor.document.report",
     "model_from_calibration": "hep_advisor.models",
     "predict_scenarios": "hep_advisor.models",
     "probe_dataset": "hep_advisor.probes",

@@ -1,5 +1,5 @@
 """``python -m hep_advisor`` is ``hep-advisor``."""
 
-from .cli import main
+from hep_advisor.cli import main
 
 raise SystemExit(main())

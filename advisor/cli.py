@@ -10,8 +10,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ._version import __version__
-from .commands.common import (
+from hep_advisor._version import __version__
+from hep_advisor.commands.common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     add_dataset_arguments,
@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"hep-advisor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    from .commands.tui import add_tui_arguments
+    from hep_advisor.commands.tui import add_tui_arguments
 
     t = sub.add_parser(
         "tui",
@@ -76,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_sample_argument(c, "files the probe opens (as for `probe`)")
     add_json_argument(c)
 
-    from .commands.report import add_report_arguments
+    from hep_advisor.commands.report import add_report_arguments
 
     r = sub.add_parser(
         "report",
@@ -89,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_report_arguments(r)
 
-    from .commands.predict import add_predict_arguments
+    from hep_advisor.commands.predict import add_predict_arguments
 
     pr = sub.add_parser(
         "predict",
@@ -118,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="dataset size (tiny: a few MB, for tests)")
     d.add_argument("--json", action="store_true", help="print the manifest as JSON")
 
-    from .commands.try_ import add_try_arguments
+    from hep_advisor.commands.try_ import add_try_arguments
 
     tr = sub.add_parser(
         "try",
@@ -130,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_try_arguments(tr)
 
-    from .commands.apply import add_apply_arguments
+    from hep_advisor.commands.apply import add_apply_arguments
 
     ap = sub.add_parser(
         "apply",
@@ -142,7 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_apply_arguments(ap)
 
-    from .commands.trace import add_trace_arguments
+    from hep_advisor.commands.trace import add_trace_arguments
 
     tc = sub.add_parser(
         "trace",
@@ -162,40 +162,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "probe":
-            from .commands.probe import run_probe
+            from hep_advisor.commands.probe import run_probe
 
             return run_probe(args)
         if args.command == "calibrate":
-            from .commands.calibrate import run_calibrate
+            from hep_advisor.commands.calibrate import run_calibrate
 
             return run_calibrate(args)
         if args.command == "report":
-            from .commands.report import run_report
+            from hep_advisor.commands.report import run_report
 
             return run_report(args)
         if args.command == "predict":
-            from .commands.predict import run_predict
+            from hep_advisor.commands.predict import run_predict
 
             return run_predict(args)
         if args.command == "demo":
-            from .commands.demo import run_demo
+            from hep_advisor.commands.demo import run_demo
 
             return run_demo(args)
         if args.command == "try":
-            from .commands.try_ import run_try
+            from hep_advisor.commands.try_ import run_try
 
             return run_try(args)
         if args.command == "apply":
-            from .commands.apply import run_apply
+            from hep_advisor.commands.apply import run_apply
 
             return run_apply(args)
         if args.command == "trace":
-            from .commands.trace import run_trace
+            from hep_advisor.commands.trace import run_trace
 
             return run_trace(args)
         if args.command == "tui" or (args.command is None and sys.stdout.isatty()
                                      and sys.stdin.isatty()):
-            from .commands.tui import demo_tui_args, run_tui
+            from hep_advisor.commands.tui import demo_tui_args, run_tui
 
             return run_tui(args if args.command == "tui" else demo_tui_args())
         parser.print_help()

@@ -80,8 +80,8 @@ def main() -> int:
     ap.add_argument("--top", type=int, default=3)
     args = ap.parse_args()
 
-    from hep_advisor.core import advise_from
     from hep_advisor.demo import ensure_demo
+    from hep_advisor.pipeline.derive import advise_from
     from testbench import availability, emulated_disks
 
     ok, why = availability()

@@ -453,8 +453,8 @@ def slow_disk(size_mb: int) -> Any:
 def readvise(results: list[dict[str, Any]], where: Path) -> list[dict[str, Any]]:
     """``results`` with each row's prediction and interval from this working tree's code,
     advised again from the run's saved report (see the module docstring)."""
-    from hep_advisor.core import advise_from
-    from hep_advisor.document import calibration_parts
+    from hep_advisor.document.report import calibration_parts
+    from hep_advisor.pipeline.derive import advise_from
     from hep_advisor.probes.basketmap import read_basket_map
 
     out = []

@@ -14,7 +14,8 @@ probe (each worker alone, then all of them at once); the 1..N sweep that it is c
 is measured afterwards, with the same concurrent test, and is not given to it.  ``--modes
 mixed`` makes the nodes heterogeneous: separate disks, every other one at 0.6 x the rate;
 ``slow``: separate disks, the last one at 0.4 x the rate (a slow node).  Each run also lists
-the cluster advice (``hep_advisor.cluster.cluster_advice``: D001-D003) drawn from the probe.
+the cluster advice (``hep_advisor.pipeline.cluster_calibration.cluster_advice``: D001-D003) drawn
+from the probe.
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hep_advisor.cluster import cluster_advice
-from hep_advisor.models.cluster import ClusterModel
-from hep_advisor.probes.cluster import concurrent_read, list_workers, probe_cluster
+from hep_advisor.models.cluster_model import ClusterModel
+from hep_advisor.pipeline.cluster_calibration import cluster_advice
+from hep_advisor.probes.cluster_probe import concurrent_read, list_workers, probe_cluster
 from testbench.cluster import emulated_cluster
 
 MIXED_SLOW = 0.6

@@ -151,7 +151,7 @@ def root_loop(files: list[str], cache: int) -> tuple[float, float]:
 
 def replay_context(advice, maps):  # type: ignore[no-untyped-def]
     """The rules' context of ``advice`` with the replay on."""
-    from hep_advisor.recommend.context import Context
+    from hep_advisor.rules.context import Context
 
     return Context(site=advice.site, dataset=advice.dataset, calibration=advice.calibration,
                    model=advice.fitted, baseline=advice.baseline, summary=advice.model,
@@ -167,10 +167,11 @@ def main() -> int:
     args = ap.parse_args()
     names = [n for n in args.datasets.split(",") if n]
 
-    from hep_advisor.core import advise_from, sample_basket_maps
     from hep_advisor.demo.root_writer import hadd_path
     from hep_advisor.models.replay.cpucosts import costs_from
     from hep_advisor.models.replay.predict import STEP_BYTES, layout_time, merge_prediction
+    from hep_advisor.pipeline.basketmaps import sample_basket_maps
+    from hep_advisor.pipeline.derive import advise_from
     from hep_advisor.probes.basketmap import read_basket_map
     from testbench import availability, emulated_disks
 

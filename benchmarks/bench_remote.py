@@ -6,7 +6,7 @@
 
 ``link``: on the remote test bench (XRootD + XrdHttp in a network namespace behind TBF shaping
 and a latency proxy, ``testbench.remote``), set each link in turn and run the remote read tests
-(:func:`hep_advisor.probes.readtests.remote.measure_link`, what ``hep-advisor calibrate root://...``
+(:func:`hep_advisor.probes.readtests.link.measure_link`, what ``hep-advisor calibrate root://...``
 runs) ``--repeats`` times over ``root://`` and ``http://``; print the measured round trip and
 bandwidth against the set ones (bandwidth as TCP payload, MB = 10^6 bytes).
 
@@ -56,7 +56,7 @@ def write_link_file(path: Path, mb: int = 64) -> Path:
 
 
 def run_link(links: list[tuple[float, float]], repeats: int, budget_s: float) -> int:
-    from hep_advisor.probes.readtests.remote import measure_link
+    from hep_advisor.probes.readtests.link import measure_link
     from testbench.remote import cleanup_stale, remote_bench
 
     cleanup_stale()
@@ -135,8 +135,8 @@ def run_streams(links: list[tuple[float, float]], caps: list[float | None], nfil
     import time
     from concurrent.futures import ProcessPoolExecutor
 
-    from hep_advisor.probes.readtests.remote import measure_link
-    from hep_advisor.recommend.remote import streams_rule
+    from hep_advisor.probes.readtests.link import measure_link
+    from hep_advisor.rules.remote import streams_rule
     from testbench.remote import cleanup_stale, remote_bench
 
     cleanup_stale()

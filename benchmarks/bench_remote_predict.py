@@ -17,14 +17,14 @@ and with about 10% of the bytes (the first tenth of the branches):
   warm (the same read again).
 
 The prediction is what the product computes: the link measured by the remote read tests
-(:func:`hep_advisor.probes.readtests.remote.measure_link`, on another file) and each reader's CPU
+(:func:`hep_advisor.probes.readtests.link.measure_link`, on another file) and each reader's CPU
 measured as ``hep-advisor calibrate`` measures it (:func:`hep_advisor.probes.readtests.remote_cpu.
 measure_reader_cpu`: one file of the dataset fetched whole, every branch read from a temporary
 copy; the 10% selection and the other files are predictions from it), combined by
-:func:`hep_advisor.models.remote.job` (uproot: CPU overlapping each round trip's transfer; ROOT:
-added). Nothing is fitted to the timings here.  Bytes moved are compared with the latency proxy's
-byte counts (server to client).  The product's rules (X001 for uproot and ROOT, X002, X003, T001)
-are run on each case and checked against the measured gains.  ROOT runs in its own process:
+:func:`hep_advisor.models.remote_reads.job` (uproot: CPU overlapping each round trip's transfer;
+ROOT: added). Nothing is fitted to the timings here.  Bytes moved are compared with the latency
+proxy's byte counts (server to client).  The product's rules (X001 for uproot and ROOT, X002, X003,
+T001) are run on each case and checked against the measured gains.  ROOT runs in its own process:
 the process's start and ROOT's one-time set-up are not timed (nor predicted).  The uproot
 reads run in a process of their own that holds uproot only, as a user's program does
 (``UprootWorker``; this one also holds ROOT and the advisor, whose larger heap made each of
@@ -33,7 +33,7 @@ builds its class models and a failed open logs in to the server, so no streamers
 link, and the prediction is told so (``streamers=False``); nor is its first open in a process
 (``fresh=False``).  The CPU test also reads the file through each reader's own
 client (``RemoteReaderCpu.clients``); the predictions add what each client cost beyond the
-model (``hep_advisor.models.remote.ClientTerms``); ``error_no_client`` is the error without them.
+model (``hep_advisor.models.link.ClientTerms``); ``error_no_client`` is the error without them.
 Prints one JSON line per case and a summary.
 
 The machine is shared, so each case also prints what tells a slow repeat from a model's
@@ -288,7 +288,7 @@ def run_predict(links: list[tuple[float, float]], repeats: int,
     global MAX_CASE_S
     if max_case_s is not None:
         MAX_CASE_S = max_case_s
-    from hep_advisor.models.remote import (
+    from hep_advisor.models.remote_reads import (
         RemoteLink,
         needed_bytes,
         root_rounds,
@@ -296,9 +296,9 @@ def run_predict(links: list[tuple[float, float]], repeats: int,
         uproot_rounds,
         xcache,
     )
-    from hep_advisor.models.remote import job as stream
+    from hep_advisor.models.remote_reads import job as stream
     from hep_advisor.probes.basketmap import read_basket_maps
-    from hep_advisor.probes.readtests.remote import measure_link
+    from hep_advisor.probes.readtests.link import measure_link
     from testbench.remote import cleanup_stale, remote_bench
 
     names = names or ["a", "b", "c"]
@@ -377,7 +377,7 @@ def _rules(rc: Any, cpu: dict[str, Any], maps: Any, branches: list[str] | None,
     from dataclasses import replace
 
     from hep_advisor.probes.results import DatasetProfile
-    from hep_advisor.recommend.remote import source_rule, stage_rule, streams_rule, treecache_rule
+    from hep_advisor.rules.remote import source_rule, stage_rule, streams_rule, treecache_rule
 
     ds = DatasetProfile(files=len(urls), total_bytes=total, errors=(), trees=(),
                         sampling=None, file_paths=tuple(urls))  # type: ignore[arg-type]
@@ -410,7 +410,7 @@ def _dataset(bench: Any, name: str, files: list[Path], local: Path, link: Any,
     # the reader's CPU as the product measures it (``hep-advisor calibrate root://...``): one
     # file fetched whole over the link, read by each engine with no link in the way; every
     # branch, then scaled by the compressed MB of the rounds (also for the 10% selection)
-    from hep_advisor.models.remote import ReaderCpu, reader_cpu_s
+    from hep_advisor.models.remote_reads import ReaderCpu, reader_cpu_s
     from hep_advisor.probes.readtests.remote_cpu import measure_reader_cpu, pick_file
 
     pick = pick_file([(bench.root_url(r), sizes[str(f)]) for r, f in zip(rel, files,
@@ -771,7 +771,7 @@ def _pick(opts: list[dict[str, Any]], default: str | None) -> dict[str, Any]:
     """The option the advice picks: the fastest predicted; with ``default`` (the reader's
     default way), that one unless another is predicted at least ``MIN_SPEEDUP`` faster (a
     recommendation fires only then)."""
-    from hep_advisor.advice import MIN_SPEEDUP
+    from hep_advisor.findings.recommendation import MIN_SPEEDUP
 
     best = min(opts, key=lambda r: r["predicted_s"])
     if default is None:

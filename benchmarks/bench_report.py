@@ -31,8 +31,8 @@ def main() -> int:
 
     from rich.console import Console
 
-    from hep_advisor.core import advise
     from hep_advisor.demo import demo_report, ensure_demo
+    from hep_advisor.pipeline.advise import advise
     from hep_advisor.render.advice_view import advice_view
     from hep_advisor.render.html import report_html
     from hep_advisor.render.markdown import report_markdown

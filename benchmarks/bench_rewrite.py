@@ -84,7 +84,7 @@ def measure(plain: str, rewritten: str, repeats: int) -> tuple[list[float], list
 def predict(calibration: str, basket_bytes: float) -> dict[str, float]:
     """The model's warm rates before and after the rewrite, and the speed-up with its 90%
     interval (from the fit's covariance: mostly the per-basket cost's uncertainty)."""
-    from hep_advisor.document import model_from_document
+    from hep_advisor.document.report import model_from_document
     from hep_advisor.models.scenarios import cached, predict_baseline, predict_scenarios, rebasket
 
     model, base, _ = model_from_document(calibration)

@@ -133,12 +133,13 @@ def realised(tt: list[str], rn: list[str], passes: int) -> tuple[float, float, s
 
 
 def predicted(paths: list[str], budget: float) -> dict[str, Any]:
-    from hep_advisor.core import advise_from
-    from hep_advisor.models.scenarios import calibrated_baseline, predict_scenarios
+    from hep_advisor.models.calibrated import calibrated_baseline
+    from hep_advisor.models.scenarios import predict_scenarios
+    from hep_advisor.pipeline.derive import advise_from
     from hep_advisor.probes import probe_site
     from hep_advisor.probes.dataset import probe_dataset
     from hep_advisor.probes.readtests.calibrate import calibrate
-    from hep_advisor.recommend.rntuple import DEFAULT_READAHEAD_BYTES, to_rntuple
+    from hep_advisor.rules.rntuple import DEFAULT_READAHEAD_BYTES, to_rntuple
 
     site = probe_site(paths)
     ds = probe_dataset(paths)

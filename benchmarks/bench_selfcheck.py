@@ -131,7 +131,7 @@ def refit(paths: list[str], decide_form: bool = False) -> int:
     (documents written before the calibration carried it read as the additive form)."""
     from dataclasses import asdict, replace
 
-    from hep_advisor.document import calibration_parts
+    from hep_advisor.document.report import calibration_parts
     from hep_advisor.models.calibration import model_from_calibration
     from hep_advisor.probes.readtests.raw import fit_access
 

@@ -265,7 +265,7 @@ def traced(place: Place, script: Path, paths: list[str], recorder: str = "auto"
 
 def untraced(t: dict[str, Any]) -> float:
     """The traced wall time less what the tracer took (measured where the split says, else
-    estimated): as ``hep_advisor.trace.split_check``."""
+    estimated): as ``hep_advisor.pipeline.trace.split_check``."""
     took = t["time_split"].get("tracer")
     return float(t["wall_s"] - took if took is not None else t["wall_s"] / (1 + t["overhead"]))
 

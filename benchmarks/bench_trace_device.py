@@ -14,8 +14,8 @@ layout x program of ``bench_trace.py`` (its ROOT writer and programs, imported):
   (RDataFrame summing 20 branches);
 
 the program is traced cold on the emulated 70 MB/s, 120 IOPS disk (``testbench``; the
-program and the tracer inside its throttled cgroup) by ``hep_advisor.trace.trace_program``, the
-call behind ``hep-advisor trace --json --cold`` with the default recorder (``auto``), run
+program and the tracer inside its throttled cgroup) by ``hep_advisor.pipeline.trace.trace_program``,
+the call behind ``hep-advisor trace --json --cold`` with the default recorder (``auto``), run
 in a small helper so that every recorded read is kept (the JSON's picture keeps at most
 3,000).  The trace's own counters give the device's reads and bytes during the program's run
 (``/sys/block/<dev>/stat``, snapshots just before and after it; only this bench's programs
@@ -85,8 +85,8 @@ LAYOUTS = {
 HELPER = r"""
 import json, sys
 from dataclasses import replace
-from hep_advisor.document import document_json, make_document
-from hep_advisor.trace import trace_program
+from hep_advisor.document.report import document_json, make_document
+from hep_advisor.pipeline.trace import trace_program
 out, recorder, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
 run = trace_program(argv, cold=True, stdout=sys.stderr, recorder=recorder)
 cap = run.capture

@@ -18,8 +18,8 @@ Datasets (written with uproot into a temporary directory unless ``--dir``; none 
 For each: ``advise()`` (a calibration of ``--calibration-budget`` seconds, no cache), the top
 file recommendation among M001/R001/C001 tried with ``--budget`` seconds (``try``), then the
 same recommendation applied to all the files (``apply``, verified) and the whole dataset read
-before and after the way ``try`` times its sample (``hep_advisor.trial_run.alternate``: a warm-up
-read, cold reads in alternating order, a read shorter than 1 s repeated within its pass; at
+before and after the way ``try`` times its sample (``hep_advisor.pipeline.trial_run.alternate``: a
+warm-up read, cold reads in alternating order, a read shorter than 1 s repeated within its pass; at
 least ``--pairs`` passes within ``--full-budget`` seconds; the speed-up is the ratio of the
 medians).  Printed: predicted [interval], the trial's sample and
 realised speed-up, the full application's, and their difference.  Everything is written in
@@ -135,9 +135,9 @@ EXPECTED = {"flat_small": "M001", "jagged_small": "M001", "tiny_baskets": "R001"
 def read_pairs(before: list[str], after: list[str], tree: str, args: argparse.Namespace
                ) -> tuple[float, float, int, int, int, list[float], list[float]]:
     """The full dataset before and after, timed the way ``try`` times its sample
-    (``hep_advisor.trial_run.alternate``): median seconds before and after, pairs, reads per phase
-    before and after."""
-    from hep_advisor.trial_run import alternate
+    (``hep_advisor.pipeline.trial_run.alternate``): median seconds before and after, pairs, reads
+    per phase before and after."""
+    from hep_advisor.pipeline.trial_run import alternate
 
     p = alternate(before, after, tree, budget_s=args.full_budget, min_pairs=args.pairs)
     return (statistics.median(r.seconds for r in p.before),
@@ -147,15 +147,16 @@ def read_pairs(before: list[str], after: list[str], tree: str, args: argparse.Na
 
 
 def bench(root: Path, name: str, args: argparse.Namespace) -> dict[str, Any]:
-    from hep_advisor.apply import apply_plan, make_plan
-    from hep_advisor.core import advise
-    from hep_advisor.trial import TRY_CODES, try_recommendation
+    from hep_advisor.pipeline.advise import advise
+    from hep_advisor.pipeline.apply import apply_plan, make_plan
+    from hep_advisor.pipeline.trial import try_recommendation
+    from hep_advisor.rules.registry import tryable
 
     data = make(root, name)
     mb = sum(p.stat().st_size for p in data.iterdir()) / 1e6
     t0 = time.perf_counter()
     advice = advise([str(data)], budget_s=args.calibration_budget, cache=False)
-    recs = sorted((r for r in advice.recommendations if r.code in TRY_CODES),
+    recs = sorted((r for r in advice.recommendations if r.code in tryable()),
                   key=lambda r: r.code != EXPECTED[name])  # the one the dataset was made for
     row: dict[str, Any] = {"dataset": name, "writer": "ROOT" if name.startswith("root") else
                            "uproot", "files": len(list(data.iterdir())), "mb": round(mb, 1),

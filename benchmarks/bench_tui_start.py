@@ -39,8 +39,8 @@ def _stats(xs: list[float]) -> str:
 
 def prepare(scale: str, work: Path) -> list[str]:
     os.environ["HEP_ADVISOR_CACHE"] = str(work / "cache")
-    from hep_advisor.core import advise
     from hep_advisor.demo import make_datasets
+    from hep_advisor.pipeline.advise import advise
 
     demo = make_datasets(work / "demo", scale=scale, jobs=1)
     paths = [str(demo / "small_files")]
@@ -112,8 +112,9 @@ def run_headless(paths: list[str], repeat: int) -> list[float]:
 
 def import_times() -> None:
     print("import times (fresh interpreter, median of 3):")
-    for what in ("textual.app", "hep_advisor.tui.app", "probes", "models", "hep_advisor.core",
-                 "hep_advisor.tui.app, advisor.core, advisor.recommend"):
+    for what in ("textual.app", "hep_advisor.tui.app", "hep_advisor.probes", "hep_advisor.models",
+                 "hep_advisor.pipeline.advise",
+                 "hep_advisor.tui.app, hep_advisor.pipeline.advise, hep_advisor.rules"):
         xs = []
         for _ in range(3):
             t0 = time.perf_counter()

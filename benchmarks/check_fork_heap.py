@@ -8,7 +8,8 @@ warm, every branch (``hep_advisor.probes.readtests.parallel.measure_job``, the f
 calibration's parallel loop), the median MB/s of ``--repeats`` runs:
 
 - ``fresh``: from a new Python process that imported only what the job needs;
-- after a calibration of the dataset in this process (``hep_advisor.core.calibrate_paths`` with
+- after a calibration of the dataset in this process
+(``hep_advisor.pipeline.advise.calibrate_paths`` with
   ``--budget``; its own one-worker parallel loop is printed as ``calibration``), alternately
   ``frozen`` (the parent's heap frozen while the worker forks: what the read tests do) and
   ``inherited`` (started plainly, as before that: the worker's collector walks the parent's
@@ -71,7 +72,7 @@ def main() -> int:
 
     from check_loop_refault import locked_datasets, tree_of
 
-    from hep_advisor.core import calibrate_paths
+    from hep_advisor.pipeline.advise import calibrate_paths
     from hep_advisor.probes.readtests import parallel
 
     print("| dataset | fresh | calibration's 1 worker | frozen | inherited | objects |\n"

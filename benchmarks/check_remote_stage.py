@@ -58,7 +58,7 @@ def main() -> int:
     from bench_remote import write_link_file
     from bench_remote_predict import UprootWorker, root_loop, write_datasets
 
-    from hep_advisor.probes.readtests.remote import measure_link
+    from hep_advisor.probes.readtests.link import measure_link
     from testbench.remote import cleanup_stale, remote_bench
 
     cleanup_stale()

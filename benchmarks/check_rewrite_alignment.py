@@ -36,12 +36,12 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-import hep_advisor.recommend.codec as codec  # noqa: E402
-from hep_advisor.core import advise_from  # noqa: E402
+import hep_advisor.rules.codec as codec  # noqa: E402
 from hep_advisor.demo.root_writer import hadd_path  # noqa: E402
-from hep_advisor.document import calibration_parts  # noqa: E402
+from hep_advisor.document.report import calibration_parts  # noqa: E402
 from hep_advisor.models.replay import rewrite  # noqa: E402
 from hep_advisor.models.replay.predict import layout_time  # noqa: E402
+from hep_advisor.pipeline.advise import advise_from  # noqa: E402
 from hep_advisor.probes.basketmap import read_basket_map  # noqa: E402
 
 SIZES = (0.97, 0.99, 0.995, 1.005, 1.01, 1.03)

@@ -34,8 +34,8 @@ def main() -> int:
     args = ap.parse_args()
     path = args.file or str(ensure_demo() / "flat" / "pythia_zlib1.root")
 
+    from hep_advisor.models.calibrated import calibrated_baseline
     from hep_advisor.models.physics import config_matrix
-    from hep_advisor.models.scenarios import calibrated_baseline
     from hep_advisor.probes import probe_dataset, probe_site
     from hep_advisor.probes.readtests.calibrate import calibrate
 

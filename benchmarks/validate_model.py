@@ -138,7 +138,7 @@ MAPS: dict[str, tuple[Any, ...]] = {}
 
 def read_maps(name: str, where: Path) -> None:
     """Keep the basket maps of up to 8 of the ROOT files in ``where`` as ``name``'s."""
-    from hep_advisor.core import REPLAY_MAPS
+    from hep_advisor.pipeline.basketmaps import REPLAY_MAPS
     from hep_advisor.probes.basketmap import read_basket_maps
 
     files = sorted(str(p) for p in where.glob("*.root"))

@@ -16,13 +16,14 @@ _LAZY = {
     "FEATURES": "physics", "PARAMS": "physics", "Cores": "physics", "Params": "physics",
     "config_matrix": "physics", "rates": "physics",
     "Baseline": "scenarios", "ModelSummary": "scenarios", "Scenario": "scenarios",
-    "calibrated_baseline": "scenarios", "predict_scenarios": "scenarios",
+    "calibrated_baseline": "calibrated", "predict_scenarios": "scenarios",
     "site_model": "scenarios", "summarize": "scenarios",
     "SiteSpec": "sites", "SpecError": "sites", "StorageSpec": "sites", "WorkloadSpec": "sites",
     "load_site": "sites", "load_workload": "sites",
     "ThroughputModel": "throughput",
-    "ClusterModel": "cluster", "ClusterModelSummary": "cluster",
-    "ClusterParameters": "cluster", "ClusterPrediction": "cluster", "NodeRates": "cluster",
+    "ClusterModel": "cluster_model", "ClusterModelSummary": "cluster_model",
+    "ClusterParameters": "cluster_model", "ClusterPrediction": "cluster_model",
+    "NodeRates": "cluster_model",
 }
 
 

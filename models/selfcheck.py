@@ -38,7 +38,7 @@ from hep_advisor.probes.readtests.results import Measurement
 from .pointnoise import SINGLE_SAMPLE_RUN_SD, point_sd
 
 if TYPE_CHECKING:
-    from .calibration import FitInputs
+    from .fitinputs import FitInputs
     from .throughput import ThroughputModel
 
 #: A point passes within 10% (or within ``Z`` of its measurement's own standard deviations).

@@ -27,9 +27,9 @@ from .results import (
 from .site import probe_site, storage_paths
 from .storage import probe_storage
 
-#: Loaded on first use (the Dask cluster probe: ``--dask``), so that ``import probes`` stays
-#: as fast as it was.
-_LAZY = {"probe_cluster": ".cluster", "ClusterProfile": ".cluster"}
+#: Loaded on first use (the Dask cluster probe: ``--dask``), so that ``import hep_advisor.probes``
+#: stays as fast as it was.
+_LAZY = {"probe_cluster": ".cluster_probe", "ClusterProfile": ".cluster_probe"}
 
 
 def __getattr__(name: str) -> object:

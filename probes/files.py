@@ -159,8 +159,8 @@ def discover(paths: Iterable[str]) -> Discovery:
 
 def _add_remote(walker: _Walker, url: str) -> None:
     """A ``root://`` file, directory or glob, or an ``http(s)://`` file (see
-    :func:`hep_advisor.probes.remote.list_remote`); URLs are kept as given (no realpath)."""
-    from .remote import list_remote
+    :func:`hep_advisor.probes.remote_files.list_remote`); URLs are kept as given (no realpath)."""
+    from .remote_files import list_remote
 
     found, errors = list_remote(url)
     for u, cause in errors:

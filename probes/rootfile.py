@@ -92,8 +92,8 @@ def check_header(path: str, size_bytes: int) -> None:
     """Cheap checks that give precise causes before uproot gives a generic one."""
     if size_bytes == 0:
         raise FileProblem("empty file (0 bytes)")
-    if "://" in path:  # a remote file (probes.remote): its first bytes over the link
-        from .remote import read_head
+    if "://" in path:  # a remote file (probes.remote_files): its first bytes over the link
+        from .remote_files import read_head
 
         head = read_head(path, 64)
     else:

@@ -13,23 +13,26 @@ from pathlib import Path
 
 import pytest
 
-from hep_advisor.advice import MIN_SPEEDUP, Advice, Recommendation, severity_for
-from hep_advisor.core import NoUsableData, advise, advise_from
+from hep_advisor.findings.advice import Advice
+from hep_advisor.findings.recommendation import MIN_SPEEDUP, Recommendation, severity_for
 from hep_advisor.models import scenarios as sc
 from hep_advisor.models.physics import PARAMS
+from hep_advisor.pipeline.advise import NoUsableData, advise
+from hep_advisor.pipeline.derive import advise_from
 from hep_advisor.probes.readtests.results import RequestPoint
-from hep_advisor.recommend import Context, recommend
-from hep_advisor.recommend.data import branches_rule, compression_rule
-from hep_advisor.recommend.files import merge_rule, nice_size, per_file_overhead, rewrite_rule
-from hep_advisor.recommend.parallel import knee, workers_rule
-from hep_advisor.recommend.storage import (
+from hep_advisor.rules import Context, recommend
+from hep_advisor.rules.branches import branches_rule
+from hep_advisor.rules.compression import compression_rule
+from hep_advisor.rules.files import merge_rule, nice_size, per_file_overhead, rewrite_rule
+from hep_advisor.rules.storage import (
     LAYOUT_MIN_SHARE,
     cache_rule,
     layout_rule,
     readahead_rule,
     treecache_rule,
 )
-from hep_advisor.verdict import verdict
+from hep_advisor.rules.verdict import verdict
+from hep_advisor.rules.workers import knee, workers_rule
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +96,7 @@ def test_cached_calibration_is_reused(small: Advice, tiny_demo: Path, cache_dir:
 
 def test_cache_misses_when_a_file_changes(tiny_demo: Path, tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from hep_advisor import cache
+    from hep_advisor.pipeline import cache
 
     monkeypatch.setenv("HEP_ADVISOR_CACHE", str(tmp_path / "c"))
     src = tiny_demo / "flat" / "pythia_zstd5.root"
@@ -407,12 +410,13 @@ def test_severity_follows_the_speedup_shown(stored: Advice) -> None:
     """A speed-up of 1.9996 is shown as 2.0x, so it is critical (the threshold is 2.0), and
     one shown as 1.05x is kept."""
     from hep_advisor.models.scenarios import PredictionPoint
+    from hep_advisor.rules.registry import RULES
 
     ctx = context(stored)
 
     def made(speedup: float) -> Recommendation | None:
         point = PredictionPoint(1, 1.0, 0.9, 1.1, None, speedup, speedup - 0.1, speedup + 0.1)
-        return ctx.make(code="X001", kind="x", title="x", audience="analyst", point=point,
+        return ctx.make(rule=RULES["X001"], title="x", audience="analyst", point=point,
                         scenario=sc.workers(1), summary="x", evidence=(), actions=())
 
     r = made(1.9996)
@@ -430,9 +434,10 @@ def test_a_wide_interval_names_the_measurement_that_would_narrow_it(
         stored: Advice, code: str, speedup: float, low: float, high: float,
         names: str | None) -> None:
     from hep_advisor.models.scenarios import PredictionPoint
+    from hep_advisor.rules.registry import RULES
 
     point = PredictionPoint(1, 1.0, 0.9, 1.1, None, speedup, low, high)
-    r = context(stored).make(code=code, kind="x", title="x", audience="analyst", point=point,
+    r = context(stored).make(rule=RULES[code], title="x", audience="analyst", point=point,
                              scenario=sc.workers(1), summary="x", evidence=(), actions=())
     assert r is not None
     wide = [e for e in r.evidence if e.name == "what would narrow the interval"]
@@ -444,9 +449,10 @@ def test_a_wide_interval_names_the_measurement_that_would_narrow_it(
 
 
 def test_rules_outside_make_get_the_narrowing_once(stored: Advice) -> None:
-    """Remote and cluster rules build their recommendations themselves: ``with_narrowing``
-    adds the evidence where the interval is wide, once, and leaves a narrow one as it is."""
-    from hep_advisor.advice import with_narrowing
+    """Remote and cluster rules build their recommendations themselves: ``narrowed`` adds
+    the evidence where the interval is wide, once, from the rule's record, and leaves a narrow
+    one as it is."""
+    from hep_advisor.rules.registry import narrowed as with_narrowing
 
     assert stored.recommendations
     wide = replace(stored.recommendations[0], code="X001", severity="critical",
@@ -497,7 +503,7 @@ def test_uses_changes_the_advice_not_the_calibration(small: Advice, tiny_demo: P
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """``uses`` is an advice input: the cached calibration is reused, and the stored advice
     is kept per ``uses``."""
-    from hep_advisor.core import cached_advice
+    from hep_advisor.pipeline.advise import cached_advice
 
     monkeypatch.setenv("HEP_ADVISOR_CACHE", str(cache_dir))
     paths = [str(tiny_demo / "small_files")]
@@ -517,7 +523,7 @@ def test_uses_changes_the_advice_not_the_calibration(small: Advice, tiny_demo: P
 def test_cached_advice_is_the_stored_conclusion(small: Advice, tiny_demo: Path,
                                                 cache_dir: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    from hep_advisor.core import cached_advice
+    from hep_advisor.pipeline.advise import cached_advice
 
     monkeypatch.setenv("HEP_ADVISOR_CACHE", str(cache_dir))
     quick = cached_advice([str(tiny_demo / "small_files")])

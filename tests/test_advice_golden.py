@@ -43,8 +43,8 @@ def _without_created(x: Any) -> Any:
 
 
 def advice_json(name: str, demo: Path) -> dict[str, Any]:
-    from hep_advisor.core import advise_from
-    from hep_advisor.jsonio import from_jsonable
+    from hep_advisor.findings.jsonio import from_jsonable
+    from hep_advisor.pipeline.derive import advise_from
     from hep_advisor.probes.readtests.results import Calibration
     from hep_advisor.probes.results import DatasetProfile, SiteProfile
 
@@ -80,3 +80,57 @@ def test_stored_calibrations_give_the_stored_advice(name: str, tiny_demo: Path,
     assert [r["code"] for r in got["recommendations"]] == \
         [r["code"] for r in want["recommendations"]]
     assert got == want
+
+
+def test_a_refit_after_try_keeps_the_reader_the_maps_and_the_replays(tiny_demo: Path) -> None:
+    """Advice refitted with a trial's two measured points (``try``) is derived by the same
+    pipeline as the advice itself: it keeps the program's reader (its baseline and note), the
+    basket maps it read (not read again) and the replays they feed (M001's replayed evidence,
+    T001's replayed reads), and says that it was refitted."""
+    from hep_advisor.findings.trial import TrialPoint
+    from hep_advisor.models.physics import FEATURES
+    from hep_advisor.models.scenarios import merge
+    from hep_advisor.pipeline import basketmaps
+    from hep_advisor.pipeline.derive import advise_from
+    from hep_advisor.pipeline.trial_refit import refit_with
+
+    root = str(tiny_demo)
+    path, rel = CASES["small_reader"]
+    from hep_advisor.findings.jsonio import from_jsonable
+    from hep_advisor.probes.readtests.results import Calibration
+    from hep_advisor.probes.results import DatasetProfile, SiteProfile
+
+    doc = json.loads(path.read_text().replace('"demo/', f'"{root}/'))
+    site = from_jsonable(SiteProfile, doc["site"], "t", "site")
+    dataset = from_jsonable(DatasetProfile, doc["dataset"], "t", "dataset")
+    cal = from_jsonable(Calibration, doc["calibration"], "t", "calibration")
+    advice = advise_from(site, dataset, cal, label="small", inputs=(f"{root}/{rel}",),
+                         reader=doc["reader"])
+    assert advice.reader_baseline is not None and advice.options.reader is not None
+    assert advice.options.basket_maps
+    base = advice.baseline
+    assert base is not None
+    before = {k: float(v) for k, v in base.row(1).items() if k in FEATURES}
+    after = {k: float(v) for k, v in merge(20.0).apply(base).row(1).items() if k in FEATURES}
+    point = TrialPoint("M001", "2026-12-07T00:00:00+00:00", 1.8, 4, 2_000_000, before, after,
+                       10.0, 18.0)
+
+    def no_reading(*args: object, **kwargs: object) -> tuple[()]:
+        raise AssertionError("the refit read the basket maps again")
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(basketmaps, "sample_basket_maps", no_reading)
+        mp.setattr("hep_advisor.pipeline.derive.sample_basket_maps", no_reading)
+        again = refit_with(advice, [point])
+
+    assert again.options == advice.options
+    assert again.reader_baseline is not None
+    assert any(n.startswith("baseline as your program reads") for n in again.notes)
+    assert any(n.startswith("refitted with 1 measured trial") for n in again.notes)
+    m001 = again.recommendation("M001")
+    assert m001 is not None
+    names = {e.name for e in m001.evidence}
+    assert "measured trial" in names
+    assert "speed-up with the program's reader" in names and "replayed I/O merged" in names
+    t001 = again.recommendation("T001")
+    assert t001 is None or any(e.name.startswith("replayed") for e in t001.evidence)

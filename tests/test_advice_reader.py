@@ -10,17 +10,17 @@ from dataclasses import replace
 import pytest
 from test_replay_advice import interleaved, slow_disk_context
 
-from hep_advisor.advice import rank_key
+from hep_advisor.findings.recommendation import rank_key
 from hep_advisor.models.calcosts import loop_cpu_rate
-from hep_advisor.models.replay.baseline import replay_reader
+from hep_advisor.models.reader_baseline import replay_reader
 from hep_advisor.models.replay.predict import MergePrediction, Reader
 from hep_advisor.models.scenarios import Scenario
 from hep_advisor.probes.readtests.readers import parse_reader
 from hep_advisor.probes.readtests.results import BasketCost, Calibration, EventLoop
-from hep_advisor.recommend import recommend
-from hep_advisor.recommend.context import Context
-from hep_advisor.recommend.files import merge_rule
-from hep_advisor.recommend.storage import cache_rule
+from hep_advisor.rules import recommend
+from hep_advisor.rules.context import Context
+from hep_advisor.rules.files import merge_rule
+from hep_advisor.rules.storage import cache_rule
 
 
 def contexts(size: int) -> tuple[Context, Context]:
@@ -117,7 +117,7 @@ def _fits(ctx: Context) -> Calibration:
 def test_advise_from_passes_the_reader_to_the_rules() -> None:
     from tui_helpers import fixture_advice
 
-    from hep_advisor.core import advise_from
+    from hep_advisor.pipeline.derive import advise_from
 
     a = fixture_advice(label="small")
     if a.baseline is None or a.baseline.workers != 1:

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hep_advisor.apply import (
+from hep_advisor.cli import main
+from hep_advisor.pipeline.apply import (
     JOURNAL,
     ApplyError,
     VerificationError,
@@ -18,8 +19,7 @@ from hep_advisor.apply import (
     journal_digests,
     make_plan,
 )
-from hep_advisor.apply_verify import compare, data_digest, file_sha256
-from hep_advisor.cli import main
+from hep_advisor.pipeline.apply_verify import compare, data_digest, file_sha256
 
 TOOLS = ["uproot", pytest.param("hadd", marks=pytest.mark.root)]
 
@@ -189,7 +189,7 @@ def test_cli_dry_run_and_apply(inputs: Path, tmp_path: Path,
 
     import jsonschema
 
-    from hep_advisor.schema import generate_schema
+    from hep_advisor.document.schema import generate_schema
 
     doc = json.loads(capsys.readouterr().out)
     assert doc["command"] == "apply" and doc["apply"]["inputs_unchanged"]

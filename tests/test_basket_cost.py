@@ -14,11 +14,12 @@ import pytest
 
 from helpers import snapshot, write_flat
 from hep_advisor.models.calcosts import basket_cost, basket_density
-from hep_advisor.models.calibration import FitInputs, fit_inputs
+from hep_advisor.models.calibrated import calibrated_baseline
+from hep_advisor.models.calibration import fit_inputs
+from hep_advisor.models.fitinputs import FitInputs
 from hep_advisor.models.physics import FEATURES
 from hep_advisor.models.scenarios import (
     cached,
-    calibrated_baseline,
     combine,
     merge,
     model_sources,

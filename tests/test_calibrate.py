@@ -16,11 +16,11 @@ import psutil
 import pytest
 
 from helpers import snapshot
+from hep_advisor.document.schema import generate_schema
 from hep_advisor.probes import DatasetProfile, probe_dataset
 from hep_advisor.probes.readtests.calibrate import calibrate
 from hep_advisor.probes.readtests.raw import WARMUP_S, Marks
 from hep_advisor.probes.readtests.runner import ProgressEvent, tolerance
-from hep_advisor.schema import generate_schema
 
 
 @pytest.fixture(scope="module")

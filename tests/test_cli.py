@@ -107,9 +107,9 @@ def test_calibrate_without_usable_data(tmp_path: Path,
 
 def test_calibrate_runs_through_the_core(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                          capsys: pytest.CaptureFixture[str]) -> None:
-    """``hep-advisor calibrate`` is ``hep_advisor.core.calibrate_paths`` and a rendering: the
-    options reach it, its notes are printed, its result is the JSON document."""
-    from hep_advisor import core
+    """``hep-advisor calibrate`` is ``hep_advisor.pipeline.advise.calibrate_paths`` and a rendering:
+    the options reach it, its notes are printed, its result is the JSON document."""
+    from hep_advisor.pipeline import advise as core
 
     calls: list[dict] = []
 
@@ -143,7 +143,7 @@ def test_branches_and_uses_mean_one_thing_each(command: str,
 
 
 def test_report_passes_uses_to_advise(monkeypatch: pytest.MonkeyPatch) -> None:
-    from hep_advisor import core
+    from hep_advisor.pipeline import advise as core
 
     calls: list[dict] = []
 

@@ -1,5 +1,6 @@
-"""Many machines: the cluster probe (probes.cluster), its model (models.cluster), and real
-LocalClusters of worker processes, unthrottled and on throttled emulated disks (testbench.cluster).
+"""Many machines: the cluster probe (probes.cluster_probe), its model (models.cluster_model), and
+real LocalClusters of worker processes, unthrottled and on throttled emulated disks
+(testbench.cluster).
 
 The model's tests need nothing; those marked ``dask`` start LocalClusters (the ``dask`` extra);
 those marked ``emulated`` also need root, cgroup v1 blkio and loop devices.  The emulated runs
@@ -15,15 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from hep_advisor.jsonio import from_jsonable, to_jsonable
-from hep_advisor.models.cluster import (
+from hep_advisor.findings.jsonio import from_jsonable, to_jsonable
+from hep_advisor.models.cluster_model import (
     ClusterModel,
     ClusterParameters,
     NodeRates,
     capacity_from,
     contended,
 )
-from hep_advisor.probes.cluster import (
+from hep_advisor.probes.cluster_probe import (
     ClusterError,
     ClusterNode,
     ClusterProfile,
@@ -235,7 +236,7 @@ def _files(directory: Path, n: int, size: int) -> list[str]:
 @pytest.mark.slow
 def test_local_cluster_probe(tmp_path: Path) -> None:
     pytest.importorskip("distributed")
-    from hep_advisor.probes.cluster import probe_cluster
+    from hep_advisor.probes.cluster_probe import probe_cluster
     from hep_advisor.probes.readtests.runner import ProgressEvent
 
     files = _files(tmp_path, 4, 4_000_000)
@@ -281,7 +282,7 @@ def test_emulated_cluster_rates(mode: str) -> None:
     ok, reason = _emulated_ok()
     if not ok:
         pytest.skip(f"emulated disks unavailable: {reason}")
-    from hep_advisor.probes.cluster import concurrent_read, list_workers, probe_cluster
+    from hep_advisor.probes.cluster_probe import concurrent_read, list_workers, probe_cluster
     from testbench.cluster import emulated_cluster
 
     rate = 50.0
@@ -321,7 +322,7 @@ def test_failures_are_reported_not_raised(tmp_path: Path) -> None:
     pytest.importorskip("distributed")
     from distributed import Client, LocalCluster
 
-    from hep_advisor.probes.cluster import _pin, _results, probe_cluster
+    from hep_advisor.probes.cluster_probe import _pin, _results, probe_cluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                       dashboard_address=":0") as cluster, Client(cluster) as client:

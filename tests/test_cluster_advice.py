@@ -17,10 +17,12 @@ import jsonschema
 import pytest
 
 from helpers import write_flat
-from hep_advisor.advice import Report
-from hep_advisor.cluster import ClusterAdvice, cluster_advice, cpu_and_event_size
+from hep_advisor.document.schema import generate_schema
+from hep_advisor.findings.advice import Report
+from hep_advisor.findings.cluster import ClusterAdvice
+from hep_advisor.pipeline.cluster_calibration import cluster_advice, cpu_and_event_size
 from hep_advisor.probes import CpuInfo, SiteProfile, probe_site
-from hep_advisor.probes.cluster import (
+from hep_advisor.probes.cluster_probe import (
     ClusterNode,
     ClusterProfile,
     ConcurrentRead,
@@ -31,7 +33,6 @@ from hep_advisor.probes.cluster import (
 )
 from hep_advisor.probes.readtests.results import Conditions, EventLoop, Measurement
 from hep_advisor.render.formats import render_report
-from hep_advisor.schema import generate_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -210,7 +211,7 @@ def tiny(tmp_path: Path) -> Path:
 @pytest.mark.slow
 def test_advise_with_a_local_cluster(tiny: Path) -> None:
     pytest.importorskip("distributed")
-    from hep_advisor.core import advise
+    from hep_advisor.pipeline.advise import advise
 
     before = sorted(os.listdir(tiny))
     a = advise([str(tiny)], budget_s=4, cache=False, dask="local:2")
@@ -258,7 +259,7 @@ def test_emulated_slow_node_and_saturated_storage_advice() -> None:
     ok, reason = availability()
     if not ok:
         pytest.skip(f"emulated disks unavailable: {reason}")
-    from hep_advisor.probes.cluster import probe_cluster
+    from hep_advisor.probes.cluster_probe import probe_cluster
     from testbench.cluster import emulated_cluster
 
     with emulated_cluster(2, "separate", [60.0, 20.0]) as ec:

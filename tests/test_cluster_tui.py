@@ -11,7 +11,7 @@ import pytest
 from test_cluster_advice import profile
 from tui_helpers import fixture_advice, settle, wait_until
 
-from hep_advisor.cluster import cluster_advice
+from hep_advisor.pipeline.cluster_calibration import cluster_advice
 
 SIZE = (100, 40)
 
@@ -50,7 +50,7 @@ def _text(widget: Any) -> str:
 def test_cluster_tab_shows_nodes_and_the_plot() -> None:
     from textual.widgets import Static, TabbedContent
 
-    from hep_advisor.tui.cluster import ClusterPlot
+    from hep_advisor.tui.cluster_tab import ClusterPlot
 
     cl = cluster_advice(profile([100.0, 100.0, 40.0], shared=150.0, cpu=50.0))
     advice = replace(fixture_advice(), cluster=cl)

@@ -150,8 +150,8 @@ def _zlib_context(maps: tuple[BasketMap, ...], reader: str | None):
     from tui_helpers import fixture_advice
 
     from hep_advisor.probes.readtests.readers import parse_reader
-    from hep_advisor.recommend import Context
-    from hep_advisor.verdict import verdict
+    from hep_advisor.rules import Context
+    from hep_advisor.rules.verdict import verdict
 
     a = fixture_advice(label="small")
     assert a.fitted is not None and a.baseline is not None and a.model is not None
@@ -167,8 +167,8 @@ def _zlib_context(maps: tuple[BasketMap, ...], reader: str | None):
 
 
 def test_c001_shows_its_printed_command_replayed() -> None:
-    from hep_advisor.recommend.codec import codec_replay
-    from hep_advisor.recommend.data import compression_rule
+    from hep_advisor.rules.codec import codec_replay
+    from hep_advisor.rules.compression import compression_rule
 
     # 3 files of 4 branches x 1 MB in 32 kB baskets (about the size a rewrite gives them, so
     # that the baskets' own cost does not decide): decompressing them is a good part of the
@@ -221,8 +221,8 @@ def test_c001_shows_its_printed_command_replayed() -> None:
 
 
 def test_an_entry_autoflush_is_seen_and_said() -> None:
-    from hep_advisor.recommend.codec import entry_autoflush, layout_caveat
-    from hep_advisor.recommend.data import compression_rule
+    from hep_advisor.rules.codec import entry_autoflush, layout_caveat
+    from hep_advisor.rules.compression import compression_rule
 
     regular = tuple(flat_file(f"f{i}", branches=4, size=250_000, flush=250) for i in range(3))
     assert entry_autoflush(regular) == 250

@@ -15,7 +15,7 @@ import pytest
 from helpers import write_flat
 from hep_advisor.models.calcosts import collector_per_file
 from hep_advisor.models.physics import Params
-from hep_advisor.models.replay.baseline import reader_baseline
+from hep_advisor.models.reader_baseline import reader_baseline
 from hep_advisor.models.replay.cpucosts import costs_from, loop_costs
 from hep_advisor.probes.basketmap import read_basket_map
 from hep_advisor.probes.readtests.collector import measure_collector, step, summarise

@@ -84,8 +84,9 @@ def test_the_core_writes_no_demo_data(tmp_path: Path) -> None:
     import sys
 
     code = (
-        "import sys, advisor, advisor.core as core, advisor.cache as cache, advisor.whatif,"
-        " advisor.document\n"
+        "import sys, hep_advisor, hep_advisor.pipeline.advise as core,"
+        " hep_advisor.pipeline.cache as cache, hep_advisor.models.whatif,"
+        " hep_advisor.document.report\n"
         f"assert cache.cache_dir() == __import__('pathlib').Path({str(tmp_path)!r}, "
         "'calibrations')\n"
         f"assert core.cached_advice({str(tmp_path / 'none.root')!r}) is None\n"
@@ -103,9 +104,9 @@ def test_the_core_writes_no_demo_data(tmp_path: Path) -> None:
 def test_the_demo_on_request(tiny_demo: Path, tmp_path: Path,
                              monkeypatch: pytest.MonkeyPatch) -> None:
     import hep_advisor
-    from hep_advisor import core
     from hep_advisor.demo import DEMO_DATASETS, datasets, demo_dataset, demo_report, report
-    from hep_advisor.paths import cache_root, default_demo_dir
+    from hep_advisor.pipeline import advise as core
+    from hep_advisor.pipeline.paths import cache_root, default_demo_dir
 
     assert hep_advisor.demo_report is demo_report and hep_advisor.demo_dataset is demo_dataset
     assert report.DEFAULT_BUDGET_S == core.DEFAULT_BUDGET_S

@@ -82,7 +82,7 @@ def test_an_unsteady_calibration_is_a_note_of_the_advice() -> None:
 
     from tui_helpers import fixture_advice
 
-    from hep_advisor.core import advise_from
+    from hep_advisor.pipeline.derive import advise_from
 
     a = fixture_advice()
     assert a.calibration is not None
@@ -118,7 +118,7 @@ def test_the_host_paces_are_a_history_in_the_cache(tmp_path: Path,
     import json
     import socket
 
-    from hep_advisor import cache as calcache
+    from hep_advisor.pipeline import cache as calcache
 
     monkeypatch.setenv("HEP_ADVISOR_CACHE", str(tmp_path))
     assert calcache.host_paces() == []  # none yet (no directory either)

@@ -65,8 +65,9 @@ def loaded_after_importing(modules: list[str], roots: tuple[str, ...]) -> list[s
 
 def test_the_walk_finds_the_core() -> None:
     modules = all_modules()
-    for name in ("hep_advisor.core", "hep_advisor.recommend.parallel", "hep_advisor.verdict",
-                 "hep_advisor.whatif", "hep_advisor.cache", "hep_advisor.paths",
+    for name in ("hep_advisor.pipeline.advise", "hep_advisor.rules.workers",
+                 "hep_advisor.rules.verdict", "hep_advisor.models.whatif",
+                 "hep_advisor.pipeline.cache", "hep_advisor.pipeline.paths",
                  "hep_advisor.demo.report", "hep_advisor.models.scenarios",
                  "hep_advisor.probes.readtests.calibrate", "hep_advisor.commands.common"):
         assert name in modules
@@ -136,7 +137,7 @@ def test_a_notebook_beside_its_own_models_py_works(tmp_path: Path, tiny_demo: Pa
     not hidden."""
     import shutil
 
-    from hep_advisor.paths import default_demo_dir
+    from hep_advisor.pipeline.paths import default_demo_dir
 
     folder = _shadowing_folder(tmp_path)
     env = {**os.environ, "HEP_ADVISOR_CACHE": str(tmp_path / "cache")}
@@ -177,11 +178,11 @@ def test_the_wheel_installs_one_import_package(tmp_path: Path) -> None:
                     str(target), str(wheel)], check=True, capture_output=True, timeout=300)
     folder = _shadowing_folder(tmp_path)
     code = (
-        "import hep_advisor, hep_advisor.models, hep_advisor.probes, hep_advisor.schema;"
+        "import hep_advisor, hep_advisor.models, hep_advisor.probes, hep_advisor.document.schema;"
         "import hep_advisor.models.replay, hep_advisor.probes.dataset;"
         "print(hep_advisor.__file__); print(hep_advisor.models.__file__);"
         "print(hep_advisor.probes.__file__);"
-        "print(len(hep_advisor.schema.checked_in_schema()['$defs']))"
+        "print(len(hep_advisor.document.schema.checked_in_schema()['$defs']))"
     )
     env = {**os.environ, "PYTHONPATH": str(target)}
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -192,3 +193,31 @@ def test_the_wheel_installs_one_import_package(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "hep_advisor", "--version"], capture_output=True,
                        text=True, cwd=folder, env=env, check=True)
     assert r.stdout.startswith("hep-advisor ")
+
+
+def test_nothing_imports_the_folders_by_their_own_names() -> None:
+    """``advisor``, ``models`` and ``probes`` are folders of the repository, not import names:
+    from the repository's root they would import (a second copy of the code), so a slip
+    would pass here and fail in a user's installation.  Every import says ``hep_advisor``,
+    in code and in the programs the tests and benchmarks run with ``python -c``."""
+    import ast
+    import re
+
+    folders = ("advisor", "models", "probes")
+    quoted = re.compile(r"""["'](?:import|from) +(?:advisor|models|probes)\b|"""
+                        r"""["']-m["'], *["'](?:advisor|models|probes)\b""")
+    bad = []
+    for top in ("advisor", "models", "probes", "tests", "benchmarks", "testbench", "examples"):
+        for path in (ROOT / top).rglob("*.py"):
+            if "_work" in path.parts or path.is_symlink() or any(
+                    p.is_symlink() for p in path.relative_to(ROOT).parents if p != Path(".")):
+                continue
+            text = path.read_text()
+            for node in ast.walk(ast.parse(text)):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                    [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level \
+                    else []
+                bad += [f"{path.relative_to(ROOT)}:{node.lineno}" for n in names
+                        if n.split(".")[0] in folders]
+            bad += [f"{path.relative_to(ROOT)}: {m.group(0)}" for m in quoted.finditer(text)]
+    assert bad == []

@@ -15,7 +15,7 @@ from hep_advisor.commands.predict import (
     default_workers,
     run_predict,
 )
-from hep_advisor.document import document_json, make_document
+from hep_advisor.document.report import document_json, make_document
 from hep_advisor.probes.readtests.results import (
     Calibration,
     ConcurrencyPoint,
@@ -307,7 +307,7 @@ def test_options_are_the_notebooks_keywords() -> None:
     from hep_advisor.commands.predict import build_scenarios
     from hep_advisor.models.scenarios import site_model
     from hep_advisor.models.sites import load_site, load_workload
-    from hep_advisor.whatif import scenarios_from
+    from hep_advisor.models.whatif import scenarios_from
 
     _, baseline = site_model(load_site(SITE), load_workload(ESD))
     args = parse("--site", SITE, "--workload", ESD, "--merge-mb", "26", "--request-kb", "64",
@@ -342,7 +342,7 @@ def test_the_page_cache_applies_after_a_device_change(capsys: pytest.CaptureFixt
 def test_bad_what_if_keywords(kw: dict, message: str) -> None:
     from hep_advisor.models.scenarios import site_model
     from hep_advisor.models.sites import load_site, load_workload
-    from hep_advisor.whatif import scenario_from
+    from hep_advisor.models.whatif import scenario_from
 
     _, baseline = site_model(load_site(SITE), load_workload(ESD))
     with pytest.raises(ValueError, match=message):
@@ -353,7 +353,7 @@ def test_bad_what_if_keywords(kw: dict, message: str) -> None:
 def test_documents_are_read_at_the_schema_version(saved: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """``read_document`` checks ``SCHEMA_VERSION`` (not a number of its own)."""
-    from hep_advisor import document
+    from hep_advisor.document import report as document
 
     assert document.read_document(saved)["schema_version"] == document.SCHEMA_VERSION
     monkeypatch.setattr(document, "SCHEMA_VERSION", document.SCHEMA_VERSION + 1)

@@ -32,16 +32,18 @@ from typing import Any
 import pytest
 
 from helpers import snapshot, write_flat
-from hep_advisor.advice import Advice, Recommendation
+from hep_advisor.findings.advice import Advice
+from hep_advisor.findings.recommendation import Recommendation
 from hep_advisor.probes.files import discover
 from hep_advisor.probes.readtests.results import RequestPoint
-from hep_advisor.recommend import Context
-from hep_advisor.recommend import files as files_rules
-from hep_advisor.recommend.data import branches_rule, compression_rule
-from hep_advisor.recommend.files import merge_rule, rewrite_rule
-from hep_advisor.recommend.inputs import PLACEHOLDER, inputs_of, word
-from hep_advisor.recommend.storage import cache_rule, readahead_rule
-from hep_advisor.verdict import verdict
+from hep_advisor.rules import Context
+from hep_advisor.rules import files as files_rules
+from hep_advisor.rules.branches import branches_rule
+from hep_advisor.rules.compression import compression_rule
+from hep_advisor.rules.files import merge_rule, rewrite_rule
+from hep_advisor.rules.inputs import PLACEHOLDER, inputs_of, word
+from hep_advisor.rules.storage import cache_rule, readahead_rule
+from hep_advisor.rules.verdict import verdict
 
 DATA = Path(__file__).parent / "data"
 
@@ -108,8 +110,8 @@ class Dataset:
 def advice() -> Advice:
     """Advice from a stored site, dataset and calibration (the tiny demo's small files), its
     tree renamed to the test files' ``t``."""
-    from hep_advisor.core import advise_from
-    from hep_advisor.jsonio import from_jsonable
+    from hep_advisor.findings.jsonio import from_jsonable
+    from hep_advisor.pipeline.derive import advise_from
     from hep_advisor.probes.readtests.results import Calibration
     from hep_advisor.probes.results import DatasetProfile, SiteProfile
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from hep_advisor.models.physics import Params
-from hep_advisor.models.replay.baseline import reader_baseline
+from hep_advisor.models.reader_baseline import reader_baseline
 from hep_advisor.models.replay.device import LocalDevice
 from hep_advisor.models.replay.requests import Request
 from hep_advisor.models.replay.sitedevice import device_from

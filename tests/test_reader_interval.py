@@ -13,7 +13,7 @@ from hep_advisor.models.attribution import TracedDevice, attribute, device_from_
 from hep_advisor.models.replay import python_buffered, uproot_iterate
 from hep_advisor.probes.trace import TracedRead
 from hep_advisor.probes.trace.sampler import Sample, on_core_between
-from hep_advisor.recommend.reader import TraceFacts, _devices, step_rule
+from hep_advisor.rules.reader import TraceFacts, _devices, step_rule
 
 KEY_CPU = 0.002  # seconds on a core inside each key read (opening, seeking, copying)
 BETWEEN = 0.0005  # uproot's own work between two key reads
@@ -23,8 +23,8 @@ def _prepass(cpu_in_reads: bool) -> TraceFacts:
     """uproot's default step traced cold; each key read takes the device's time plus
     ``KEY_CPU`` on a core, and ``BETWEEN`` passes between key reads.  With ``cpu_in_reads``
     the recorder saw that CPU inside the reads (the I/O term is the time in reads less it, as
-    ``hep_advisor.trace.analyse`` makes it) and the sampler saw the main thread on a core for it;
-    without, the same time was spent waiting for the device (the same wall time)."""
+    ``hep_advisor.pipeline.trace.analyse`` makes it) and the sampler saw the main thread on a core
+    for it; without, the same time was spent waiting for the device (the same wall time)."""
     m = interleaved(size=40_000)
     sizes = {m.path: m.file_bytes}
     reqs = list(python_buffered(uproot_iterate(m, step_size="100 MB"), 4096, sizes))
@@ -100,7 +100,7 @@ def test_counted_access_pairs_with_its_bandwidth() -> None:
 
 
 def test_a_wide_interval_names_what_would_narrow_it() -> None:
-    from hep_advisor.recommend.reader import _narrowing
+    from hep_advisor.rules.reader import _narrowing
 
     f = _prepass(True)
     assert _narrowing(f, 2.0, 5.0) == ()

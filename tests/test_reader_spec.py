@@ -15,8 +15,8 @@ import pytest
 from helpers import snapshot, write_flat
 from hep_advisor.models.calcosts import step_touch
 from hep_advisor.models.physics import Params
+from hep_advisor.models.reader_baseline import WHOLE_FILE, reader_baseline, replay_reader
 from hep_advisor.models.replay import LocalDevice
-from hep_advisor.models.replay.baseline import WHOLE_FILE, reader_baseline, replay_reader
 from hep_advisor.models.replay.cpucosts import CpuCosts
 from hep_advisor.models.replay.predict import layout_time
 from hep_advisor.probes.basketmap import read_basket_map
@@ -439,6 +439,6 @@ def test_root_branch_names_of_uproot_branch_names() -> None:
 def test_printed_root_code_names_branches_as_root_does() -> None:
     """Code printed for ROOT (SetBranchStatus, RDataFrame's Snapshot) names a split object's
     member as ROOT does (``evt.evt_f0``), not with uproot's ``/``."""
-    from hep_advisor.recommend.data import root_name
+    from hep_advisor.rules.branches import root_name
 
     assert [root_name(b) for b in ("evt/evt_f0", "x", "a/b/c")] == ["evt.evt_f0", "x", "a.b.c"]

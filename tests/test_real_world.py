@@ -118,7 +118,7 @@ def test_probe_json_of_the_real_world_files(tmp_path: Path) -> None:
     doc = json.loads(r.stdout)
     import jsonschema
 
-    from hep_advisor.schema import generate_schema
+    from hep_advisor.document.schema import generate_schema
 
     jsonschema.validate(doc, generate_schema())
     trees = doc["dataset"]["trees"]
@@ -131,7 +131,7 @@ def test_the_profile_survives_the_json_round_trip() -> None:
     """The cache and ``--dataset`` reload profiles from JSON: RNTuple fields and notes too."""
     import dataclasses
 
-    from hep_advisor.jsonio import from_jsonable, to_jsonable
+    from hep_advisor.findings.jsonio import from_jsonable, to_jsonable
     from hep_advisor.probes.results import DatasetProfile
 
     ds = hep_advisor.probes.probe_dataset([str(DATA)])
@@ -209,12 +209,12 @@ def test_rntuple_figures_are_roots(file: str, name: str) -> None:
 
 
 def test_a_reader_baseline_on_an_rntuple_says_why_there_is_none() -> None:
-    from hep_advisor.core import _reader_baseline
+    from hep_advisor.pipeline.derive import reader_baseline_of
     from hep_advisor.probes.readtests.readers import parse_reader
 
     ds = hep_advisor.probes.probe_dataset([str(DATA / "ntpl001_staff_rntuple_v1-0-0-0.root")])
-    rb, why = _reader_baseline(parse_reader("uproot.iterate"), ds, None, None, None,  # type: ignore[arg-type]
-                               None, [])
+    rb, why = reader_baseline_of(parse_reader("uproot.iterate"), ds, None,
+                                 None, None, None, [])  # type: ignore[arg-type]
     assert rb is None
     assert why == ["reader uproot.iterate:step_size=100 MB: no baseline: the files hold an "
                    "RNTuple ('Staff'), and the reader replays model TTree readers"]

@@ -120,7 +120,7 @@ def test_link_round_trip_and_bandwidth(bench: RemoteBench, rtt_ms: float,
 def test_cap_per_connection(bench: RemoteBench) -> None:
     """``set_conn_rate``: one connection is held to the cap (as a TCP window holds one stream
     on a long link) while several at once share the link: the case where X003 should fire."""
-    from hep_advisor.probes.readtests.remote import measure_link
+    from hep_advisor.probes.readtests.link import measure_link
 
     bench.set_rate(100)
     bench.set_rtt(5)

@@ -1,4 +1,4 @@
-"""The reader's own client through the link (``RemoteClientCost`` -> ``hep_advisor.models.remote.
+"""The reader's own client through the link (``RemoteClientCost`` -> ``hep_advisor.models.link.
 ClientTerms``): the arithmetic on constructed figures, where the terms enter the job, XCache
 and T001's interval; then the measurement itself through the real bench (uproot's two sources
 and ROOT's client, a tiny file at 20 ms), skipped where the bench cannot run."""
@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hep_advisor.models.remote import (
-    ClientTerms,
+from hep_advisor.models.link import ClientTerms
+from hep_advisor.models.remote_reads import (
     ReaderCpu,
     RemoteLink,
     Round,
@@ -188,7 +188,7 @@ def test_t001_counts_roots_request_cost_and_widens_its_interval(bmap: BasketMap)
     make the loop without a cache slower still: T001's speed-up grows with them, and the
     client's sampled spread widens the interval."""
     from hep_advisor.probes.results import DatasetProfile
-    from hep_advisor.recommend.remote import treecache_rule
+    from hep_advisor.rules.remote import treecache_rule
 
     ds = DatasetProfile(files=1, total_bytes=bmap.file_bytes, errors=(), trees=(),
                         sampling=None, file_paths=("root://h//f.root",))  # type: ignore[arg-type]
@@ -327,7 +327,7 @@ def test_clients_left_out_for_lack_of_budget_are_listed(bmap: BasketMap) -> None
 def test_the_reader_tests_reserve_grows_with_the_link_and_with_root() -> None:
     """The time kept for the reader's tests while the link's optional steps run: more on a
     slower link, more for ROOT (its process start), none where nothing fits."""
-    from hep_advisor.probes.readtests.remote import _cpu_need
+    from hep_advisor.probes.readtests.link import _cpu_need
 
     pairs = [("root://h//a.root", 4_000_000), ("root://h//b.root", 5_000_000)]
     fast = _cpu_need(pairs, "uproot", 0.001, 125.0, 10.0)

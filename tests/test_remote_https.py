@@ -46,8 +46,8 @@ for name, opts in (("fsspec", {}), ("HTTPSource", {"handler": uproot.source.http
     except Exception as exc:
         out[name] = type(exc).__name__
 sys.path.insert(0, sys.argv[2])
-from hep_advisor.probes.readtests.remote import measure_link
-from hep_advisor.probes.remote import RemoteError
+from hep_advisor.probes.readtests.link import measure_link
+from hep_advisor.probes.remote_files import RemoteError
 try:
     rc = measure_link(url, 6)
     out["rtt_ms"] = rc.rtt_ms

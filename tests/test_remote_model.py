@@ -1,4 +1,4 @@
-"""The link model (models/remote.py) and the remote rules (advisor/recommend/remote.py) on a
+"""The link model (models/remote_reads.py) and the remote rules (advisor/rules/remote.py) on a
 tiny file written here by uproot: round trips per reader, bytes moved, staging, XCache, the
 break-even fraction, and when X001 / X003 fire.  No server needed (the bench tests are in
 test_remote_probe.py)."""
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hep_advisor.models.remote import (
+from hep_advisor.models.remote_reads import (
     ROOT_EXTRA_ROUNDS,
     RemoteLink,
     Round,
@@ -31,7 +31,7 @@ from hep_advisor.probes.readtests.remote_results import (
     VectorReads,
 )
 from hep_advisor.probes.results import DatasetProfile
-from hep_advisor.recommend.remote import link_notes, stage_rule, streams_rule
+from hep_advisor.rules.remote import link_notes, stage_rule, streams_rule
 
 BRANCHES = [f"b{i}" for i in range(8)]
 
@@ -157,7 +157,7 @@ def test_paths_are_not_written(tmp_path: Path) -> None:
 
 
 def test_treecache_over_the_link_saves_round_trips(bmap: BasketMap) -> None:
-    from hep_advisor.models.remote import treecache_remote
+    from hep_advisor.models.remote_reads import treecache_remote
 
     off, on = treecache_remote([bmap], None, _link(20, 10))
     assert on.round_trips < off.round_trips
@@ -185,9 +185,9 @@ def _ds(files: int = 1) -> DatasetProfile:
 
 
 def test_t001_remote_fires_on_a_20ms_link() -> None:
-    from hep_advisor.models.remote import treecache_remote
+    from hep_advisor.models.remote_reads import treecache_remote
     from hep_advisor.probes.readtests.results import Calibration
-    from hep_advisor.recommend.remote import remote_rules, treecache_rule
+    from hep_advisor.rules.remote import remote_rules, treecache_rule
 
     m = _synthetic()
     rc = _cal([(1, 10.0)])
@@ -225,7 +225,7 @@ def test_t001_remote_fires_on_a_20ms_link() -> None:
 def test_t001_remote_interval_without_samples_and_spread() -> None:
     from dataclasses import replace
 
-    from hep_advisor.recommend.remote import treecache_rule
+    from hep_advisor.rules.remote import treecache_rule
 
     m = _synthetic()
     bare = replace(_cal([(1, 10.0)]), rtt=None, bandwidth=None)
@@ -243,7 +243,7 @@ def test_t001_remote_interval_without_samples_and_spread() -> None:
 def test_t001_remote_silent_on_a_local_like_link() -> None:
     from dataclasses import replace
 
-    from hep_advisor.recommend.remote import treecache_rule
+    from hep_advisor.rules.remote import treecache_rule
 
     local = replace(_cal([(1, 10.0)], rtt_ms=0.0), bandwidth_mb_per_s=1000.0, open_s=0.0,
                     rtt=RemoteSamples("ms", (0.0,) * 3, 0.0, 0.0),
@@ -277,7 +277,7 @@ def test_rounds_carry_the_baskets_they_fetch(bmap: BasketMap) -> None:
 
 
 def test_job_overlaps_cpu_for_uproot_and_adds_it_for_root(bmap: BasketMap) -> None:
-    from hep_advisor.models.remote import ReaderCpu, job, reader_cpu_s
+    from hep_advisor.models.remote_reads import ReaderCpu, job, reader_cpu_s
 
     link = _link(20, 1.0)
     rounds = uproot_rounds([bmap])
@@ -304,7 +304,7 @@ def test_job_overlaps_cpu_for_uproot_and_adds_it_for_root(bmap: BasketMap) -> No
 def test_roots_cost_per_entry_whatever_the_branches(bmap: BasketMap) -> None:
     """ROOT's loop visits every entry of each file whatever the branches: the entries sit on
     the file's first round that brings baskets, and only ``entry_s`` charges them."""
-    from hep_advisor.models.remote import ReaderCpu, job, reader_cpu_s
+    from hep_advisor.models.remote_reads import ReaderCpu, job, reader_cpu_s
     from hep_advisor.probes.readtests.remote_cpu import _entry_cost
     from hep_advisor.probes.readtests.remote_results import RemoteReaderCpu
 
@@ -338,7 +338,7 @@ def test_roots_cost_per_entry_whatever_the_branches(bmap: BasketMap) -> None:
 
 
 def test_reader_cpu_from_a_local_calibration() -> None:
-    from hep_advisor.models.remote import ReaderCpu
+    from hep_advisor.models.remote_reads import ReaderCpu
     from hep_advisor.models.replay.cpucosts import CpuCosts
 
     cpu = ReaderCpu.from_costs(CpuCosts(open_s=0.02, call_s=0.001, basket_s=1e-5,
@@ -351,8 +351,8 @@ def test_reader_cpu_from_a_local_calibration() -> None:
 def test_t001_remote_is_the_whole_job_with_roots_cpu() -> None:
     """With ROOT's CPU measured, T001's speed-up is of the whole job, smaller than the link's
     alone; with uproot's CPU (another reader) it stays the link's, and says so."""
-    from hep_advisor.models.remote import ReaderCpu, treecache_remote
-    from hep_advisor.recommend.remote import treecache_rule
+    from hep_advisor.models.remote_reads import ReaderCpu, treecache_remote
+    from hep_advisor.rules.remote import treecache_rule
 
     m = _synthetic()
     rc = _cal([(1, 10.0)])
@@ -374,7 +374,7 @@ def test_t001_remote_is_the_whole_job_with_roots_cpu() -> None:
 
 def test_x001_with_cpu_compares_whole_jobs(bmap: BasketMap) -> None:
     from hep_advisor.probes.readtests.results import Calibration
-    from hep_advisor.recommend.remote import link_notes
+    from hep_advisor.rules.remote import link_notes
 
     rc = _cpu_cal(_cal([(1, 10.0)]), "uproot")
     cal = Calibration(budget_s=1, elapsed_s=1, partial=False, engine="uproot", raw_read=None,

@@ -88,7 +88,7 @@ def test_discover_bad_urls_are_one_line(bench: RemoteBench) -> None:
 
 def test_probe_remote_and_dataset(bench: RemoteBench) -> None:
     from hep_advisor.probes.dataset import probe_dataset
-    from hep_advisor.probes.remote import probe_remote
+    from hep_advisor.probes.remote_files import probe_remote
 
     for url, kind in ((bench.root_url("small.root"), "root"),
                       (bench.http_url("small.root"), "http")):
@@ -102,7 +102,7 @@ def test_probe_remote_and_dataset(bench: RemoteBench) -> None:
 
 
 def test_measure_link_finds_round_trip_and_bandwidth(bench: RemoteBench) -> None:
-    from hep_advisor.probes.readtests.remote import measure_link
+    from hep_advisor.probes.readtests.link import measure_link
 
     for url in (bench.root_url("small.root"), bench.http_url("small.root")):
         rc = measure_link(url, 10)
@@ -140,8 +140,8 @@ def test_t001_fires_on_the_measured_link(bench: RemoteBench) -> None:
     without TTreeCache, one round trip per basket; with it, one per cache fill."""
     from hep_advisor.probes.basketmap import read_basket_map
     from hep_advisor.probes.dataset import probe_dataset
-    from hep_advisor.probes.readtests.remote import measure_link
-    from hep_advisor.recommend.remote import treecache_rule
+    from hep_advisor.probes.readtests.link import measure_link
+    from hep_advisor.rules.remote import treecache_rule
 
     url = bench.root_url("small.root")
     rc = measure_link(url, 10)

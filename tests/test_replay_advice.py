@@ -88,7 +88,7 @@ def slow_disk_context(maps: tuple[BasketMap, ...], replay_merge: bool = False,
     """The fixture advice's rules context on a 70 MB/s, 8 ms disk with 128 KiB read-ahead."""
     from tui_helpers import fixture_advice
 
-    from hep_advisor.recommend import Context
+    from hep_advisor.rules import Context
 
     a = fixture_advice(label=label)
     assert a.calibration is not None and a.calibration.raw_read is not None
@@ -103,7 +103,7 @@ def slow_disk_context(maps: tuple[BasketMap, ...], replay_merge: bool = False,
 
 
 def test_m001_offers_what_removes_scattered_reads() -> None:
-    from hep_advisor.recommend.files import merge_rule
+    from hep_advisor.rules.files import merge_rule
 
     maps = tuple(interleaved(f"f{i}") for i in range(4))
     a, ctx = slow_disk_context(maps)
@@ -131,7 +131,7 @@ def test_m001_offers_what_removes_scattered_reads() -> None:
 
 
 def test_t001_prints_no_memory_size_step_and_follows_the_replay() -> None:
-    from hep_advisor.recommend.storage import treecache_rule
+    from hep_advisor.rules.storage import treecache_rule
 
     maps = tuple(interleaved(f"f{i}", size=30_000) for i in range(2))
     _, ctx = slow_disk_context(maps)
@@ -165,7 +165,7 @@ def test_the_stored_advice_is_kept_per_replay_option(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     from tui_helpers import fixture_advice
 
-    from hep_advisor import cache
+    from hep_advisor.pipeline import cache
 
     monkeypatch.setenv("HEP_ADVISOR_CACHE", str(tmp_path))
     assert cache.advice_path("k") != cache.advice_path("k", replay_merge=True)
@@ -180,7 +180,7 @@ def test_the_stored_advice_is_kept_per_replay_option(tmp_path: Path,
 
 
 def test_the_probe_sample_is_part_of_the_calibration_key(tmp_path: Path) -> None:
-    from hep_advisor import cache
+    from hep_advisor.pipeline import cache
     from hep_advisor.probes.dataset import DEFAULT_SAMPLE
 
     f = tmp_path / "a.root"
@@ -192,7 +192,7 @@ def test_the_probe_sample_is_part_of_the_calibration_key(tmp_path: Path) -> None
 
 def test_basket_maps_are_found_for_a_cached_probe(flat_file: Path) -> None:
     """A probe read back from the cache keeps no file paths: the maps come from the inputs."""
-    from hep_advisor.core import sample_basket_maps
+    from hep_advisor.pipeline.basketmaps import sample_basket_maps
     from hep_advisor.probes import probe_dataset
 
     ds = probe_dataset([str(flat_file)])
@@ -208,7 +208,7 @@ def test_r001_is_its_printed_rewrite_replayed() -> None:
     """R001 prints ``hadd -O -fk rewritten.root <files>``: every file into one.  With basket
     maps its figure is that merge replayed (the event loop's reader here), and a replay that
     loses hides it; without maps, the rate model's figure stands."""
-    from hep_advisor.recommend.files import _small_baskets, rewrite_rule
+    from hep_advisor.rules.files import _small_baskets, rewrite_rule
 
     maps = tuple(interleaved(f"f{i}", size=800) for i in range(4))
     a, ctx = slow_disk_context(maps)

@@ -129,8 +129,8 @@ def test_merge_prediction_and_its_range() -> None:
 def test_m001_follows_the_replay_when_asked() -> None:
     from tui_helpers import fixture_advice
 
-    from hep_advisor.recommend import Context
-    from hep_advisor.recommend.files import merge_rule
+    from hep_advisor.rules import Context
+    from hep_advisor.rules.files import merge_rule
 
     a = fixture_advice(label="small")
     assert a.fitted is not None and a.baseline is not None and a.model is not None

@@ -115,8 +115,8 @@ def test_duplicate_branch_names_stay_apart() -> None:
 def test_c001_drops_its_layout_caveat_where_the_buffers_are_known() -> None:
     from test_codec_replay import _zlib_context, flat_file
 
-    from hep_advisor.recommend.codec import buffers_known, layout_caveat
-    from hep_advisor.recommend.data import compression_rule
+    from hep_advisor.rules.codec import buffers_known, layout_caveat
+    from hep_advisor.rules.compression import compression_rule
 
     regular = tuple(flat_file(f"f{i}", branches=4, size=250_000, flush=250) for i in range(3))
     assert not buffers_known(regular)  # maps without fBasketSize: the caveat stays

@@ -22,24 +22,24 @@ import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
-from hep_advisor.advice import (
+from hep_advisor.cli import main
+from hep_advisor.document.schema import generate_schema
+from hep_advisor.findings.advice import Advice, Report
+from hep_advisor.findings.recommendation import (
     CRITICAL_SPEEDUP,
     MIN_SPEEDUP,
     WARNING_SPEEDUP,
     Action,
-    Advice,
     Evidence,
     Option,
     Recommendation,
-    Report,
 )
-from hep_advisor.cli import main
-from hep_advisor.core import advise, advise_from
-from hep_advisor.fileio import write_atomically
+from hep_advisor.pipeline.advise import advise
+from hep_advisor.pipeline.derive import advise_from
+from hep_advisor.pipeline.fileio import write_atomically
 from hep_advisor.render import fmt, report_parts, scaling
 from hep_advisor.render.html import report_html, scaling_svg
 from hep_advisor.render.markdown import esc, report_markdown
-from hep_advisor.schema import generate_schema
 
 #: The keys the issue names for each recommendation of the JSON document.
 REC_KEYS = {"code", "kind", "title", "severity", "audience", "predicted_speedup", "speedup_low",
@@ -72,7 +72,7 @@ def report(small: Advice, tiny_demo: Path) -> Report:
 
 
 def _rec(code: str, speedup: float, dataset: str, **kw: Any) -> Recommendation:
-    from hep_advisor.advice import severity_for
+    from hep_advisor.findings.recommendation import severity_for
 
     fields: dict[str, Any] = dict(
         code=code, kind="layout", title=f"title of {code} {NASTY}",
@@ -415,7 +415,7 @@ def test_cli_without_paths_reports_on_the_demo(report: Report,
 def test_cli_ctrl_c_reports_what_was_measured(small: Advice, monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     """A cancelled calibration (Ctrl-C) still gives the report, and exit status 130."""
-    from hep_advisor import core
+    from hep_advisor.pipeline import advise as core
 
     def cancelled(paths: Any, cancel: threading.Event, **kw: Any) -> Advice:
         cancel.set()

@@ -12,17 +12,18 @@ from typing import Any
 
 import pytest
 
-from hep_advisor.advice import Advice, Recommendation
+from hep_advisor.findings.advice import Advice
+from hep_advisor.findings.recommendation import Recommendation
 from hep_advisor.probes.readtests.results import Conditions, ConversionPoint, Measurement
-from hep_advisor.recommend import Context, recommend
-from hep_advisor.recommend.rntuple import (
+from hep_advisor.rules import Context, recommend
+from hep_advisor.rules.rntuple import (
     MIN_GAIN,
     TTREE_ONLY,
     rntuple_rule,
     silence_ttree_rules,
     to_rntuple,
 )
-from hep_advisor.verdict import verdict
+from hep_advisor.rules.verdict import verdict
 
 
 @pytest.fixture(scope="module")

@@ -83,7 +83,7 @@ def test_calibrate_runs_on_an_rntuple_dataset(rntuple_file: Path) -> None:
 
 
 def test_the_model_is_fitted_for_an_rntuple_dataset(rntuple_file: Path) -> None:
-    from hep_advisor.core import advise_from
+    from hep_advisor.pipeline.derive import advise_from
     from hep_advisor.probes import probe_site
 
     ds = probe_dataset([str(rntuple_file)])

@@ -74,7 +74,7 @@ def _root_tree(path: Path, name: str) -> Iterator[Any]:
 
 
 def test_import_does_not_import_root() -> None:
-    code = "import sys, advisor.demo.root_writer; assert 'ROOT' not in sys.modules"
+    code = "import sys, hep_advisor.demo.root_writer; assert 'ROOT' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
 
 

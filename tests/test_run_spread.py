@@ -1,5 +1,5 @@
 """The machine's run-to-run spread (models.runspread) and the local recommendations' intervals
-widened by it (advisor.recommend.runspread), on the fixture calibration and synthetic
+widened by it (hep_advisor.rules.runspread), on the fixture calibration and synthetic
 samples."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from test_replay_advice import interleaved, slow_disk_context
 
 from hep_advisor.models.runspread import cpu_run_spread, ratio_sd, robust_sd, widened
 from hep_advisor.probes.readtests.results import Calibration
-from hep_advisor.recommend import Context, recommend
-from hep_advisor.recommend.runspread import ROW, cpu_share
+from hep_advisor.rules import Context, recommend
+from hep_advisor.rules.runspread import ROW, cpu_share
 
 
 def _with_decompression(cal: Calibration, *sample_sets: tuple[float, ...]) -> Calibration:

@@ -438,7 +438,7 @@ def test_summary_sources_and_units(fitted: ThroughputModel, cal_base: Baseline) 
 
 
 def test_summary_has_a_json_schema() -> None:
-    from hep_advisor.jsonio import schema_for, to_jsonable
+    from hep_advisor.findings.jsonio import schema_for, to_jsonable
     from hep_advisor.models.scenarios import ModelSummary
 
     jsonschema = pytest.importorskip("jsonschema")

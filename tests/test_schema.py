@@ -10,11 +10,11 @@ from pathlib import Path
 
 import jsonschema
 
-from hep_advisor.schema import checked_in_schema, generate_schema, main, schema_text
+from hep_advisor.document.schema import checked_in_schema, generate_schema, main, schema_text
 
 
 def test_checked_in_schema_matches_the_code() -> None:
-    assert generate_schema() == checked_in_schema(), "run `python -m hep_advisor.schema`"
+    assert generate_schema() == checked_in_schema(), "run `python -m hep_advisor.document.schema`"
     assert main(["--check"]) == 0
 
 

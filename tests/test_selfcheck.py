@@ -12,13 +12,14 @@ import numpy as np
 import pytest
 from tui_helpers import DATA
 
-from hep_advisor.advice import Advice, Recommendation, with_rank_notes
-from hep_advisor.core import advise_from
-from hep_advisor.jsonio import from_jsonable
+from hep_advisor.findings.advice import Advice
+from hep_advisor.findings.jsonio import from_jsonable
+from hep_advisor.findings.recommendation import Recommendation, with_rank_notes
 from hep_advisor.models.calibration import fit_inputs, model_from_calibration
 from hep_advisor.models.physics import rates
 from hep_advisor.models.selfcheck import TOLERANCE, self_check, warning_line
 from hep_advisor.models.throughput import PLAUSIBLE, ThroughputModel
+from hep_advisor.pipeline.derive import advise_from
 from hep_advisor.probes.readtests.results import Calibration, Measurement
 from hep_advisor.probes.results import DatasetProfile, SiteProfile
 from hep_advisor.render.markdown import report_markdown

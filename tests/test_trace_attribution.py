@@ -18,7 +18,7 @@ from hep_advisor.models.replay.requests import Request
 from hep_advisor.probes.basketmap import Region, synthetic_map
 from hep_advisor.probes.trace import TracedRead
 from hep_advisor.probes.trace.strace import parse
-from hep_advisor.recommend.reader import TraceFacts, step_rule, treecache_rule
+from hep_advisor.rules.reader import TraceFacts, step_rule, treecache_rule
 
 BRANCHES, BASKETS, SIZE, PER = 4, 30, 6000, 100
 ACCESS, BW = 0.008, 70e6
@@ -212,7 +212,7 @@ def test_device_access_from_block_counters() -> None:
 def test_counted_access_is_paid_per_replayed_access() -> None:
     from dataclasses import replace
 
-    from hep_advisor.recommend.reader import per_replayed_access
+    from hep_advisor.rules.reader import per_replayed_access
 
     m = interleaved(size=40_000)
     sizes = {m.path: m.file_bytes}
@@ -230,7 +230,7 @@ def test_counted_access_is_paid_per_replayed_access() -> None:
 
 
 def test_root_magic_is_checked_beyond_four_bytes(tmp_path) -> None:
-    from hep_advisor.probes.trace.run import is_root_file
+    from hep_advisor.probes.trace.capture import is_root_file
 
     text = tmp_path / "passwd"
     text.write_text("root:x:0:0:root:/root:/bin/bash\n")
@@ -241,8 +241,13 @@ def test_root_magic_is_checked_beyond_four_bytes(tmp_path) -> None:
 
 
 def test_trace_notes_one_line_per_finding() -> None:
-    from hep_advisor.recommend.reader import ReaderFinding
-    from hep_advisor.trace import RequestsByKind, TimeSplit, Trace, trace_notes
+    from hep_advisor.findings.trace import (
+        ReaderFinding,
+        RequestsByKind,
+        TimeSplit,
+        Trace,
+        trace_notes,
+    )
 
     f = ReaderFinding("U001", "t", 2.0, 1.5, 3.0, "a(step_size=5)\nmore", "step_size", "5")
     t = Trace("cmd", 0, 1.0, 0.5, 0.2, 0.1, (), RequestsByKind(0, 0, 0, 0), (),

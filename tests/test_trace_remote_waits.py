@@ -46,8 +46,8 @@ def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def test_asynchronous_requests_are_recorded_waits(url: str, tmp_path: Path) -> None:
+    from hep_advisor.pipeline.trace import threads
     from hep_advisor.probes.trace import run_traced
-    from hep_advisor.trace import threads
 
     prog = tmp_path / "read.py"
     prog.write_text(PROGRAM)

@@ -12,10 +12,11 @@ from test_trace_attribution import BASKETS, BRANCHES, by_branch, interleaved, ti
 from hep_advisor.models.attribution import attribute, device_from_trace
 from hep_advisor.models.replay import python_buffered, root_getentry, uproot_iterate
 from hep_advisor.models.replay.requests import Request
-from hep_advisor.recommend.reader import TraceFacts, reader_rules
-from hep_advisor.recommend.reader_changes import (
+from hep_advisor.rules.reader import TraceFacts
+from hep_advisor.rules.reader_changes import (
     branches_rule,
     cache_size_rule,
+    reader_rules,
     source_rule,
     threads_rule,
 )
@@ -120,7 +121,7 @@ def test_u001_over_a_link_pays_round_trips() -> None:
     from hep_advisor.models.attribution import link_from_trace
     from hep_advisor.models.replay import Link, uproot_files
     from hep_advisor.probes.trace import TracedRead
-    from hep_advisor.recommend.reader import step_rule
+    from hep_advisor.rules.reader import step_rule
 
     m = interleaved()
     url = "root://host:1094//f.root"

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from hep_advisor.models.attribution import thread_overlap
+from hep_advisor.pipeline.trace import MIN_TRACER_SAMPLES, time_split, tracer_cost
 from hep_advisor.probes.trace import TracedRead, run_traced
-from hep_advisor.probes.trace.run import Capture
+from hep_advisor.probes.trace.capture import Capture
 from hep_advisor.probes.trace.sampler import Sample, Sampler
-from hep_advisor.trace import MIN_TRACER_SAMPLES, time_split, tracer_cost
 
 MS = 1_000_000  # ns
 
@@ -170,7 +170,7 @@ def test_root_reads_noted_through_gperfstats(tmp_path: Path) -> None:
 
 
 def test_reads_noted_by_root_make_the_reader_root() -> None:
-    from hep_advisor.trace import reader_of
+    from hep_advisor.pipeline.trace import reader_of
 
     read = TracedRead("root://h//f.root", 100, 50, 0.1, 0.02, 1)
     py = capture(recorder="python", reads=(read,), root_reads=1)

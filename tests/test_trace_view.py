@@ -23,10 +23,10 @@ import numpy as np
 import pytest
 from tui_helpers import fixture_advice
 
-from hep_advisor.document import DocumentError, read_trace
+from hep_advisor.document.report import DocumentError, read_trace
+from hep_advisor.document.schema import generate_schema
+from hep_advisor.findings.trace_picture import request_picture
 from hep_advisor.render.formats import render_report
-from hep_advisor.schema import generate_schema
-from hep_advisor.trace_picture import request_picture
 
 DATA = Path(__file__).parent / "data"
 STORED = DATA / "trace_prepass.json"
@@ -113,7 +113,7 @@ def test_no_trace_no_section() -> None:
 
 def test_trace_page_alone_is_valid_and_has_the_picture(trace: Any) -> None:
     """``hep-advisor trace -o FILE.html``'s page."""
-    from hep_advisor.render.trace_svg import trace_html
+    from hep_advisor.render.trace_parts import trace_html
 
     page = trace_html(trace)
     assert len(trace_svgs(page)) == 1 and "Reader changes" in page

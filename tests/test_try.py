@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from helpers import snapshot, write_flat
-from hep_advisor.advice import Advice, Recommendation
-from hep_advisor.trial import TrialError, try_recommendation
+from hep_advisor.findings.advice import Advice
+from hep_advisor.findings.recommendation import Recommendation
+from hep_advisor.pipeline.trial import TrialError, try_recommendation
 
 
 @pytest.fixture(autouse=True)
@@ -74,8 +75,8 @@ def test_merge_on_a_sample(stored_small: Advice, tiny_demo: Path, tmp_path: Path
 
     import jsonschema
 
-    from hep_advisor.document import document_json, make_document
-    from hep_advisor.schema import generate_schema
+    from hep_advisor.document.report import document_json, make_document
+    from hep_advisor.document.schema import generate_schema
 
     full = json.loads(json.dumps(document_json(replace(make_document("try", stored_small.site,
                                                                      None), try_=r)),
@@ -167,17 +168,14 @@ def test_cli_ctrl_c_removes_the_scratch(tiny_demo: Path, tmp_path: Path,
     assert list(scratch.iterdir()) == [] and snapshot(data) == before
 
 
-def test_advice_try_method(stored_small: Advice, tmp_path: Path,
-                           monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: dict[str, Any] = {}
+def test_try_is_in_the_library(stored_small: Advice) -> None:
+    """A notebook tries a recommendation with ``hep_advisor.try_recommendation(advice, code)``
+    (the result types call nothing above them: ``Advice`` has no ``try_``)."""
+    import hep_advisor
+    from hep_advisor.pipeline.trial import try_recommendation
 
-    def fake(advice: Advice, code: str, **kw: Any) -> str:
-        seen.update(code=code, **kw)
-        return "result"
-
-    monkeypatch.setattr("hep_advisor.trial.try_recommendation", fake)
-    assert stored_small.try_("M001", budget_s=5) == "result"
-    assert seen["code"] == "M001" and seen["budget_s"] == 5
+    assert hep_advisor.try_recommendation is try_recommendation
+    assert not hasattr(stored_small, "try_")
 
 
 def test_tui_try_action(stored_small: Advice, monkeypatch: pytest.MonkeyPatch,
@@ -218,8 +216,8 @@ def test_trial_kept_and_used_by_later_runs(tiny_demo: Path, tmp_path: Path,
                                            own_cache: Path) -> None:
     """The realised point is stored with the files' cached advice; a later ``advise`` (as
     ``report`` and ``tui`` run it) refits with it and labels it a measured trial."""
-    from hep_advisor.core import advise, cached_advice
-    from hep_advisor.trial_refit import load_trials, trials_path
+    from hep_advisor.pipeline.advise import advise, cached_advice
+    from hep_advisor.pipeline.trial_refit import load_trials, trials_path
 
     paths = [str(tiny_demo / "small_files")]
     first = advise(paths, budget_s=4, label="small")

@@ -578,7 +578,7 @@ def traced(advice: Any, **changes: Any) -> Any:
     """The fixture's advice with the stored real trace (tests/data/trace_prepass.json)."""
     from dataclasses import replace
 
-    from hep_advisor.document import read_trace
+    from hep_advisor.document.report import read_trace
 
     trace = read_trace(Path(__file__).parent / "data" / "trace_prepass.json")
     return replace(advice, trace=replace(trace, **changes))
@@ -717,7 +717,8 @@ def test_textual_free_parts_do_not_load_textual() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, advisor.tui, advisor.tui.plot, advisor.tui.source, advisor.commands.tui;"
+    code = ("import sys, hep_advisor.tui, hep_advisor.tui.plot, hep_advisor.tui.source,"
+            " hep_advisor.commands.tui;"
             "print(','.join(m for m in sys.modules if m.split('.')[0] == 'textual'))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == ""
@@ -739,7 +740,7 @@ def test_a_contradicted_recommendation_is_not_shown_as_a_gain() -> None:
     """The TUI says what the report says of a recommendation its own measurement contradicts."""
     from tui_helpers import fixture_advice
 
-    from hep_advisor.advice import contradicted
+    from hep_advisor.findings.recommendation import contradicted
     from hep_advisor.render.report_parts import speedup_line
     from hep_advisor.tui.views import rec_line, recommendation_detail
 

@@ -118,7 +118,7 @@ def test_tui_in_tmux_with_the_cached_calibration(tmux: Tmux, tiny_demo: Path, tm
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """Second start on the same files: no read test runs, the cached calibration's age is
     shown at once."""
-    from hep_advisor.core import advise
+    from hep_advisor.pipeline.advise import advise
 
     paths = [str(tiny_demo / "flat" / "pythia_zstd5.root")]
     monkeypatch.setenv("HEP_ADVISOR_CACHE", str(tmp_path / "cache"))

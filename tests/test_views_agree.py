@@ -15,8 +15,8 @@ import pytest
 from rich.console import Console
 from tui_helpers import fixture_advice, settle, wait_until
 
-from hep_advisor.advice import Report
-from hep_advisor.knee import KNEE_FRACTION, knee
+from hep_advisor.findings.advice import Report
+from hep_advisor.models.knee import KNEE_FRACTION, knee
 from hep_advisor.render import fmt
 from hep_advisor.render.html import report_html
 from hep_advisor.render.markdown import report_markdown

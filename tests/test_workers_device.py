@@ -15,8 +15,8 @@ from test_replay_advice import interleaved, slow_disk_context
 from hep_advisor.models.physics import Cores
 from hep_advisor.models.replay.workers import SharedJob, overlap, splits, workers_gain
 from hep_advisor.probes.readtests.readers import parse_reader
-from hep_advisor.recommend.context import Context
-from hep_advisor.recommend.parallel import _shared, efficiency, workers_rule
+from hep_advisor.rules.context import Context
+from hep_advisor.rules.workers import _shared, efficiency, workers_rule
 
 TWO = Cores(2)
 ASSUMED = (0.65, 0.3, 1.0)

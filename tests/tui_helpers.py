@@ -22,8 +22,8 @@ UPDATE = os.environ.get("HEP_ADVISOR_UPDATE_SNAPSHOTS") == "1"
 def fixture_advice(name: str = "tui_small_files.json", label: str = "small files") -> Any:
     """Advice from a stored site, dataset and calibration (the tiny demo's small files,
     calibrated once with a 3 s budget; see tests/data/README.md): the same every run."""
-    from hep_advisor.core import advise_from
-    from hep_advisor.jsonio import from_jsonable
+    from hep_advisor.findings.jsonio import from_jsonable
+    from hep_advisor.pipeline.derive import advise_from
     from hep_advisor.probes.readtests.results import Calibration
     from hep_advisor.probes.results import DatasetProfile, SiteProfile
 

@@ -1,12 +1,18 @@
 """``hep-advisor apply CODE [PATHS] --to DEST``: a layout recommendation carried out into new,
-verified files (see :mod:`hep_advisor.apply`)."""
+verified files (see :mod:`hep_advisor.pipeline.apply`)."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from .common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, positive_number
+from hep_advisor.commands.common import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    positive_number,
+)
 
 
 def add_apply_arguments(p: argparse.ArgumentParser) -> None:
@@ -36,7 +42,7 @@ def add_apply_arguments(p: argparse.ArgumentParser) -> None:
 def advised_options(code: str, paths: list[str]) -> dict[str, Any]:
     """What a cached advice of these files says (target size, -O, algorithm); ``{}`` without
     one.  Never calibrates."""
-    from ..core import cached_advice
+    from hep_advisor.pipeline.advise import cached_advice
 
     try:
         advice = cached_advice(paths)
@@ -45,13 +51,16 @@ def advised_options(code: str, paths: list[str]) -> dict[str, Any]:
     rec = advice.recommendation(code) if advice is not None else None
     if rec is None:
         return {}
+    from hep_advisor.rules.registry import rule
+
+    change = getattr(rule(code), "change", None)
     out: dict[str, Any] = {}
-    if code == "M001":
+    if change == "merge":
         target = next((e.value for e in rec.evidence if e.name == "target size"), None)
         if isinstance(target, (int, float)):
             out["target_mb"] = float(target)
         out["optimize"] = "hadd -O" in rec.scenario
-    if code == "C001":
+    if change == "compression":
         words = rec.title.split()
         if "with" in words:
             out["algorithm"] = words[words.index("with") + 1]
@@ -59,8 +68,8 @@ def advised_options(code: str, paths: list[str]) -> dict[str, Any]:
 
 
 def run_apply(args: argparse.Namespace) -> int:
-    from ..apply import ApplyError, VerificationError, apply_plan, make_plan
-    from .console import demo_paths, err_console, print_error, progress_bar
+    from hep_advisor.commands.console import demo_paths, err_console, print_error, progress_bar
+    from hep_advisor.pipeline.apply import ApplyError, VerificationError, apply_plan, make_plan
 
     paths = list(args.paths) or [p + "/small_files" for p in demo_paths()]
     advised = advised_options(args.code, paths)
@@ -77,12 +86,12 @@ def run_apply(args: argparse.Namespace) -> int:
         print_error(f"merging to {plan.target_mb:,.2f} MB leaves every file on its own "
                     "(the files are that large already): nothing to merge (--target-mb)")
         return EXIT_USAGE
-    if args.code == "M001" and target is None:
+    if plan.kind == "merge" and target is None:
         err_console.print(f"no cached advice for these files: merging to "
                           f"{plan.target_mb:,.0f} MB (--target-mb to choose)")
     if args.dry_run:
         if args.json:
-            from ..apply import plan_summary
+            from hep_advisor.findings.apply import plan_summary
 
             _dump(plan_summary(plan, dry_run=True))
             return EXIT_OK
@@ -99,7 +108,7 @@ def run_apply(args: argparse.Namespace) -> int:
         print_error(str(exc))
         return EXIT_FAILED
     except KeyboardInterrupt:
-        from ..apply import journal_digests
+        from hep_advisor.pipeline.apply import journal_digests
 
         done = len(journal_digests(args.dest))
         print_error(f"interrupted: {done} of {len(plan.outputs)} outputs verified in "
@@ -122,7 +131,7 @@ def _dump(summary: Any) -> None:
     """The versioned document with its ``apply`` block, on stdout."""
     from dataclasses import replace
 
-    from ..document import document_json, make_document
-    from .console import dump_json
+    from hep_advisor.commands.console import dump_json
+    from hep_advisor.document.report import document_json, make_document
 
     dump_json(document_json(replace(make_document("apply", None, None), apply=summary)))

@@ -1,5 +1,5 @@
 """``hep-advisor calibrate``: the probes, the budgeted read tests and the fit
-(``hep_advisor.core.calibrate_paths``), shown as they run and then as tables or JSON."""
+(``hep_advisor.pipeline.advise.calibrate_paths``), shown as they run and then as tables or JSON."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from ..render.labels import TEST_LABELS
+from hep_advisor.render.labels import TEST_LABELS
 
 if TYPE_CHECKING:
     from rich.console import RenderableType as Renderable
 
-    from hep_advisor.models.replay.baseline import ReaderBaseline
-from .common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_DATA, EXIT_OK
-from .console import err_console
+    from hep_advisor.models.reader_baseline import ReaderBaseline
+from hep_advisor.commands.common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_DATA, EXIT_OK
+from hep_advisor.commands.console import err_console
 
 
 class BudgetClock:
@@ -106,9 +106,9 @@ def calibration_progress(enabled: bool, budget_s: float | None = None) -> Iterat
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    from ..core import NoUsableData, calibrate_paths
-    from ..document import document_json, make_document
-    from .console import demo_paths, dump_json, print_errors
+    from hep_advisor.commands.console import demo_paths, dump_json, print_errors
+    from hep_advisor.document.report import document_json, make_document
+    from hep_advisor.pipeline.advise import NoUsableData, calibrate_paths
 
     paths = list(args.paths) or demo_paths()
     cancel = threading.Event()
@@ -134,7 +134,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
         doc = replace(doc, cluster=result.cluster)
         if result.cluster.error:
-            from .console import print_error
+            from hep_advisor.commands.console import print_error
 
             print_error(f"--dask {args.dask}: {result.cluster.error}")
     if result.reader_baseline is not None:
@@ -146,19 +146,19 @@ def run_calibrate(args: argparse.Namespace) -> int:
     else:
         from rich.console import Console
 
-        from ..render.calibration_view import calibration_view
-        from ..render.probe_view import dataset_view, site_view
+        from hep_advisor.render.calibration_view import calibration_view
+        from hep_advisor.render.probe_view import dataset_view, site_view
 
         console = Console()
         console.print(site_view(site))
         console.print(dataset_view(dataset, show_errors=False))
         console.print(calibration_view(cal))
         if summary is not None:
-            from ..render.model_view import model_view
+            from hep_advisor.render.model_view import model_view
 
             console.print(model_view(summary))
         if result.cluster is not None and result.cluster.error is None:
-            from ..render.cluster_view import cluster_view
+            from hep_advisor.render.cluster_view import cluster_view
 
             console.print(cluster_view(result.cluster))
         if result.reader_baseline is not None:
@@ -179,8 +179,8 @@ def reader_baseline_view(rb: ReaderBaseline, label: str | None = None) -> Render
     from rich.table import Table
     from rich.text import Text
 
-    from ..core import opening
-    from ..render import fmt
+    from hep_advisor.pipeline.derive import opening
+    from hep_advisor.render import fmt
 
     t = Table.grid(padding=(0, 2))
     t.add_column(style="bold")

@@ -65,7 +65,7 @@ def progress_bar(description: str, enabled: bool = True) -> Iterator[Any]:
 def demo_paths() -> list[str]:
     """The default demo data, for a command given no PATHS (created on first use, with a
     progress bar)."""
-    from ..demo import default_demo_dir, ensure_demo
+    from hep_advisor.demo import default_demo_dir, ensure_demo
 
     target = default_demo_dir()
     if not (target / "manifest.json").exists():

@@ -5,15 +5,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from hep_advisor.commands.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 
 def run_demo(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from ..demo import MANIFEST, default_demo_dir, make_datasets, read_manifest
-    from .console import dump_json, err_console, progress_bar
+    from hep_advisor.commands.console import dump_json, err_console, progress_bar
+    from hep_advisor.demo import MANIFEST, default_demo_dir, make_datasets, read_manifest
 
     target = Path(args.dir).expanduser() if args.dir else default_demo_dir(args.writer)
     if args.dir is None and args.scale != "default":

@@ -12,14 +12,14 @@ import argparse
 import datetime as _dt
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..jsonio import JsonInputError
-from .common import (
+from hep_advisor.commands.common import (
     EXIT_OK,
     EXIT_USAGE,
     add_json_argument,
     add_workers_argument,
     positive_number,
 )
+from hep_advisor.findings.jsonio import JsonInputError
 
 if TYPE_CHECKING:
     from hep_advisor.models.scenarios import Baseline, ModelSummary, Scenario
@@ -107,18 +107,18 @@ def run_predict(args: argparse.Namespace) -> int:
         summary = summarize(model, baseline, workers, scenarios, level=args.level,
                             source=source)
     except JsonInputError as e:
-        from .console import print_error
+        from hep_advisor.commands.console import print_error
 
         print_error(str(e))
         return EXIT_USAGE
     if args.json:
-        from .console import dump_json
+        from hep_advisor.commands.console import dump_json
 
         dump_json(prediction_document(summary, doc))
     else:
         from rich.console import Console
 
-        from ..render.model_view import model_view
+        from hep_advisor.render.model_view import model_view
 
         Console().print(model_view(summary))
     return EXIT_OK
@@ -141,7 +141,7 @@ def _model(args: argparse.Namespace
         raise InputError("give --calibration FILE, or --site FILE with --workload FILE, "
                          "not both")
     if args.calibration:
-        from ..document import model_from_document
+        from hep_advisor.document.report import model_from_document
 
         model, baseline, doc = model_from_document(args.calibration)
         return model, baseline, "calibration", doc
@@ -175,8 +175,8 @@ def _storage_index(site: Any, which: str | None, path: str) -> int:
 
 def build_scenarios(args: argparse.Namespace, baseline: Baseline) -> list[Scenario]:
     """The scenario options as scenarios (combined into one unless ``--separately``), through
-    the library's one what-if translator (``hep_advisor.whatif.scenarios_from``)."""
-    from ..whatif import scenarios_from
+    the library's one what-if translator (``hep_advisor.models.whatif.scenarios_from``)."""
+    from hep_advisor.models.whatif import scenarios_from
 
     if not args.compression and (args.compression_factor or args.decompress_mb_per_s):
         raise InputError("--compression-factor and --decompress-mb-per-s need "
@@ -188,7 +188,7 @@ def build_scenarios(args: argparse.Namespace, baseline: Baseline) -> list[Scenar
 
 
 def whatif_keywords(args: argparse.Namespace) -> dict[str, Any]:
-    """The scenario options as ``hep_advisor.whatif`` keywords."""
+    """The scenario options as ``hep_advisor.models.whatif`` keywords."""
     return {
         "merge_mb": args.merge_mb, "read_ahead_kb": args.read_ahead_kb,
         "request_bytes": None if args.request_kb is None else args.request_kb * 1024,
@@ -208,9 +208,9 @@ def prediction_document(summary: ModelSummary, source: dict[str, Any] | None
     """The ``predict --json`` document: the common header, the calibration document's site,
     dataset and calibration blocks where the model came from one (else ``null``), and the
     ``model`` block."""
-    from .._version import __version__
-    from ..document import PRODUCER_NAME, SCHEMA_VERSION
-    from ..jsonio import to_jsonable
+    from hep_advisor._version import __version__
+    from hep_advisor.document.report import PRODUCER_NAME, SCHEMA_VERSION
+    from hep_advisor.findings.jsonio import to_jsonable
 
     source = source or {}
     return {

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from .common import EXIT_NO_DATA, EXIT_OK
+from hep_advisor.commands.common import EXIT_NO_DATA, EXIT_OK
 
 
 def run_probe(args: argparse.Namespace) -> int:
+    from hep_advisor.commands.console import demo_paths, dump_json, print_errors, progress_bar
+    from hep_advisor.document.report import document_json, make_document
     from hep_advisor.probes import probe_dataset, probe_site, storage_paths
-
-    from ..document import document_json, make_document
-    from .console import demo_paths, dump_json, print_errors, progress_bar
 
     paths = list(args.paths) or demo_paths()
     with progress_bar("probing files", enabled=not args.json) as update:
@@ -24,7 +23,7 @@ def run_probe(args: argparse.Namespace) -> int:
     else:
         from rich.console import Console
 
-        from ..render.probe_view import dataset_view, site_view
+        from hep_advisor.render.probe_view import dataset_view, site_view
 
         console = Console()
         console.print(site_view(site))

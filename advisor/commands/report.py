@@ -1,6 +1,6 @@
 """``hep-advisor report``: advise on one dataset (or the demo data) and show or write the report.
 
-Thin: parse, call ``hep_advisor.core``, render.  Progress bars go to stderr (when it is a
+Thin: parse, call ``hep_advisor.pipeline.advise``, render.  Progress bars go to stderr (when it is a
 terminal), so that ``--format json`` on stdout is the JSON document and nothing else.  Rich
 and the core are imported when the command runs, not when the parser is built.
 """
@@ -16,9 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..fileio import write_atomically
-from ..render.formats import FORMATS, render_report
-from .common import (
+from hep_advisor.commands.common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_NO_DATA,
@@ -27,11 +25,12 @@ from .common import (
     add_dataset_arguments,
     add_trace_argument,
 )
+from hep_advisor.pipeline.fileio import write_atomically
+from hep_advisor.render.formats import FORMATS, render_report
 
 if TYPE_CHECKING:
+    from hep_advisor.findings.advice import Report
     from hep_advisor.probes.readtests.runner import ProgressEvent
-
-    from ..advice import Report
 
 EXIT_WRITE = EXIT_FAILED  # the report could not be written to -o FILE
 #: Width of the plain text written with ``-o FILE --format text``.
@@ -44,8 +43,8 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
                           "time for the read tests, in seconds, shared by the datasets "
                           "(default 60); a cached calibration of unchanged files costs none")
     p.add_argument("--format", choices=FORMATS, default="text",
-                   help="text (the terminal view, default), md (Markdown), json (the "
-                   "versioned document) or html (a self-contained page with the scaling plot)")
+                   help="; ".join(f"{f.name}: {f.label}" for f in FORMATS.values())
+                   + " (default: text, the terminal view)")
     p.add_argument("-o", "--output", metavar="FILE",
                    help="write the report to FILE instead of stdout")
     p.add_argument("--recalibrate", action="store_true",
@@ -63,7 +62,7 @@ def _ctrl_c_cancels(cancel: threading.Event) -> Iterator[None]:
         yield
         return
 
-    from .console import err_console
+    from hep_advisor.commands.console import err_console
 
     def handler(signum: int, frame: Any) -> None:
         if cancel.is_set():
@@ -84,8 +83,8 @@ def _progress(enabled: bool, budget_s: float | None = None
               ) -> Iterator[Callable[[ProgressEvent], None] | None]:
     """The calibration's bar (the time left of each calibration's ``budget_s``), and a line
     when a dataset's probe starts or its cached calibration is reused."""
-    from .calibrate import calibration_progress
-    from .console import err_console
+    from hep_advisor.commands.calibrate import calibration_progress
+    from hep_advisor.commands.console import err_console
 
     with calibration_progress(enabled, budget_s) as update:
         if update is None:
@@ -108,15 +107,15 @@ def _budget_each(args: argparse.Namespace) -> float:
     """Each calibration's budget: the demo report shares ``--budget`` between its datasets."""
     if args.paths:
         return float(args.budget)
-    from ..demo.report import DEMO_DATASETS
+    from hep_advisor.demo.report import DEMO_DATASETS
 
     return float(args.budget) / len(DEMO_DATASETS)
 
 
 def _compute(args: argparse.Namespace, cancel: threading.Event,
              progress: Callable[[ProgressEvent], None] | None) -> Report:
-    from ..core import advise
-    from ..demo.report import demo_report
+    from hep_advisor.demo.report import demo_report
+    from hep_advisor.pipeline.advise import advise
 
     cache = not args.no_cache
     if not args.paths:
@@ -131,7 +130,7 @@ def _compute(args: argparse.Namespace, cancel: threading.Event,
 
 
 def _output(report: Report, args: argparse.Namespace) -> int:
-    from .console import err_console, print_error_line
+    from hep_advisor.commands.console import err_console, print_error_line
 
     if args.output:
         path = Path(args.output)
@@ -155,8 +154,8 @@ def _output(report: Report, args: argparse.Namespace) -> int:
 def load_trace(path: str) -> Any:
     """The trace saved at ``path`` (``hep-advisor trace --json -o FILE``), or ``None`` after a
     one-line error naming the file."""
-    from ..document import DocumentError, read_trace
-    from .console import print_error
+    from hep_advisor.commands.console import print_error
+    from hep_advisor.document.report import DocumentError, read_trace
 
     try:
         return read_trace(path)
@@ -166,8 +165,8 @@ def load_trace(path: str) -> Any:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from ..core import NoUsableData
-    from .console import err_console, print_error, print_errors
+    from hep_advisor.commands.console import err_console, print_error, print_errors
+    from hep_advisor.pipeline.advise import NoUsableData
 
     if not args.paths and (args.branches or args.analysis or args.uses or args.dask
                            or args.reader):

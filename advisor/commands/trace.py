@@ -11,11 +11,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .common import EXIT_FAILED, EXIT_USAGE
+from hep_advisor.commands.common import EXIT_FAILED, EXIT_USAGE
 
 if TYPE_CHECKING:
-    from ..document import Document
-    from ..trace import Trace, TraceRun
+    from hep_advisor.document.report import Document
+    from hep_advisor.findings.trace import Trace
+    from hep_advisor.pipeline.trace import TraceRun
 
 #: The shell's status for a command that cannot be found.
 EXIT_NOT_FOUND = 127
@@ -47,12 +48,11 @@ def add_trace_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_trace(args: argparse.Namespace) -> int:
+    from hep_advisor.commands.console import dump_json, err_console, print_error
+    from hep_advisor.document.report import document_json, make_document
+    from hep_advisor.pipeline.fileio import write_atomically
+    from hep_advisor.pipeline.trace import trace_program
     from hep_advisor.probes.trace import TraceError
-
-    from ..document import document_json, make_document
-    from ..fileio import write_atomically
-    from ..trace import trace_program
-    from .console import dump_json, err_console, print_error
 
     argv = list(args.program)
     if argv and argv[0] == "--":
@@ -72,7 +72,7 @@ def run_trace(args: argparse.Namespace) -> int:
     if args.json:
         dump_json(doc)
     else:
-        from ..render.trace_view import trace_view
+        from hep_advisor.render.trace_view import trace_view
 
         err_console.print()
         from rich.console import Console
@@ -101,12 +101,12 @@ def _file_text(target: Path, run: TraceRun, doc: dict[str, Any]) -> str:
     if target.suffix.lower() == ".json":
         return json.dumps(doc, indent=2) + "\n"
     if target.suffix.lower() in (".html", ".htm"):
-        from ..render.trace_svg import trace_html
+        from hep_advisor.render.trace_parts import trace_html
 
         return trace_html(run.trace, run.attribution.reads)
     from rich.console import Console
 
-    from ..render.trace_view import trace_view
+    from hep_advisor.render.trace_view import trace_view
 
     console = Console(width=100, record=True, file=io.StringIO())
     console.print(trace_view(run.trace))

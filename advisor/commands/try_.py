@@ -1,5 +1,5 @@
 """``hep-advisor try CODE [PATHS]``: a recommendation tried on a sample, predicted against
-realised (see :mod:`hep_advisor.trial`)."""
+realised (see :mod:`hep_advisor.pipeline.trial`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 import threading
 from dataclasses import replace
 
-from .common import (
+from hep_advisor.commands.common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_NO_DATA,
@@ -43,10 +43,10 @@ def add_try_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_try(args: argparse.Namespace) -> int:
-    from ..core import NoUsableData, advise
-    from ..trial import TrialError, try_recommendation
-    from .console import demo_paths, dump_json, err_console, print_error
-    from .report import _ctrl_c_cancels
+    from hep_advisor.commands.console import demo_paths, dump_json, err_console, print_error
+    from hep_advisor.commands.report import _ctrl_c_cancels
+    from hep_advisor.pipeline.advise import NoUsableData, advise
+    from hep_advisor.pipeline.trial import TrialError, try_recommendation
 
     paths = list(args.paths) or [p + "/small_files" for p in demo_paths()]
     cancel = threading.Event()
@@ -80,7 +80,7 @@ def run_try(args: argparse.Namespace) -> int:
                     "removed")
         return EXIT_FAILED
     if args.json:
-        from ..document import document_json, make_document
+        from hep_advisor.document.report import document_json, make_document
 
         dump_json(document_json(replace(make_document("try", advice.site, None),
                                         try_=result)))
@@ -93,7 +93,7 @@ def _print(r: object) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from ..trial import TrialResult
+    from hep_advisor.pipeline.trial import TrialResult
 
     assert isinstance(r, TrialResult)
     c = Console(highlight=False)

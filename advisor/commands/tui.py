@@ -6,7 +6,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import EXIT_OK, EXIT_USAGE, add_dataset_arguments, add_trace_argument
+from hep_advisor.commands.common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    add_dataset_arguments,
+    add_trace_argument,
+)
 
 
 def add_tui_arguments(p: argparse.ArgumentParser) -> None:
@@ -22,7 +27,7 @@ def add_tui_arguments(p: argparse.ArgumentParser) -> None:
 def run_tui(args: argparse.Namespace) -> int:
     trace = None
     if args.trace is not None:
-        from .report import load_trace
+        from hep_advisor.commands.report import load_trace
 
         if not args.paths:
             print("hep-advisor tui: --trace needs PATHS: the files the traced program reads",
@@ -35,7 +40,7 @@ def run_tui(args: argparse.Namespace) -> int:
         print("hep-advisor tui: needs a terminal; for a file or a pipe use "
               "`hep-advisor report`", file=sys.stderr)
         return EXIT_USAGE
-    from ..tui.app import DARK, LIGHT, make_app
+    from hep_advisor.tui.app import DARK, LIGHT, make_app
 
     theme = {"dark": DARK, "light": LIGHT}.get(args.theme or "")
     app = make_app(args.paths or None, budget_s=args.budget, engine=args.engine,

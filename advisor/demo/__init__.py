@@ -2,7 +2,7 @@
 many small files with hundreds of branches, the same events merged plainly into one file, and a
 flat tree in each compression algorithm.  :func:`demo_report` advises on them."""
 
-from .datasets import (
+from hep_advisor.demo.datasets import (
     FLAT_COMPRESSIONS,
     MANIFEST,
     SCALES,
@@ -14,8 +14,8 @@ from .datasets import (
     make_datasets,
     read_manifest,
 )
-from .report import DEMO_DATASETS, demo_dataset, demo_report
-from .spec import ESD, FLAT, Chunk, Collection, TreeSpec, make_chunk
+from hep_advisor.demo.report import DEMO_DATASETS, demo_dataset, demo_report
+from hep_advisor.demo.spec import ESD, FLAT, Chunk, Collection, TreeSpec, make_chunk
 
 __all__ = [
     "DEMO_DATASETS",

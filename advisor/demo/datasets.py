@@ -27,9 +27,9 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .._version import __version__
-from ..paths import default_demo_dir
-from .spec import ESD, FLAT, Chunk, TreeSpec, make_chunk
+from hep_advisor._version import __version__
+from hep_advisor.demo.spec import ESD, FLAT, Chunk, TreeSpec, make_chunk
+from hep_advisor.pipeline.paths import default_demo_dir
 
 MANIFEST = "manifest.json"
 FLAT_COMPRESSIONS: tuple[tuple[str, int], ...] = (
@@ -137,11 +137,11 @@ def _run_task(args: tuple[Task, str, str]) -> str:
 def _write(writer: str, path: str, spec: TreeSpec, chunks: Iterable[Chunk], algorithm: str,
            level: int) -> None:
     if writer == "root":
-        from .root_writer import write_tree as write_root
+        from hep_advisor.demo.root_writer import write_tree as write_root
 
         write_root(path, spec, chunks, algorithm, level)
     else:
-        from .uproot_writer import write_tree
+        from hep_advisor.demo.uproot_writer import write_tree
 
         write_tree(path, spec, chunks, algorithm, level)
 
@@ -161,7 +161,7 @@ def make_datasets(
     if writer not in WRITERS:
         raise ValueError(f"unknown writer {writer!r} (choose from {', '.join(WRITERS)})")
     if writer == "root":
-        from .root_writer import require_root
+        from hep_advisor.demo.root_writer import require_root
 
         require_root()
     sc = scale if isinstance(scale, Scale) else Scale.named(scale)
@@ -191,7 +191,7 @@ def make_datasets(
                 if progress:
                     progress(done, len(tasks), rel)
         if writer == "root":
-            from .root_writer import plain_merge
+            from hep_advisor.demo.root_writer import plain_merge
 
             # the merged file is ROOT's own fast merge of the small files
             merged = staging / "merged" / "esd_merged.root"

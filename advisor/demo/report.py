@@ -1,8 +1,8 @@
 """The advice on the demo datasets: what ``hep-advisor report`` shows when given no path.
 
 Asking for these is asking for the demo: the default demo datasets are written to the cache
-directory on first use (``ensure_demo``) and reused afterwards.  The core (``hep_advisor.core``)
-never writes them itself.
+directory on first use (``ensure_demo``) and reused afterwards.  The core
+(``hep_advisor.pipeline.advise``) never writes them itself.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from hep_advisor.demo.datasets import Progress
+    from hep_advisor.findings.advice import Report
     from hep_advisor.probes.readtests.runner import ProgressCallback
 
-    from ..advice import Report
-    from .datasets import Progress
-
-#: ``hep_advisor.core.DEFAULT_BUDGET_S`` (the core is imported when a report runs: it is heavy)
+#: ``hep_advisor.pipeline.advise.DEFAULT_BUDGET_S`` (the core is imported when a report runs: it is
+#: heavy)
 DEFAULT_BUDGET_S = 60.0
 #: The demo datasets a report covers when it is given no path: (label, path under the demo).
 DEMO_DATASETS = (("small files", "small_files"), ("plain merge", "merged"),
@@ -28,7 +28,7 @@ def demo_dataset(name: str = "small_files", progress: Progress | None = None) ->
     """The path of one default demo dataset (``small_files``, ``merged`` or
     ``flat/pythia_lzma7.root``, ...), the demo written first if it is not there yet:
     ``hep_advisor.advise(demo_dataset())``."""
-    from .datasets import ensure_demo
+    from hep_advisor.demo.datasets import ensure_demo
 
     path = ensure_demo(progress=progress) / name
     if not path.exists():
@@ -44,11 +44,10 @@ def demo_report(budget_s: float = DEFAULT_BUDGET_S, progress: ProgressCallback |
     """The report on the demo datasets (small files, their plain merge, the LZMA file),
     sharing ``budget_s`` between them.  ``demo_dir``: demo datasets already written there
     (default: the default demo, written on first use)."""
+    from hep_advisor.demo.datasets import ensure_demo
+    from hep_advisor.findings.advice import Report
+    from hep_advisor.pipeline.advise import advise
     from hep_advisor.probes import probe_site
-
-    from ..advice import Report
-    from ..core import advise
-    from .datasets import ensure_demo
 
     root = Path(demo_dir) if demo_dir is not None else ensure_demo()
     site = probe_site([str(root)])

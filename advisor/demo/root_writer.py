@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .spec import FLOAT, INT, Chunk, TreeSpec
+from hep_advisor.demo.spec import FLOAT, INT, Chunk, TreeSpec
 
 #: Compression names the datasets use -> ROOT's algorithm codes (setting = code*100 + level).
 ALGORITHMS = {"ZLIB": 1, "LZMA": 2, "LZ4": 4, "ZSTD": 5}

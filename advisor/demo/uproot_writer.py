@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .spec import Chunk, TreeSpec
+from hep_advisor.demo.spec import Chunk, TreeSpec
 
 
 #: Compression names the datasets use -> uproot codec objects.

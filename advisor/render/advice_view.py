@@ -18,10 +18,11 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from .._version import __version__
-from ..advice import Advice, Recommendation, Report, Verdict
-from . import fmt, scaling
-from . import report_parts as parts
+from hep_advisor._version import __version__
+from hep_advisor.findings.advice import Advice, Report, Verdict
+from hep_advisor.findings.recommendation import Recommendation
+from hep_advisor.render import fmt, scaling
+from hep_advisor.render import report_parts as parts
 
 SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 SOURCE_STYLE = {"measured": "green", "probed": "green", "derived": "blue", "fitted": "cyan",
@@ -230,11 +231,11 @@ def advice_view(report: Report) -> RenderableType:
         out.append(Rule("predicted scaling", align="left"))
         out.append(Columns(tables, padding=(1, 4)))
     if report.cluster is not None:
-        from .cluster_view import cluster_view
+        from hep_advisor.render.cluster_view import cluster_view
 
         out.append(cluster_view(report.cluster))
     if report.trace is not None:  # --trace FILE: the user's program as it ran
-        from .trace_view import trace_section
+        from hep_advisor.render.trace_view import trace_section
 
         out.append(trace_section(report.trace))
     out.append(Rule("site and data", align="left"))

@@ -14,8 +14,7 @@ from hep_advisor.models.calcosts import basket_cost, loop_file_extra
 from hep_advisor.probes.readtests.pace import pace_line
 from hep_advisor.probes.readtests.registry import LABELS, READ_TESTS, ReadTest
 from hep_advisor.probes.readtests.results import Calibration, Measurement
-
-from . import fmt
+from hep_advisor.render import fmt
 
 
 def _m(m: Measurement | None, digits: int = 0, scale: float = 1.0, unit: str = "") -> str:
@@ -218,7 +217,7 @@ def calibration_rows(cal: Calibration) -> list[Row]:
                      f"data, {fmt.gb(m.available_bytes)} available)"))
     if cal.machine is not None:
         rows.append(("machine", pace_line(cal.machine)))
-    from ..recommend.remote import link_rows  # remote data: the link's figures
+    from hep_advisor.rules.remote import link_rows  # remote data: the link's figures
 
     return rows + link_rows(cal)
 

@@ -9,13 +9,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from hep_advisor.models.cluster import SLOW_NODE, ClusterPrediction
-
-from ..knee import knee
-from . import fmt
+from hep_advisor.models.cluster_model import SLOW_NODE, ClusterPrediction
+from hep_advisor.models.knee import knee
+from hep_advisor.render import fmt
 
 if TYPE_CHECKING:
-    from ..cluster import ClusterAdvice
+    from hep_advisor.findings.cluster import ClusterAdvice
 
 #: The most curves (workers per node) the scaling plot and table show.
 MAX_CURVES = 4
@@ -203,7 +202,7 @@ EXTRAPOLATED_NOTE = "* beyond what was measured (more nodes or workers per node)
 # -- Markdown ----------------------------------------------------------------------------------
 
 def cluster_markdown(cl: ClusterAdvice) -> list[str]:
-    from .markdown import esc, table
+    from hep_advisor.render.mdkit import esc, table
 
     out = ["## Cluster", ""]
     out += table(["", ""], ([f"**{k}**", esc(v)] for k, v in summary_lines(cl)))
@@ -228,7 +227,15 @@ PALETTE = ("#0969da", "#1a7f37", "#8250df", "#bc4c00")
 def cluster_svg(cl: ClusterAdvice) -> str:
     """The cluster scaling plot: aggregate MB/s against nodes, one curve (with its interval
     band) per workers per node, the shared storage's capacity and the measured points."""
-    from .html import COLORS, PLOT_HEIGHT, PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, SVG_WIDTH, e
+    from hep_advisor.render.htmlkit import (
+        COLORS,
+        PLOT_HEIGHT,
+        PLOT_LEFT,
+        PLOT_RIGHT,
+        PLOT_TOP,
+        SVG_WIDTH,
+        e,
+    )
 
     cs = curves(cl)
     if not cs:
@@ -317,7 +324,9 @@ def _step(span: float) -> float:
 
 
 def cluster_html(cl: ClusterAdvice) -> str:
-    from .html import _kv, _table, e
+    from hep_advisor.render.htmlkit import e
+    from hep_advisor.render.htmlkit import kv as _kv
+    from hep_advisor.render.htmlkit import table as _table
 
     out = ["<h2>Cluster</h2>", _kv(summary_lines(cl))]
     if cl.error:

@@ -12,10 +12,10 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from . import cluster_parts as cp
+from hep_advisor.render import cluster_parts as cp
 
 if TYPE_CHECKING:
-    from ..cluster import ClusterAdvice
+    from hep_advisor.findings.cluster import ClusterAdvice
 
 
 def summary_grid(cl: ClusterAdvice) -> Table:

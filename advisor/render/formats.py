@@ -1,32 +1,89 @@
-"""A report as text in one of the output formats (``hep-advisor report`` and the TUI's export)."""
+"""The output formats, in one registry that the command line (``report --format``, ``-o``) and
+the TUI (its export dialog and command palette) both read: a format's name, what it is called,
+its file suffixes, and the function that renders a report in it.
+
+Adding a format is a renderer module and one :class:`OutputFormat` line in :data:`FORMATS`.
+"""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..advice import Report
+    from hep_advisor.findings.advice import Report
 
-FORMATS = ("text", "md", "json", "html")
+
+@dataclass(frozen=True)
+class OutputFormat:
+    """``name``: as ``--format`` takes it; ``label``: as a person says it; ``suffixes``: file
+    names that choose it (the first is the default); ``renderer``: ``module:function`` taking
+    ``(report, width)`` and returning the text; ``file``: offered for export to a file."""
+
+    name: str
+    label: str
+    suffixes: tuple[str, ...]
+    renderer: str
+    description: str = ""
+    file: bool = True
+
+    def render(self, report: Report, width: int | None = None) -> str:
+        module, func = self.renderer.split(":")
+        fn: Callable[[Report, int | None], str] = getattr(importlib.import_module(module), func)
+        return fn(report, width)
+
+
+FORMATS: dict[str, OutputFormat] = {f.name: f for f in (
+    OutputFormat("text", "plain text", (".txt",), "hep_advisor.render.formats:_text",
+                 "the terminal report without colours", file=False),
+    OutputFormat("md", "Markdown", (".md", ".markdown"), "hep_advisor.render.formats:_markdown",
+                 "write the report to a .md file"),
+    OutputFormat("json", "JSON", (".json",), "hep_advisor.render.formats:_json",
+                 "write the versioned JSON document"),
+    OutputFormat("html", "HTML", (".html", ".htm"), "hep_advisor.render.formats:_html",
+                 "write a self-contained HTML page"),
+)}
+
+
+def by_suffix(suffix: str) -> OutputFormat | None:
+    """The file format a file name's suffix (``".md"``) chooses."""
+    return next((f for f in FORMATS.values() if f.file and suffix.lower() in f.suffixes), None)
+
+
+def file_formats() -> list[OutputFormat]:
+    return [f for f in FORMATS.values() if f.file]
 
 
 def render_report(report: Report, fmt: str, width: int | None = None) -> str:
-    """``fmt``: ``json``, ``md``, ``html`` or ``text`` (plain, no ANSI codes; ``width``
+    """``fmt``: a name in :data:`FORMATS` (``text`` is plain, no ANSI codes; ``width``
     columns, default the terminal's)."""
-    if fmt == "json":
-        import json
-
-        return json.dumps(report.to_json(), indent=2) + "\n"
-    if fmt == "md":
-        from .markdown import report_markdown
-
-        return report_markdown(report)
-    if fmt == "html":
-        from .html import report_html
-
-        return report_html(report)
-    if fmt != "text":
+    found = FORMATS.get(fmt)
+    if found is None:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    return found.render(report, width)
+
+
+def _json(report: Report, width: int | None = None) -> str:
+    import json
+
+    return json.dumps(report.to_json(), indent=2) + "\n"
+
+
+def _markdown(report: Report, width: int | None = None) -> str:
+    from hep_advisor.render.markdown import report_markdown
+
+    return report_markdown(report)
+
+
+def _html(report: Report, width: int | None = None) -> str:
+    from hep_advisor.render.html import report_html
+
+    return report_html(report)
+
+
+def _text(report: Report, width: int | None = None) -> str:
     import io
 
     from rich.console import Console

@@ -3,37 +3,12 @@ fenced code blocks (``hep-advisor report --format md``)."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Sequence
-
-from .._version import __version__
-from ..advice import Advice, Recommendation, Report
-from . import fmt, scaling
-from . import report_parts as parts
-
-_SPECIAL = re.compile(r"([\\`*_\[\]<>|#~&])")
-
-
-def esc(text: object) -> str:
-    """Markdown-escaped text for a paragraph or a table cell (one line)."""
-    return _SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
-
-
-def table(header: Sequence[str], rows: Iterable[Sequence[str]],
-          align: str | None = None) -> list[str]:
-    """A GFM table; ``align`` one character per column (``l``, ``r``); cells already escaped."""
-    align = align or "l" * len(header)
-    rule = ["---:" if a == "r" else "---" for a in align]
-    out = ["| " + " | ".join(header) + " |", "| " + " | ".join(rule) + " |"]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return [*out, ""]
-
-
-def fence(code: str, language: str) -> list[str]:
-    ticks = "```"
-    while ticks in code:
-        ticks += "`"
-    return [f"{ticks}{language}", *code.rstrip("\n").split("\n"), ticks]
+from hep_advisor._version import __version__
+from hep_advisor.findings.advice import Advice, Report
+from hep_advisor.findings.recommendation import Recommendation
+from hep_advisor.render import fmt, scaling
+from hep_advisor.render import report_parts as parts
+from hep_advisor.render.mdkit import esc, fence, table
 
 
 def _bar(share: float, width: int = 20) -> str:
@@ -126,11 +101,11 @@ def report_markdown(report: Report) -> str:
         for a in modelled:
             out += _scaling(a, level)
     if report.cluster is not None:
-        from .cluster_parts import cluster_markdown
+        from hep_advisor.render.cluster_parts import cluster_markdown
 
         out += cluster_markdown(report.cluster)
     if report.trace is not None:
-        from .trace_parts import trace_markdown
+        from hep_advisor.render.trace_parts import trace_markdown
 
         out += trace_markdown(report.trace)
     out += ["## Site", ""]

@@ -11,8 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from hep_advisor.models.scenarios import ModelSummary, PredictionPoint
-
-from . import fmt
+from hep_advisor.render import fmt
 
 SOURCE_STYLE = {"measured": "green", "fitted": "cyan", "assumed": "yellow", "fixed": "white"}
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import fmt, scaling
+from hep_advisor.render import fmt, scaling
 
 if TYPE_CHECKING:
-    from ..advice import Advice
+    from hep_advisor.findings.advice import Advice
 
 COLORS = {"predicted": "#0969da", "ideal": "#8c959f", "capacity": "#cf222e",
           "measured": "#1a7f37", "raw": "#bc4c00", "now": "#57606a"}

@@ -15,8 +15,7 @@ from hep_advisor.probes.results import (
     StorageInfo,
     TreeProfile,
 )
-
-from . import fmt
+from hep_advisor.render import fmt
 
 
 def _grid() -> Table:

@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import math
 
-from hep_advisor.probes.results import DatasetProfile, SiteProfile
-
-from ..advice import (
+from hep_advisor.findings.advice import Advice, Report
+from hep_advisor.findings.recommendation import (
     CRITICAL_SPEEDUP,
     MIN_SPEEDUP,
     WARNING_SPEEDUP,
-    Advice,
     Recommendation,
-    Report,
 )
-from . import fmt
-from .fmt import percent, times
+from hep_advisor.probes.results import DatasetProfile, SiteProfile
+from hep_advisor.render import fmt
+from hep_advisor.render.fmt import percent, times
 
 SEVERITY_LABEL = {"critical": "CRITICAL", "warning": "WARNING", "info": "INFO"}
 SOURCE_NOTE = {
@@ -137,7 +135,7 @@ def command_language(command: str) -> str:
 # -- site and dataset summaries ----------------------------------------------------------------
 
 def site_lines(site: SiteProfile) -> list[tuple[str, str]]:
-    from .probe_view import storage_line
+    from hep_advisor.render.probe_view import storage_line
 
     cpu, mem = site.cpu, site.memory
     cores = (f"{fmt.text(cpu.physical_cores)} physical, {fmt.text(cpu.logical_cores)} logical"
@@ -150,7 +148,7 @@ def site_lines(site: SiteProfile) -> list[tuple[str, str]]:
 
 
 def dataset_text(ds: DatasetProfile) -> str:
-    from .probe_view import compression_text
+    from hep_advisor.render.probe_view import compression_text
 
     parts = [f"{ds.files:,} file{'s' if ds.files != 1 else ''}, {fmt.mb(ds.total_bytes)}"]
     if ds.sampling.method != "all":
@@ -185,7 +183,7 @@ def calibration_text(advice: Advice) -> str:
             f"file{'s' if cal.files_used != 1 else ''} with {cal.engine}")
     if advice.calibration_created:
         try:
-            from ..cache import age_seconds, describe_age
+            from hep_advisor.pipeline.cache import age_seconds, describe_age
 
             text += f" · measured {describe_age(age_seconds(advice.calibration_created))}"
         except (ImportError, ValueError):
@@ -195,7 +193,7 @@ def calibration_text(advice: Advice) -> str:
 
 def skipped_lines(advice: Advice) -> list[str]:
     """The read tests the calibration left out, each with its reason ("LABEL: reason")."""
-    from .labels import TEST_LABELS
+    from hep_advisor.render.labels import TEST_LABELS
 
     cal = advice.calibration
     if cal is None:

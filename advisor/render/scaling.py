@@ -5,7 +5,7 @@ the knee and the ceiling, and the rows of the scaling table.
 Plain data and strings only (no Rich, no Textual, no matplotlib), so that every view draws the
 same series and says the same numbers in the same words:
 
-- the **knee** is W001's (:func:`hep_advisor.knee.knee`): the fewest workers whose
+- the **knee** is W001's (:func:`hep_advisor.models.knee.knee`): the fewest workers whose
   predicted rate reaches :data:`KNEE_FRACTION` of the best predicted rate;
 - the **ceiling** is the storage's capacity from the model
   (:func:`hep_advisor.models.scenarios.device_capacity`: every device streaming, this access
@@ -19,11 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..knee import KNEE_FRACTION, knee
-from . import fmt
+from hep_advisor.models.knee import KNEE_FRACTION, knee
+from hep_advisor.render import fmt
 
 if TYPE_CHECKING:
-    from ..advice import Advice
+    from hep_advisor.findings.advice import Advice
 
 __all__ = ["CAPACITY_LABEL", "CAPACITY_NOTE", "IDEAL_LABEL", "KNEE_FRACTION", "KNEE_LABEL",
            "MAX_SCALING_ROWS", "MEASURED_LABEL", "RAW_LABEL", "ScalingData", "ScalingRow",

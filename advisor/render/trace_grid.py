@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..trace_picture import RequestPicture
+from hep_advisor.findings.trace_picture import RequestPicture
 
 #: When several kinds share a cell, the first of these is drawn (the rarer, smaller reads stay
 #: visible next to large basket reads).

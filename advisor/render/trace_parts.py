@@ -7,10 +7,11 @@ SVG).  No Rich, no Textual: the terminal view is :mod:`.trace_view`, the TUI's t
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..trace import Trace
+    from hep_advisor.findings.trace import Trace
 
 KINDS = ("basket", "key", "metadata", "other")
 SPLIT_NOTE = {
@@ -74,7 +75,7 @@ def untraced_wall_s(t: Trace) -> float:
 
 def split_rows(t: Trace) -> list[tuple[str, float | None, str]]:
     """(part, seconds, how it was found): the time split, ``unexplained`` last."""
-    from ..trace import split_check
+    from hep_advisor.findings.trace import split_check
 
     s = t.time_split
     rows: list[tuple[str, float | None, str]] = [
@@ -106,7 +107,7 @@ def finding_argument(f: Any) -> str | None:
 
 def evidence_line(x: Any) -> str:
     """``name: value unit [source] — note``, the value as the report prints evidence."""
-    from .report_parts import evidence_value
+    from hep_advisor.render.report_parts import evidence_value
 
     note = f" — {x.note}" if getattr(x, "note", None) else ""
     return f"{x.name}: {evidence_value(x.value, x.unit or '')} [{x.source}]{note}"
@@ -140,7 +141,7 @@ PHASE_HEADER = ("phase", "from", "to", "requests", "bytes")
 # -- Markdown ----------------------------------------------------------------------------------
 
 def trace_markdown(t: Trace) -> list[str]:
-    from .markdown import esc, fence, table
+    from hep_advisor.render.mdkit import esc, fence, table
 
     out = ["## Trace: the program as it ran", ""]
     out += table(["", ""], ([f"**{k}**", esc(v)] for k, v in summary_lines(t)))
@@ -171,8 +172,10 @@ def trace_markdown(t: Trace) -> list[str]:
 # -- HTML --------------------------------------------------------------------------------------
 
 def trace_html_section(t: Trace, heading: bool = True) -> str:
-    from .html import _kv, _table, e
-    from .trace_svg import trace_svg
+    from hep_advisor.render.htmlkit import e
+    from hep_advisor.render.htmlkit import kv as _kv
+    from hep_advisor.render.htmlkit import table as _table
+    from hep_advisor.render.trace_svg import trace_svg
 
     out = ["<h2>Trace: the program as it ran</h2>"] if heading else []
     out.append(_kv(summary_lines(t)))
@@ -209,3 +212,26 @@ def trace_html_section(t: Trace, heading: bool = True) -> str:
             + (f'<ul class="dim">{items}</ul>' if items else "") + "</section>")
     out += [f'<p class="note">{e(n)}</p>' for n in t.notes]
     return "".join(out)
+
+
+def trace_html(trace: Any, reads: Sequence[Any] | None = None) -> str:
+    """A self-contained page (``hep-advisor trace -o FILE.html``): the report's Trace section
+    (summary, picture, requests by kind, phases, time split, findings).  ``reads``: the
+    attributed reads, for a trace made without its picture."""
+    from dataclasses import replace
+
+    from hep_advisor._version import __version__
+    from hep_advisor.findings.trace_picture import request_picture
+    from hep_advisor.render.htmlkit import CSS
+    from hep_advisor.render.htmlkit import e as _e
+
+    if getattr(trace, "picture", None) is None and reads is not None:
+        trace = replace(trace, picture=request_picture(reads, trace.wall_s))
+    return ("<!DOCTYPE html>\n"
+            '<html lang="en"><head><meta charset="utf-8"/>'
+            '<meta name="viewport" content="width=device-width, initial-scale=1"/>'
+            f"<title>hep-advisor trace: {_e(trace.command)}</title><style>{CSS}</style>"
+            "</head>\n"
+            f'<body><div class="hepa">\n<h1>hep-advisor trace</h1>'
+            f'<p class="dim">hep-advisor {_e(__version__)}</p>\n'
+            f"{trace_html_section(trace, heading=False)}\n</div></body></html>\n")

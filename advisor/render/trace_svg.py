@@ -2,8 +2,8 @@
 kind, over the program's phases, so that a key pre-pass (a diagonal of tiny reads before the
 data) or a scatter shows at a glance.  Plain SVG text (well-formed XML); no UI library.
 
-:func:`requests_svg` draws a :class:`hep_advisor.trace_picture.RequestPicture`;
-:func:`trace_html` is the standalone page of ``hep-advisor trace -o FILE.html``.
+:func:`requests_svg` draws a :class:`hep_advisor.findings.trace_picture.RequestPicture`;
+The standalone page of ``hep-advisor trace -o FILE.html`` is :func:`.trace_parts.trace_html`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from html import escape
 from itertools import pairwise
 from typing import Any
 
-from ..trace_picture import RequestPicture, request_picture
+from hep_advisor.findings.trace_picture import RequestPicture
 
 KINDS = ("basket", "key", "metadata", "other")
 COLOURS = {"basket": "#1f77b4", "key": "#d62728", "metadata": "#2ca02c", "other": "#7f7f7f"}
@@ -33,7 +33,7 @@ def e(x: object) -> str:
 
 
 def _ticks(hi: float, target: int = 5) -> list[float]:
-    from .html import _ticks_linear
+    from hep_advisor.render.htmlkit import ticks_linear as _ticks_linear
 
     return [t for t in _ticks_linear(0.0, hi) if t <= hi] if hi > 0 else [0.0]
 
@@ -169,32 +169,10 @@ def requests_svg(picture: RequestPicture, phases: Sequence[Any] = (),
 
 
 def trace_svg(trace: Any) -> str:
-    """The picture of a :class:`hep_advisor.trace.Trace` (``""`` without one)."""
+    """The picture of a :class:`hep_advisor.findings.trace.Trace` (``""`` without one)."""
     pic = getattr(trace, "picture", None)
     if pic is None:
         return ""
     k = trace.requests_by_kind
     counts = {name: getattr(k, name) for name in KINDS}
     return requests_svg(pic, trace.phases, counts)
-
-
-def trace_html(trace: Any, reads: Sequence[Any] | None = None) -> str:
-    """A self-contained page (``hep-advisor trace -o FILE.html``): the report's Trace section
-    (summary, picture, requests by kind, phases, time split, findings).  ``reads``: the
-    attributed reads, for a trace made without its picture."""
-    from dataclasses import replace
-
-    from .._version import __version__
-    from .html import CSS
-    from .trace_parts import trace_html_section
-
-    if getattr(trace, "picture", None) is None and reads is not None:
-        trace = replace(trace, picture=request_picture(reads, trace.wall_s))
-    return ("<!DOCTYPE html>\n"
-            '<html lang="en"><head><meta charset="utf-8"/>'
-            '<meta name="viewport" content="width=device-width, initial-scale=1"/>'
-            f"<title>hep-advisor trace: {e(trace.command)}</title><style>{CSS}</style>"
-            "</head>\n"
-            f'<body><div class="hepa">\n<h1>hep-advisor trace</h1>'
-            f'<p class="dim">hep-advisor {e(__version__)}</p>\n'
-            f"{trace_html_section(trace, heading=False)}\n</div></body></html>\n")

@@ -11,9 +11,9 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from ..trace import Trace
-from . import trace_parts as tp
-from .trace_grid import draw, legend, phase_legend
+from hep_advisor.findings.trace import Trace
+from hep_advisor.render import trace_parts as tp
+from hep_advisor.render.trace_grid import draw, legend, phase_legend
 
 KIND_STYLE = {"basket": "blue", "key": "red", "metadata": "green", "other": "bright_black",
               "axis": "bright_black", "label": "", "phase": "yellow"}

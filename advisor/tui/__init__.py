@@ -10,12 +10,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .app import AdvisorApp
+    from hep_advisor.tui.app import AdvisorApp
 
 
 def make_app(*args: Any, **kw: Any) -> AdvisorApp:
     """See :func:`hep_advisor.tui.app.make_app`."""
-    from .app import make_app as _make_app
+    from hep_advisor.tui.app import make_app as _make_app
 
     return _make_app(*args, **kw)
 

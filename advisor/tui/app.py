@@ -24,9 +24,9 @@ from textual.css.query import NoMatches
 from textual.lazy import Lazy
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 
-from .commands import AdvisorCommands
-from .messages import AdviceReady, CalibrationProgress, LoadFailed
-from .panes import (
+from hep_advisor.tui.commands import AdvisorCommands
+from hep_advisor.tui.messages import AdviceReady, CalibrationProgress, LoadFailed
+from hep_advisor.tui.panes import (
     AdvicePane,
     CalibratePane,
     DataPane,
@@ -34,14 +34,13 @@ from .panes import (
     ScalingPane,
     WhatIfPane,
 )
-from .panes.calibrate import TEST_LABELS
+from hep_advisor.tui.panes.calibrate import TEST_LABELS
 
 if TYPE_CHECKING:
+    from hep_advisor.findings.advice import Advice
     from hep_advisor.probes.readtests.runner import ProgressEvent
-
-    from ..advice import Advice
-    from ..render.scaling import ScalingData
-    from .source import Loaded, Loader
+    from hep_advisor.render.scaling import ScalingData
+    from hep_advisor.tui.source import Loaded, Loader
 
 DARK, LIGHT = "textual-dark", "textual-light"
 
@@ -109,7 +108,7 @@ class AdvisorApp(App[None]):
     def on_mount(self) -> None:
         self._drawn = threading.Event()
         if self.initial is not None:  # the cached conclusions, on the first screen
-            from ..render.scaling import scaling_data
+            from hep_advisor.render.scaling import scaling_data
 
             self.post_message(AdviceReady(self.initial, scaling_data(self.initial.advice),
                                           0.0, False))
@@ -138,7 +137,7 @@ class AdvisorApp(App[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="load",
           description="advise: probe, calibrate, fit")
     def _load(self, recalibrate: bool) -> None:
-        from ..render.scaling import scaling_data
+        from hep_advisor.render.scaling import scaling_data
 
         t0 = time.perf_counter()
         cancel = self._cancel
@@ -203,10 +202,10 @@ class AdvisorApp(App[None]):
                  *self.query(AdvicePane), *self.query(WhatIfPane)]
         for pane in panes:
             self.show_safely(pane.id or "", partial(pane.show, loaded, scaling))
-        from .cluster import show_cluster_tab  # ``--dask``: a seventh tab
+        from hep_advisor.tui.cluster_tab import show_cluster_tab  # ``--dask``: a seventh tab
 
         self.show_safely("cluster", partial(show_cluster_tab, self, loaded))
-        from .trace import show_trace_tab  # ``--trace FILE``: the Trace tab
+        from hep_advisor.tui.trace import show_trace_tab  # ``--trace FILE``: the Trace tab
 
         self.show_safely("trace", partial(show_trace_tab, self, loaded))
         self.show_safely("calibrate", partial(self.query_one(CalibratePane).show, loaded, scaling,
@@ -244,7 +243,7 @@ class AdvisorApp(App[None]):
         self.refresh_bindings()
 
     def _ready_status(self) -> Content:
-        from ..cache import describe_age
+        from hep_advisor.pipeline.cache import describe_age
 
         a = self.loaded.advice if self.loaded else None
         if a is None:
@@ -323,7 +322,7 @@ class AdvisorApp(App[None]):
         self.theme = LIGHT if self.current_theme.dark else DARK
 
     def action_help(self) -> None:
-        from .screens import HelpScreen
+        from hep_advisor.tui.screens import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
@@ -333,8 +332,8 @@ class AdvisorApp(App[None]):
         self.query_one(AdvicePane).action_copy()
 
     def action_export(self, fmt: str = "md") -> None:
-        from .export import default_path
-        from .screens import ExportScreen
+        from hep_advisor.tui.export import default_path
+        from hep_advisor.tui.screens import ExportScreen
 
         if self.loaded is None:
             self.notify("Nothing to export yet: the advice is still loading.")
@@ -349,11 +348,11 @@ class AdvisorApp(App[None]):
 
     @work(thread=True, exit_on_error=False, group="export", description="export the report")
     def _export(self, advice: Advice, path: Path) -> None:
-        from .export import write_report
-        from .screens import FORMATS
+        from hep_advisor.render.formats import by_suffix
+        from hep_advisor.tui.export import write_report
 
         try:
-            written = write_report(advice, path, FORMATS[path.suffix.lower()])
+            written = write_report(advice, path, by_suffix(path.suffix).name)  # type: ignore[union-attr]
         except (OSError, ImportError, ValueError) as exc:
             self.app.call_from_thread(self.notify, _one_line(exc), title="Export failed",
                                       severity="error")
@@ -380,8 +379,8 @@ def make_app(paths: list[str] | tuple[str, ...] | None = None, *, advice: Advice
              dask: str | None = None, trace: Any = None, reader: Any = None) -> AdvisorApp:
     """The app, shared by the CLI and the tests: on ``paths`` (``None``: the demo's small
     files), on an ``advice`` already made, or on any ``loader``; ``trace``: a saved trace of
-    the user's program (``hep_advisor.document.read_trace``), shown in a Trace tab."""
-    from .source import AdviceSource, FixedAdvice
+    the user's program (``hep_advisor.document.report.read_trace``), shown in a Trace tab."""
+    from hep_advisor.tui.source import AdviceSource, FixedAdvice
 
     initial = None
     if loader is not None:

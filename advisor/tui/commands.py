@@ -4,19 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-if TYPE_CHECKING:
-    from .app import AdvisorApp
+from hep_advisor.render.formats import file_formats
 
 
 class AdvisorCommands(Provider):
     """The advisor's own commands, beside Textual's system commands."""
 
     def commands(self) -> Iterator[tuple[str, str, Callable[[], object]]]:
-        app: AdvisorApp = self.app  # type: ignore[assignment]
+        app: Any = self.app  # the AdvisorApp (hep_advisor.tui.app), which imports this module
         for tab, title in app.TABS:
             yield (f"Go to {title}", f"show the {title} tab",
                    partial(app.action_show_tab, tab))
@@ -24,12 +23,9 @@ class AdvisorCommands(Provider):
             if app.query(f"TabPane#{extra}"):
                 yield (f"Go to {title}", f"show the {title} tab",
                        partial(app.action_show_tab, extra))
-        yield ("Export the report as Markdown", "write the report to a .md file",
-               partial(app.action_export, "md"))
-        yield ("Export the report as HTML", "write a self-contained HTML page",
-               partial(app.action_export, "html"))
-        yield ("Export the report as JSON", "write the versioned JSON document",
-               partial(app.action_export, "json"))
+        for f in file_formats():
+            yield (f"Export the report as {f.label}", f.description,
+                   partial(app.action_export, f.name))
         yield ("Re-run the read tests", "calibrate again, ignoring the cached calibration",
                app.action_recalibrate)
         yield ("Cancel the read tests", "stop calibrating and advise on what was measured",

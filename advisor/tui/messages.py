@@ -10,9 +10,8 @@ from textual.message import Message
 
 if TYPE_CHECKING:  # the probes load in the worker, not before the first screen
     from hep_advisor.probes.readtests.runner import ProgressEvent
-
-    from ..render.scaling import ScalingData
-    from .source import Loaded
+    from hep_advisor.render.scaling import ScalingData
+    from hep_advisor.tui.source import Loaded
 
 
 @dataclass

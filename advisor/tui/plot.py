@@ -17,8 +17,8 @@ from __future__ import annotations
 import math
 from itertools import pairwise
 
-from ..render import fmt
-from ..render.scaling import CAPACITY_LABEL, KNEE_FRACTION, ScalingData
+from hep_advisor.render import fmt
+from hep_advisor.render.scaling import CAPACITY_LABEL, KNEE_FRACTION, ScalingData
 
 __all__ = ["LEGEND", "PRIORITY", "Canvas", "draw", "nice_ceiling"]
 

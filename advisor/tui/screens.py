@@ -13,7 +13,13 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Markdown
 
-FORMATS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".json": "json"}
+
+def _suffixes() -> str:
+    """The export's file suffixes, as a person lists them (``.md, .json or .html``)."""
+    from hep_advisor.render.formats import file_formats
+
+    names = [f.suffixes[0] for f in file_formats()]
+    return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else names[0]
 
 
 def help_text() -> str:
@@ -32,8 +38,8 @@ class HelpScreen(ModalScreen[None]):
 
 
 class ExportScreen(ModalScreen["Path | None"]):
-    """Asks where to write the report; the format follows the extension (.md, .html,
-    .json).  Enter writes, Esc cancels."""
+    """Asks where to write the report; the format follows the extension (the output formats'
+    registry, :mod:`hep_advisor.render.formats`).  Enter writes, Esc cancels."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Cancel")]
 
@@ -45,16 +51,17 @@ class ExportScreen(ModalScreen["Path | None"]):
         with Vertical(id="export") as box:
             box.border_title = "Export the report"
             box.border_subtitle = "Enter writes · Esc cancels"
-            yield Label("File (.md, .html or .json):")
+            yield Label(f"File ({_suffixes()}):")
             yield Input(str(self.default), id="export-path")
             yield Label("", id="export-error")
 
     @on(Input.Submitted, "#export-path")
     def _submit(self, event: Input.Submitted) -> None:
         path = Path(event.value.strip()).expanduser()
-        if path.suffix.lower() not in FORMATS:
-            self.query_one("#export-error", Label).update(
-                "Use a .md, .html or .json file name.")
+        from hep_advisor.render.formats import by_suffix
+
+        if by_suffix(path.suffix) is None:
+            self.query_one("#export-error", Label).update(f"Use a {_suffixes()} file name.")
             return
         if path.parent and not path.parent.is_dir():
             self.query_one("#export-error", Label).update(f"No such folder: {path.parent}")

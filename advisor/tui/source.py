@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from hep_advisor.findings.advice import Advice
     from hep_advisor.probes.readtests.runner import ProgressCallback
-
-    from ..advice import Advice
 
 
 @dataclass(frozen=True)
@@ -56,7 +55,8 @@ class AdviceSource:
     uses: tuple[str, ...] | None = None
     #: ``--dask``: a Dask scheduler address or ``local:N`` (the Cluster tab)
     dask: str | None = None
-    #: ``--trace FILE``: the user's program, traced (``hep_advisor.trace.Trace``; the Trace tab)
+    #: ``--trace FILE``: the user's program, traced (``hep_advisor.findings.trace.Trace``; the Trace
+    #: tab)
     trace: Any = None
     #: ``--reader SPEC``: the program's reader (``hep_advisor.probes.readtests.readers.ReaderSpec``)
     reader: Any = None
@@ -71,15 +71,14 @@ class AdviceSource:
 
     def __call__(self, progress: ProgressCallback, cancel: threading.Event,
                  recalibrate: bool) -> Loaded:
-        from .. import cache
-        from ..core import advise
+        from hep_advisor.pipeline import cache
+        from hep_advisor.pipeline.advise import advise
 
         paths = list(self.paths) if self.paths is not None else None
         label = self.label
         if paths is None:
+            from hep_advisor.demo import ensure_demo
             from hep_advisor.probes.readtests.runner import ProgressEvent
-
-            from ..demo import ensure_demo
 
             def writing(done: int, total: int, name: str) -> None:
                 progress(ProgressEvent("probe", done / max(total, 1),
@@ -100,12 +99,12 @@ class AdviceSource:
         """The advice the cache holds for these unchanged files, read without fitting the
         model (no scikit-learn, no SciPy): shown at once, until the full advice replaces it.
         ``None`` when there is none (or the demo data are not written yet)."""
-        from .. import cache
-        from ..core import cached_advice
+        from hep_advisor.pipeline import cache
+        from hep_advisor.pipeline.advise import cached_advice
 
         paths = list(self.paths) if self.paths is not None else None
         if paths is None:
-            from ..demo.datasets import MANIFEST, default_demo_dir
+            from hep_advisor.demo.datasets import MANIFEST, default_demo_dir
 
             demo = default_demo_dir()
             if not (demo / MANIFEST).exists():
@@ -124,7 +123,7 @@ class AdviceSource:
         if self.trace is not None:  # as advise(..., trace=...) adds it
             from dataclasses import replace
 
-            from ..trace import trace_notes
+            from hep_advisor.findings.trace import trace_notes
 
             advice = replace(advice, notes=advice.notes + trace_notes(self.trace),
                              trace=self.trace)

@@ -18,16 +18,16 @@ from textual.widget import Widget
 from textual.widgets import OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
-from ..render import trace_parts as tp
-from ..render.trace_grid import draw, legend, phase_legend
-from .panes.base import show_if_loaded
-from .views import bar
+from hep_advisor.render import trace_parts as tp
+from hep_advisor.render.trace_grid import draw, legend, phase_legend
+from hep_advisor.tui.panes.base import show_if_loaded
+from hep_advisor.tui.views import bar
 
 if TYPE_CHECKING:
     from textual.visual import VisualType
 
-    from ..trace import Trace
-    from .source import Loaded
+    from hep_advisor.findings.trace import Trace
+    from hep_advisor.tui.source import Loaded
 
 TAB_ID = "trace"
 TITLE = "Trace"

@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING
 
 from textual.content import Content
 
-from ..render import fmt
-from ..render.report_parts import speedup_line
+from hep_advisor.render import fmt
+from hep_advisor.render.report_parts import speedup_line
 
 if TYPE_CHECKING:
+    from hep_advisor.findings.advice import Verdict
+    from hep_advisor.findings.recommendation import Recommendation
     from hep_advisor.models.scenarios import PredictionPoint
     from hep_advisor.probes.results import DatasetProfile, SiteProfile, StorageInfo
-
-    from ..advice import Recommendation, Verdict
 
 SEVERITY_STYLE = {"critical": "bold $text-error", "warning": "bold $text-warning",
                   "info": "bold $text-primary"}
@@ -92,7 +92,7 @@ def site_card(site: SiteProfile) -> Content:
 
 
 def dataset_card(label: str, ds: DatasetProfile) -> Content:
-    from ..render.probe_view import compression_text
+    from hep_advisor.render.probe_view import compression_text
 
     lines = [Content.assemble((label, "bold"),
                               f" · {ds.files} file{'s' if ds.files != 1 else ''}"

@@ -26,9 +26,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..physics import Params
-from .baseline import WHOLE_FILE
 from .cpucosts import CpuCosts
-from .predict import Reader, layout_time
+from .predict import WHOLE_FILE, Reader, layout_time
 from .sitedevice import site_device
 
 if TYPE_CHECKING:

@@ -56,6 +56,8 @@ from .requests import python_buffered, renumber
 
 #: The calibration's event loop: one read call per this many bytes of arrays (uncompressed).
 STEP_BYTES = 50e6
+#: An entry step no file reaches: ``arrays`` reads each file in one step.
+WHOLE_FILE = 2**62
 #: Merged files replayed per merge prediction (the others are alike: scaled).
 MAX_GROUPS = 2
 #: The share of uproot's streamed I/O beyond what :mod:`.overlap` derives from the read calls'

@@ -23,22 +23,20 @@ before this returns, whatever happens.
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import psutil
-
 from ..files import is_remote
 from ..results import DatasetProfile, largest_tree
 from ..rootfile import one_line
+from .assemble import build_calibration
 from .pace import machine_pace
 from .pace import sample as pace_sample
 from .raw import fit_access
 from .registry import READ_TESTS, ReadTest, tests_for
-from .results import Calibration, MemoryFit, PaceSample, RawRead, RequestPoint, Skipped
+from .results import Calibration, PaceSample, RawRead, RequestPoint, Skipped
 from .runner import Cancelled, Context, OutOfTime, ProgressCallback, Session
 
 DEFAULT_BUDGET_S = 60.0
@@ -82,10 +80,10 @@ def calibrate(
     session = Session(budget_s, tests=[t.name for t in tests_for(engine)], progress=progress,
                       cancel=cancel)
     if not files or not dataset.trees:
-        return _calibration(session, engine, False, dataset, {},
+        return build_calibration(session, engine, False, dataset, {},
                             [Skipped("all", "no usable ROOT file to read")], [])
-    if is_remote(files[0]):  # the link, not the local storage (probes.readtests.remote)
-        from .remote import calibrate_remote
+    if is_remote(files[0]):  # the link, not the local storage (probes.readtests.link)
+        from .link import calibrate_remote
 
         return calibrate_remote(dataset, files, budget_s, engine, progress, cancel)
     ctx = Context(session=session, dataset=dataset, files=files,
@@ -129,7 +127,7 @@ def calibrate(
         if test.field is not None and result is not None:
             values[test.field] = result
     values["raw_read"] = _raw_read(ctx.results)
-    return _calibration(session, engine, partial, dataset, values, ctx.skipped, files)
+    return build_calibration(session, engine, partial, dataset, values, ctx.skipped, files)
 
 
 def _raw_read(results: dict[str, Any]) -> RawRead | None:
@@ -157,33 +155,6 @@ def _readahead_gain(sweep: Sequence[RequestPoint]) -> float | None:
     rates = {p.pattern: p.mb_per_s for p in sweep if p.request_bytes == small}
     seq, rnd = rates.get("sequential"), rates.get("random")
     return seq / rnd if seq and rnd else None
-
-
-#: The calibration's figures: every field but the run's own (budget, time, memory, ...).
-_RUN_FIELDS = {"budget_s", "elapsed_s", "partial", "engine", "memory", "skipped",
-               "files_used", "bytes_read"}
-
-
-def _calibration(session: Session, engine: str, partial: bool, dataset: DatasetProfile,
-                 values: dict[str, Any], skipped: list[Skipped], files: list[str]
-                 ) -> Calibration:
-    """The one place a ``Calibration`` is built: the tests' ``values`` (by field), and the
-    fields the tests did not fill empty (``None``, or ``()`` for a list of points)."""
-    empty = {f.name: () if str(f.type).startswith("tuple") else None
-             for f in dataclasses.fields(Calibration) if f.name not in _RUN_FIELDS}
-    available = int(psutil.virtual_memory().available)
-    return Calibration(
-        budget_s=session.budget_s,
-        elapsed_s=session.elapsed(),
-        partial=partial,
-        engine=engine,
-        memory=MemoryFit(dataset_bytes=dataset.total_bytes, available_bytes=available,
-                         fits_in_ram=dataset.total_bytes < available),
-        skipped=tuple(skipped),
-        files_used=len(files),
-        bytes_read=session.bytes_read,
-        **{**empty, **{k: v for k, v in values.items() if k in empty}},
-    )
 
 
 __all__ = ["DEFAULT_BUDGET_S", "DEFAULT_WORKERS", "ENGINES", "calibrate", "step_of"]

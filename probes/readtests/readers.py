@@ -341,38 +341,11 @@ def uproot_chunks(tree: Any, spec: ReaderSpec, branches: Sequence[str], entry_st
                             library=spec.library)
 
 
-def reader_event_loop(ctx: Any, spec: ReaderSpec, share_s: float) -> Any:
-    """The event-loop test (a read test's step, ``ctx`` its ``Context``) with the program's
-    reader: uproot's passes, ROOT's ``GetEntry`` loop with or without TTreeCache, or an
-    RDataFrame; the branches are the trace's where it named them, else ``--branches``."""
-    branches = with_branches(spec, ctx.branches)
-    if spec.engine == "uproot":
-        from .eventloop import measure_event_loop
-
-        return measure_event_loop(ctx.session, ctx.files, ctx.tree.name, branches=branches,
-                                  analysis=ctx.analysis, share_s=share_s, reader=spec)
-    if ctx.analysis is not None:
-        raise ValueError(f"--analysis calls a Python function on uproot's arrays: not with "
-                         f"the reader {spec.kind}")
-    if spec.kind == "rdataframe" or spec.loop == "python":
-        from .pyloops import python_root_event_loop
-
-        return label_loop(python_root_event_loop(ctx.session, ctx.files, ctx.tree.name,
-                                                 branches, share_s, spec), spec)
-    from .rootengine import measure_root_event_loop
-
-    result = measure_root_event_loop(ctx.session, ctx.files, ctx.tree.name, branches,
-                                     share_s, reader=spec)
-    ctx.fields["root_cache_on"] = result.cache_on
-    ctx.fields["root_cache_off"] = result.cache_off
-    return result.event_loop
-
-
 def label_loop(loop: Any, spec: ReaderSpec | None) -> Any:
     """``loop`` (an ``EventLoop``) naming the reader it ran (JSON ``reader``)."""
     return loop if spec is None else replace(loop, reader=spec.text)
 
 
 __all__ = ["EXAMPLES", "KINDS", "UPROOT_DEFAULT_STEP", "ReaderSpec", "deduce_reader",
-           "label_loop", "memory_size", "parse_reader", "reader_event_loop",
+           "label_loop", "memory_size", "parse_reader",
            "reader_from_trace", "uproot_chunks", "with_branches"]

@@ -29,7 +29,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..remote import RemoteError, scheme_of
+from ..remote_files import RemoteError, scheme_of
 from .remote_results import RemoteClientCost
 from .runner import Cancelled
 

@@ -1,6 +1,6 @@
 """The reader's CPU on remote data: one of the dataset's files fetched whole over the link,
 then read by the same reader with no link in the way (what the link time of
-:mod:`hep_advisor.models.remote` is combined with).
+:mod:`hep_advisor.models.remote_reads` is combined with).
 
 The file is copied into a private temporary directory (removed afterwards, whatever happens;
 never beside the data) and read from there, in the page cache:
@@ -29,7 +29,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..remote import RemoteError, read_head
+from ..remote_files import RemoteError, read_head
 from .remote_results import RemoteClientCost, RemoteReaderCpu
 from .runner import Cancelled, spread
 

@@ -80,7 +80,7 @@ class RemoteClientCost:
     - ``local_open_samples``, ``local_read_samples``: the same open and read of the local copy,
       each timed right before its remote pass (paired: the machine's load then is in both).
 
-    ``hep_advisor.models.remote.ClientTerms`` turns these into the client's costs beyond the model's
+    ``hep_advisor.models.link.ClientTerms`` turns these into the client's costs beyond the model's
     round trips, transfer and local CPU: per round trip, per file, per basket."""
 
     client: str

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..rootfile import one_line
 from .raw import FileSet, concurrency_sweep, request_sweep, sequential_rate
+from .readers import ReaderSpec, label_loop, with_branches
 from .results import (
     BasketCost,
     CallCost,
@@ -108,11 +109,36 @@ def decompression(ctx: Context, share_s: float) -> tuple[DecompressionPoint, ...
     return points
 
 
+def reader_event_loop(ctx: Context, spec: ReaderSpec, share_s: float) -> Any:
+    """The event-loop test (a read test's step, ``ctx`` its ``Context``) with the program's
+    reader: uproot's passes, ROOT's ``GetEntry`` loop with or without TTreeCache, or an
+    RDataFrame; the branches are the trace's where it named them, else ``--branches``."""
+    branches = with_branches(spec, ctx.branches)
+    if spec.engine == "uproot":
+        from .eventloop import measure_event_loop
+
+        return measure_event_loop(ctx.session, ctx.files, ctx.tree.name, branches=branches,
+                                  analysis=ctx.analysis, share_s=share_s, reader=spec)
+    if ctx.analysis is not None:
+        raise ValueError(f"--analysis calls a Python function on uproot's arrays: not with "
+                         f"the reader {spec.kind}")
+    if spec.kind == "rdataframe" or spec.loop == "python":
+        from .pyloops import python_root_event_loop
+
+        return label_loop(python_root_event_loop(ctx.session, ctx.files, ctx.tree.name,
+                                                 branches, share_s, spec), spec)
+    from .rootengine import measure_root_event_loop
+
+    result = measure_root_event_loop(ctx.session, ctx.files, ctx.tree.name, branches,
+                                     share_s, reader=spec)
+    ctx.fields["root_cache_on"] = result.cache_on
+    ctx.fields["root_cache_off"] = result.cache_off
+    return result.event_loop
+
+
 def event_loop(ctx: Context, share_s: float) -> EventLoop:
     reader = ctx.scratch.get("reader")  # the program's reader (``--reader``), where named
     if reader is not None and ctx.tree.format != "rntuple":
-        from .readers import reader_event_loop
-
         return reader_event_loop(ctx, reader, share_s)
     if ctx.tree.format == "rntuple":
         from .rntuple_loop import measure_rntuple_event_loop

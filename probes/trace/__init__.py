@@ -8,8 +8,9 @@ decompressing a sample of the baskets it read.  Attribution onto basket maps is
 :mod:`hep_advisor.models.attribution`.
 """
 
+from .capture import Capture, TracedRead, TraceError, candidate_files
 from .record import choose_recorder
-from .run import Capture, TracedRead, TraceError, candidate_files, run_traced
+from .run import run_traced
 
 __all__ = ["Capture", "TraceError", "TracedRead", "candidate_files", "choose_recorder",
            "run_traced"]

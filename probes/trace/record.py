@@ -108,7 +108,7 @@ def read_logs(log_dir: str | Path) -> list[dict[str, Any]]:
 def run_recorded(argv: Sequence[str], *, cold: bool = False,
                  stdout: IO[Any] | int | None = None) -> Any:
     """Run ``argv`` with the Python recorder; returns a :class:`~.run.Capture`."""
-    from .run import CHILD, Capture, TracedRead, TraceError, candidate_files, main_thread
+    from .capture import CHILD, Capture, TracedRead, TraceError, candidate_files, main_thread
     from .sampler import Sampler
 
     evicted = tuple(f for f in candidate_files(argv) if evict(f)) if cold else ()

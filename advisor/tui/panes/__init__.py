@@ -1,11 +1,11 @@
 """The app's tabs, one module each; every pane shows a ``Loaded`` advice with ``show``."""
 
-from .advice import AdvicePane
-from .calibrate import CalibratePane
-from .data import DataPane
-from .overview import OverviewPane
-from .scaling import ScalingPane
-from .whatif import WhatIfPane
+from hep_advisor.tui.panes.advice import AdvicePane
+from hep_advisor.tui.panes.calibrate import CalibratePane
+from hep_advisor.tui.panes.data import DataPane
+from hep_advisor.tui.panes.overview import OverviewPane
+from hep_advisor.tui.panes.scaling import ScalingPane
+from hep_advisor.tui.panes.whatif import WhatIfPane
 
 __all__ = ["AdvicePane", "CalibratePane", "DataPane", "OverviewPane", "ScalingPane",
            "WhatIfPane"]

@@ -1,8 +1,8 @@
 """Advice: the ranked recommendations; the highlighted one's evidence, predicted gain and the
 actions to take, whose commands ``c`` copies to the clipboard (OSC 52, where the terminal
 allows).  ``y`` tries the highlighted file recommendation (M001, R001, C001) on a sample in a
-worker thread (``hep_advisor.trial``), live, and shows predicted against realised; ``Esc`` there,
-or leaving the app, stops it (the scratch data are removed)."""
+worker thread (``hep_advisor.pipeline.trial``), live, and shows predicted against realised; ``Esc``
+there, or leaving the app, stops it (the scratch data are removed)."""
 
 from __future__ import annotations
 
@@ -17,13 +17,13 @@ from textual.content import Content
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from .. import views
-from .base import show_if_loaded
+from hep_advisor.tui import views
+from hep_advisor.tui.panes.base import show_if_loaded
 
 if TYPE_CHECKING:
-    from ...advice import Action, Recommendation
-    from ...render.scaling import ScalingData
-    from ..source import Loaded
+    from hep_advisor.findings.recommendation import Action, Recommendation
+    from hep_advisor.render.scaling import ScalingData
+    from hep_advisor.tui.source import Loaded
 
 
 class AdvicePane(Vertical):
@@ -133,7 +133,7 @@ class AdvicePane(Vertical):
 
     # -- try --------------------------------------------------------------------------------------
     def action_try_selected(self) -> None:
-        from ...trial import TRY_CODES
+        from hep_advisor.rules.registry import tryable
 
         rec, advice = self.selected, getattr(self.app, "advice", None)
         if rec is None or advice is None:
@@ -142,8 +142,8 @@ class AdvicePane(Vertical):
         if self.trying is not None:
             self.notify(f"{self.trying} is being tried (Esc stops it).")
             return
-        if rec.code not in TRY_CODES:
-            self.notify(f"{rec.code} changes no file: try knows {', '.join(TRY_CODES)}.",
+        if rec.code not in tryable():
+            self.notify(f"{rec.code} changes no file: try knows {', '.join(tryable())}.",
                         severity="warning")
             return
         if advice.fitted is None:
@@ -178,8 +178,10 @@ class AdvicePane(Vertical):
                 (f"Trying {code}: {100 * fraction:.0f}%  ", "bold"), message))
 
         try:
-            result = advice.try_(code, budget_s=self.TRY_BUDGET_S, progress=progress,
-                                 cancel=cancel)
+            from hep_advisor.pipeline.trial import try_recommendation
+
+            result = try_recommendation(advice, code, budget_s=self.TRY_BUDGET_S,
+                                        progress=progress, cancel=cancel)
         except KeyboardInterrupt:
             self.app.call_from_thread(self._try_done, None, f"{code}: trial stopped; "
                                       "the scratch data were removed")

@@ -10,13 +10,12 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Label, ProgressBar, Static
 
-from ...render.labels import TEST_LABELS as READ_TEST_LABELS
+from hep_advisor.render.labels import TEST_LABELS as READ_TEST_LABELS
 
 if TYPE_CHECKING:
     from hep_advisor.probes.readtests.runner import ProgressEvent
-
-    from ...render.scaling import ScalingData
-    from ..source import Loaded
+    from hep_advisor.render.scaling import ScalingData
+    from hep_advisor.tui.source import Loaded
 
 #: The rows: the probe, then the read tests in the order they run (from their registry).
 TEST_LABELS = {"probe": "probe", **READ_TEST_LABELS}
@@ -138,7 +137,7 @@ class CalibratePane(VerticalScroll):
 
     def show(self, loaded: Loaded, scaling: ScalingData | None, *, cancelled: bool = False,
              elapsed_s: float | None = None, can_recalibrate: bool = True) -> None:
-        from ...cache import age_seconds, describe_age
+        from hep_advisor.pipeline.cache import age_seconds, describe_age
 
         self.running = False
         self.cached_age_s = loaded.cached_age_s
@@ -168,7 +167,7 @@ class CalibratePane(VerticalScroll):
                                      (f" (stored for next time){rerun}", "$text-muted"))
         self._state(state)
         if cal is not None:
-            from ...render.calibration_view import calibration_view
+            from hep_advisor.render.calibration_view import calibration_view
 
             self.query_one("#cal-summary", Static).update(calibration_view(cal))
 

@@ -13,14 +13,13 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import DataTable, Input, Static
 
-from ...render import fmt
-from .base import show_if_loaded
+from hep_advisor.render import fmt
+from hep_advisor.tui.panes.base import show_if_loaded
 
 if TYPE_CHECKING:
     from hep_advisor.probes.results import DatasetProfile
-
-    from ...render.scaling import ScalingData
-    from ..source import Loaded
+    from hep_advisor.render.scaling import ScalingData
+    from hep_advisor.tui.source import Loaded
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,11 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from .. import views
+from hep_advisor.tui import views
 
 if TYPE_CHECKING:
-    from ...render.scaling import ScalingData
-    from ..source import Loaded
+    from hep_advisor.render.scaling import ScalingData
+    from hep_advisor.tui.source import Loaded
 
 
 class OverviewPane(VerticalScroll):

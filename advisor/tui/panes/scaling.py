@@ -12,15 +12,15 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
-from ...render.scaling import summary_parts
-from ..plot import draw
-from .base import show_if_loaded
+from hep_advisor.render.scaling import summary_parts
+from hep_advisor.tui.panes.base import show_if_loaded
+from hep_advisor.tui.plot import draw
 
 if TYPE_CHECKING:
     from textual.visual import VisualType
 
-    from ...render.scaling import ScalingData
-    from ..source import Loaded
+    from hep_advisor.render.scaling import ScalingData
+    from hep_advisor.tui.source import Loaded
 
 
 class ScalingPlot(Widget):

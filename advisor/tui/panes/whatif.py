@@ -12,15 +12,14 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Checkbox, Input, Label, Select, Static
 
-from .. import views
-from .base import show_if_loaded
+from hep_advisor.tui import views
+from hep_advisor.tui.panes.base import show_if_loaded
 
 if TYPE_CHECKING:
+    from hep_advisor.findings.advice import Advice
     from hep_advisor.models.scenarios import PredictionPoint
-
-    from ...advice import Advice
-    from ...render.scaling import ScalingData
-    from ..source import Loaded
+    from hep_advisor.render.scaling import ScalingData
+    from hep_advisor.tui.source import Loaded
 
 AS_NOW = "as now"
 MERGE = ((AS_NOW, ""), ("100 MB", "100"), ("250 MB", "250"), ("500 MB", "500"),

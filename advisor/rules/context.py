@@ -1,0 +1,459 @@
+"""What every rule sees: the site, the dataset, the calibration and the fitted model, and the
+one way rules get a predicted speed-up: a scenario through the model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from hep_advisor.findings.advice import Verdict
+from hep_advisor.findings.recommendation import (
+    MIN_SPEEDUP,
+    Action,
+    Audience,
+    Evidence,
+    Option,
+    Recommendation,
+    severity_for,
+)
+from hep_advisor.models.calcosts import (
+    basket_cost,
+    collector_per_file,
+    dataset_decompression_mb_per_s,
+    decompression_basket_s,
+    first_call_extra,
+    first_touch_cost,
+    loop_call_costs,
+    loop_cpu_rate,
+    loop_refault,
+    step_touch,
+    uproot_key_cost,
+)
+from hep_advisor.models.reader_baseline import ReaderBaseline
+from hep_advisor.models.replay import LocalDevice
+from hep_advisor.models.replay.cpucosts import (
+    MEMORY_GROWTH,
+    MEMORY_GROWTH_RANGE,
+    UPROOT_BASKET_S,
+    UPROOT_BASKET_S_RANGE,
+    CpuCosts,
+    LoopCosts,
+    assumed_baskets,
+    costs_from,
+)
+from hep_advisor.models.replay.predict import (
+    STEP_BYTES,
+    UPROOT_OVERLAP,
+    UPROOT_OVERLAP_RANGE,
+    LayoutTime,
+    MergePrediction,
+    Reader,
+    layout_time,
+    merge_prediction,
+    reader_change,
+    reader_loop_costs,
+)
+from hep_advisor.models.replay.sitedevice import site_device
+from hep_advisor.models.scenarios import (
+    Baseline,
+    ModelSummary,
+    PredictionPoint,
+    Scenario,
+    ScenarioResult,
+    predict_scenarios,
+)
+from hep_advisor.models.throughput import ThroughputModel
+from hep_advisor.probes.basketmap import BasketMap
+from hep_advisor.probes.readtests.readers import ReaderSpec
+from hep_advisor.probes.readtests.results import Calibration
+from hep_advisor.probes.results import DatasetProfile, SiteProfile, TreeProfile
+from hep_advisor.rules.inputs import Inputs, inputs_of
+from hep_advisor.rules.narrowing import narrowing
+from hep_advisor.rules.rule import Rule
+
+
+@dataclass(frozen=True)
+class Context:
+    site: SiteProfile
+    dataset: DatasetProfile
+    calibration: Calibration | None
+    model: ThroughputModel
+    baseline: Baseline
+    summary: ModelSummary
+    verdict: Verdict
+    label: str = "dataset"
+    inputs: tuple[str, ...] = ()
+    #: the branches the program reads (``--branches``; empty: every branch)
+    branches: tuple[str, ...] = ()
+    level: float = 0.9
+    #: the branches the analysis uses (``--uses``; empty: not known)
+    uses: tuple[str, ...] = ()
+    #: basket maps of sampled files of the largest tree (``hep_advisor.probes.basketmap``), for
+    #: replays
+    basket_maps: tuple[BasketMap, ...] = field(default=(), repr=False, compare=False)
+    #: M001's speed-up from replaying the reads of the merged layout (``hep_advisor.models.replay``)
+    #: rather than from the rate model's merge scenario (needs ``basket_maps``); without it
+    #: the replay still checks what the merged layout costs each reader
+    replay_merge: bool = False
+    #: the program's reader (``--reader``, or deduced from a trace): M001's and P001's
+    #: speed-ups then replay that reader (needs ``basket_maps``); ``None``: not known
+    reader: ReaderSpec | None = None
+    #: that reader's baseline, replayed once by the caller (``hep_advisor.models.reader_baseline``);
+    #: a rule that needs it computes it where it is ``None``
+    reader_baseline: ReaderBaseline | None = None
+    #: per context (``replace`` starts a new one): scenario -> its result
+    _results: dict[Scenario, ScenarioResult] = field(default_factory=dict, init=False,
+                                                     repr=False, compare=False)
+    _replays: dict[tuple[object, ...], MergePrediction | None] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
+    _replay_memo: dict[object, object] = field(default_factory=dict, init=False, repr=False,
+                                               compare=False)
+
+    @property
+    def replay_memo(self) -> dict[object, object]:
+        """Replays kept for this context (layouts, their timings, the shared job), for the
+        rules that replay alike: a replay done for one rule is reused by the next."""
+        return self._replay_memo
+
+    @property
+    def tree(self) -> TreeProfile | None:
+        return self.dataset.main_tree
+
+    @property
+    def program_reader(self) -> Reader | None:
+        """The program's reader as the replay's :class:`Reader` (``None``: not known)."""
+        if self.reader is None:
+            return None
+        from hep_advisor.models.reader_baseline import replay_reader
+
+        return replay_reader(self.reader)
+
+    def reader_context(self) -> Context:
+        """This context with the branches the program's reader reads where its spec names
+        them (a trace's), for the replays of that reader; else this one."""
+        if self.reader is None or not self.reader.branches or \
+                tuple(self.reader.branches) == self.branches:
+            return self
+        from dataclasses import replace
+
+        if "reader context" not in self._replay_memo:  # one, its replays kept
+            self._replay_memo["reader context"] = replace(
+                self, branches=tuple(self.reader.branches))
+        sub: Context = self._replay_memo["reader context"]  # type: ignore[assignment]
+        return sub
+
+    @property
+    def workers_now(self) -> int:
+        return self.baseline.workers
+
+    @property
+    def cores(self) -> int:
+        return self.site.cpu.physical_cores or self.site.cpu.logical_cores or 1
+
+    @property
+    def logical(self) -> int:
+        return self.site.cpu.logical_cores or self.cores
+
+    def run(self, scenario: Scenario) -> ScenarioResult:
+        """The scenario through the model, once per scenario (``make`` reuses the result)."""
+        if scenario not in self._results:
+            self._results[scenario] = predict_scenarios(self.model, self.baseline, [scenario],
+                                                        level=self.level)[0]
+        return self._results[scenario]
+
+    def predict(self, scenario: Scenario) -> PredictionPoint:
+        """The scenario at its own worker count (default: the analysis' as now), with the
+        speed-up over the analysis as it runs now."""
+        return self.run(scenario).predictions[0]
+
+    def merge_replay(self, per_output: int, optimise: bool,
+                     step: int | str | float = STEP_BYTES, *, reader: Reader | None = None,
+                     after_reader: Reader | None = None, after_warm: bool = False
+                     ) -> MergePrediction | None:
+        """The merge of ``per_output`` files at a time replayed (one worker, uproot's
+        ``iterate`` at ``step``: by default the event loop's; or ``reader`` today and
+        ``after_reader`` on the merged files, pre-staged where ``after_warm``): ``None`` where
+        no basket maps were read or the analysis runs several workers."""
+        key = (per_output, optimise, step, reader, after_reader, after_warm)
+        if key not in self._replays:
+            self._replays[key] = self._replay(
+                lambda dev, costs, sds, cpu_sd, tree_files: merge_prediction(
+                    self.basket_maps, tree_files, per_output, dev, costs, optimise=optimise,
+                    branches=self.branches or None, step=step, device_sd=sds,
+                    cpu_sd=cpu_sd, jobs=self.cores,  # M001 prints hadd -j <cores>
+                    reader=reader, after_reader=after_reader, after_warm=after_warm,
+                    memo=self._replay_memo))
+        return self._replays[key]
+
+    def reader_replay(self, before: Reader, after: Reader,
+                      read_ahead_kb: int | None = None, *, after_warm: bool = False
+                      ) -> MergePrediction | None:
+        """Today's files read with ``before``, then with ``after`` (and the read-ahead
+        ``read_ahead_kb``; from the page cache where ``after_warm``: pre-staged), replayed:
+        ``None`` as for :meth:`merge_replay`."""
+        key = ("reader", before, after, read_ahead_kb, after_warm)
+        if key not in self._replays:
+            self._replays[key] = self._replay(
+                lambda dev, costs, sds, cpu_sd, tree_files: reader_change(
+                    self.basket_maps, tree_files, dev, costs, before, after,
+                    after_read_ahead_kb=read_ahead_kb, branches=self.branches or None,
+                    device_sd=sds, cpu_sd=cpu_sd, memo=self._replay_memo,
+                    after_warm=after_warm))
+        return self._replays[key]
+
+    def replay_device(self) -> LocalDevice:
+        """The device of the replay: the calibration's raw read and request sweep, the site's
+        read-ahead and largest I/O (see ``hep_advisor.models.replay.sitedevice.site_device``)."""
+        raw = self.calibration.raw_read if self.calibration is not None else None
+        return site_device(self.baseline.params, raw, self.site)
+
+    def replay_costs(self) -> CpuCosts:
+        """The CPU terms of one worker: the warm open where it was measured; the per-call cost
+        from the warm event loop with the measured decompression rate where the calibration
+        has them (:func:`~models.replay.cpucosts.loop_costs`), else the fitted terms; uproot's
+        overlap of I/O and CPU (an assumption, with its range)."""
+        opened = self.calibration.open_overhead_s if self.calibration is not None else None
+        costs = costs_from(self.baseline.params, self.baseline.row(1),
+                           opened.warm if opened else None, loop=self._loop_costs(),
+                           overlap=UPROOT_OVERLAP, overlap_range=UPROOT_OVERLAP_RANGE,
+                           touch=step_touch(self.calibration),
+                           collector_s=collector_per_file(self.calibration),
+                           first_call_s=first_call_extra(self.calibration))
+        alg = self.tree.compression.algorithm if self.tree is not None else None
+        return costs.with_decompress_basket(decompression_basket_s(self.calibration, alg))
+
+    def replay_cost_notes(self) -> tuple[str, ...]:
+        """The assumption lines of the replay's CPU costs where one is assumed: uproot's cost
+        per basket, where the per-basket test did not run."""
+        if not self.replay_costs().basket_assumed:
+            return ()
+        lo, hi = UPROOT_BASKET_S_RANGE
+        return (f"uproot's CPU per basket read is assumed at {UPROOT_BASKET_S * 1e6:.0f} µs "
+                f"(the range spans {lo * 1e6:.0f}-{hi * 1e6:.0f} µs): the calibration's "
+                "per-basket test did not run (a longer --budget runs it); the warm event "
+                "loop's time is split with it into per-call and per-basket costs",)
+
+    def touch_evidence(self, before: LayoutTime, after: LayoutTime, what: str
+                       ) -> list[Evidence]:
+        """The two replays' first writes of a new process's peak memory (part of their CPU):
+        one row, where either reads with uproot (a ROOT loop builds no such arrays)."""
+        touch = self.replay_costs().touch_s
+        if touch <= 0 or not (before.step_mb or after.step_mb):
+            return []
+        s, (lo, hi), measured = first_touch_cost(self.calibration)
+        refault = loop_refault(self.calibration)
+        g_lo, g_hi = MEMORY_GROWTH_RANGE
+        return [Evidence(
+            f"fresh memory now / {what}",
+            f"{before.step_mb * MEMORY_GROWTH:.0f} / {after.step_mb * MEMORY_GROWTH:.0f}", "MB",
+            "derived",
+            f"a new process writes its peak memory once: about {MEMORY_GROWTH:g}x its largest "
+            f"step's arrays ({before.step_mb:.0f} / {after.step_mb:.0f} MB; an assumption, "
+            f"{g_lo:g}-{g_hi:g}x), at {s * 1e3:.2f} ms per MB "
+            f"({'measured' if measured else 'assumed'}, {lo * 1e3:.2f}-{hi * 1e3:.2f})"
+            + (f", less the {refault:.1f} MB per MB the calibration's warm loop faulted "
+               "again each pass (measured; already in its rate)" if refault > 0 else "")
+            + f": {before.step_mb * touch:.2f} / {after.step_mb * touch:.2f} s of the CPU")]
+
+    def key_cost_note(self) -> str | None:
+        """The assumption line of uproot's CPU per basket key in a memory-size step's
+        pre-pass, where the per-key test did not run (``None`` where it measured it)."""
+        key_s, (lo, hi), measured = uproot_key_cost(self.calibration)
+        if measured:
+            return None
+        return (f"uproot's CPU per basket key of a memory-size step's pre-pass is assumed at "
+                f"{key_s * 1e6:.0f} µs (the range spans {lo * 1e6:.0f}-{hi * 1e6:.0f} µs): "
+                "the calibration's per-key test did not run (a longer --budget runs it)")
+
+    def _loop_costs(self) -> LoopCosts | None:
+        """The per-call cost of uproot's plain event loop from the calibration's warm loop
+        (:func:`hep_advisor.models.calcosts.loop_call_costs`); where that loop ran the program's own
+        uproot reader (``--reader``), from it (:meth:`_reader_loop_costs`)."""
+        cal = self.calibration
+        if cal is None:
+            return None
+        loop = cal.event_loop
+        if loop is not None and loop.reader is not None:
+            if "reader loop costs" not in self._replay_memo:  # one replay per context
+                self._replay_memo["reader loop costs"] = self._reader_loop_costs()
+            return self._replay_memo["reader loop costs"]  # type: ignore[return-value]
+        return loop_call_costs(cal, self.tree)
+
+    def _reader_loop_costs(self) -> LoopCosts | None:
+        """:func:`~models.replay.predict.reader_loop_costs`: the calibration's warm loop ran
+        the program's uproot reader, so its time per event, less the decompression at the
+        measured rate, the baskets beyond one per branch and call and the pre-pass's keys,
+        sets the per-call cost (the calls, baskets and keys counted by that reader's replay on
+        today's files).  The rates and the small-files condition are
+        :func:`~models.calcosts.loop_call_costs`' (the loop read as an entry-step loop
+        would), the condition checked again with the reader's own calls (where it fails:
+        :meth:`_reader_mb_costs`).  ``None`` (the fitted terms) for another reader, a ROOT
+        reader, no maps or no warm loop."""
+        from dataclasses import replace
+
+        from hep_advisor.models.calcosts import LOOP_CALL_MAX_BASKETS
+
+        cal, spec, prog = self.calibration, self.reader, self.program_reader
+        loop = cal.event_loop if cal is not None else None
+        if cal is None or loop is None or spec is None or prog is None or \
+                loop.reader != spec.text or prog.engine != "uproot" or loop.warm is None or \
+                not loop.warm.median or not self.basket_maps or self.tree is None:
+            return None
+        chosen = list(spec.branches) if spec.branches else (list(self.branches) or None)
+        try:
+            lt = layout_time(self.basket_maps, self.replay_device(), CpuCosts(open_s=0.0),
+                             branches=chosen, reader=prog)
+        except (KeyError, ValueError):
+            return None
+        if not lt.branch_calls or not lt.compressed_mb:
+            return None
+        rates = loop_call_costs(replace(cal, event_loop=replace(loop, reader=None)), self.tree)
+        warm = float(loop_cpu_rate(loop) or loop.warm.median)  # or the cold, where faster
+        if rates is None or lt.baskets / lt.branch_calls > LOOP_CALL_MAX_BASKETS:
+            return self._reader_mb_costs(lt, warm)
+        return reader_loop_costs(lt, warm, rates.decompress_mb_per_s,
+                                 None if rates.basket_assumed else rates.basket_s,
+                                 rates.process_mb_per_s or None, key_s=rates.key_s,
+                                 key_range=rates.key_range, first_s=rates.first_s)
+
+    def _reader_mb_costs(self, lt: LayoutTime, warm: float) -> LoopCosts | None:
+        """Where the program's reader's calls hold several baskets per branch (larger files):
+        its warm loop's time per event (``warm``; ``lt``: its replay on today's files) less
+        the fitted per-call cost, the pre-pass's keys and the baskets beyond one per branch
+        and call is work per MB: the measured decompression, the rest processing.  The
+        baskets cost what the per-basket test measured, else an assumption over its range
+        (:func:`~models.replay.cpucosts.assumed_baskets`); the per-call cost is the fitted
+        one only where the fit constrained it (one call per file cannot tell it from the
+        baskets' cost: 0 then, the calls of large files being the smaller part).  ``None``
+        where nothing is left or the decompression rate is unmeasured."""
+        cal, tree = self.calibration, self.tree
+        if cal is None or tree is None:
+            return None
+        dec = dataset_decompression_mb_per_s(cal, tree.compression.algorithm)
+        if dec is None:
+            return None
+        key_s, key_range, _ = uproot_key_cost(cal)
+        fitted = self.summary.parameters.get("call_s")
+        call = self.param("call_s") if fitted is not None and \
+            fitted.source in ("measured", "fitted") else 0.0
+
+        extra = lt.extra_touches
+
+        # each file's first call (the fitted per-call cost leaves it out)
+        first = first_call_extra(cal)
+
+        def split(b: float) -> LoopCosts | None:
+            left = lt.entries / warm - lt.calls * call - lt.keys * key_s - extra * b \
+                - lt.files * first
+            per_mb = left / lt.compressed_mb - (1.0 / dec if dec else 0.0)
+            if left <= 0 or per_mb <= 0:
+                return None
+            return LoopCosts(call_s=call, basket_s=b, decompress_mb_per_s=dec,
+                             process_mb_per_s=1.0 / per_mb, key_s=key_s, key_range=key_range,
+                             first_s=first)
+
+        bc = basket_cost(cal, tree.compression.algorithm)
+        measured = bc.basket_s if bc is not None else None
+        if measured is None:
+            return assumed_baskets(split)
+        return split(measured) or self._scaled_to_loop(lt, warm, dec, call, extra, measured,
+                                                       key_s, key_range)
+
+    @staticmethod
+    def _scaled_to_loop(lt: LayoutTime, warm: float, dec: float, call: float, extra: float,
+                        basket_s: float, key_s: float, key_range: tuple[float, float]
+                        ) -> LoopCosts | None:
+        """Where the measured per-call, per-basket and per-key costs add up to more than the
+        warm loop's time beyond its decompression (each was timed at another moment, on a
+        machine whose speed moves: on the 1,200-branch validation dataset they over-explained
+        it by 40%), the three scaled down together to fill that time, nothing left for
+        processing: the loop's own time bounds what a merge or a reader change can save,
+        where the fitted terms alone (the fallback) charged the whole loop to its calls.
+        ``extra``: the baskets beyond one per branch and call.  ``None`` where not even the
+        decompression fits."""
+        fixed = lt.calls * call + lt.keys * key_s + extra * basket_s
+        left = lt.entries / warm - (lt.compressed_mb / dec if dec else 0.0)
+        if left <= 0 or fixed <= 0:
+            return None
+        f = min(1.0, left / fixed)
+        return LoopCosts(call_s=call * f, basket_s=basket_s * f, decompress_mb_per_s=dec,
+                         process_mb_per_s=0.0, key_s=key_s * f,
+                         key_range=(key_range[0] * f, key_range[1] * f))
+
+    def _replay(self, run: Callable[[LocalDevice, CpuCosts, tuple[float, float], float, int],
+                                    MergePrediction]) -> MergePrediction | None:
+        tree = self.tree
+        if not self.basket_maps or tree is None or self.baseline.workers != 1:
+            return None
+
+        def rel(name: str) -> float:
+            p = self.summary.parameters.get(name)
+            if p is None or p.uncertainty is None or not p.value:
+                return 0.0
+            return min(abs(p.uncertainty / p.value), 1.0)
+
+        cpu_sd = max(rel("open_s"), rel("call_s"), rel("basket_s"))
+        try:
+            return run(self.replay_device(), self.replay_costs(),
+                       (rel("storage_mb_per_s"), rel("access_ms")), cpu_sd, tree.files)
+        except (KeyError, ValueError):  # a branch the maps lack, an empty map
+            return None
+
+    @cached_property
+    def paths(self) -> Inputs:
+        """The inputs as the printed commands name them (see :mod:`.inputs`)."""
+        return inputs_of(self.inputs, self.dataset.file_paths)
+
+    def param(self, name: str) -> float:
+        return float(getattr(self.baseline.params, name, 0.0))
+
+    def param_evidence(self, name: str, label: str, scale: float = 1.0, unit: str = "",
+                       digits: int = 3) -> Evidence:
+        p = self.summary.parameters.get(name)
+        source = "fitted"
+        note = None
+        if p is not None:
+            source = {"measured": "measured", "fitted": "fitted", "assumed": "assumed",
+                      "fixed": "assumed"}[p.source]
+            if p.uncertainty is not None:
+                note = f"± {_round(p.uncertainty * scale, digits)} (1σ)"
+            elif p.source == "assumed":
+                note = ("no measurement constrains it: where the fit left it, with no interval "
+                        "of its own")
+        return Evidence(label, _round(self.param(name) * scale, digits), unit or
+                        (p.unit if p else ""), source, note)  # type: ignore[arg-type]
+
+    def make(self, *, rule: Rule, title: str, audience: Audience,
+             point: PredictionPoint, scenario: Scenario, summary: str,
+             evidence: Sequence[Evidence], actions: Sequence[Action],
+             options: Sequence[Option] = (), extra_assumptions: Sequence[str] = (),
+             keep: bool = False) -> Recommendation | None:
+        """The recommendation, or ``None`` when the predicted speed-up is below
+        ``MIN_SPEEDUP`` (it does not apply; ``keep``: made all the same, for a caller that
+        marks it not recommended)."""
+        if point.speedup is None:
+            return None
+        s = round(point.speedup, 3)  # the figure shown: the severity and the cut are its
+        if s < MIN_SPEEDUP and not keep:
+            return None
+        low, high = round(point.speedup_low or s, 3), round(point.speedup_high or s, 3)
+        wide = narrowing(rule, severity_for(s), low, high)
+        return Recommendation(
+            code=rule.code, kind=rule.kind, title=title, severity=severity_for(s),
+            audience=audience,
+            predicted_speedup=s, speedup_low=low, speedup_high=high, workers=point.workers,
+            scenario=scenario.name, summary=summary,
+            evidence=(*evidence, *((wide,) if wide is not None else ())),
+            actions=tuple(actions),
+            assumptions=tuple(dict.fromkeys((*self.run(scenario).assumptions,
+                                             *extra_assumptions))),
+            options=tuple(options), dataset=self.label)
+
+
+def _round(x: float, digits: int) -> float:
+    from math import floor, log10
+
+    if x == 0 or x != x:
+        return x
+    return round(x, max(0, digits - 1 - floor(log10(abs(x)))))

@@ -1,0 +1,610 @@
+"""Remote-data rules (``root://``, ``http(s)://``): stream, stage or cache (X001), the uproot
+source (X002), parallel streams (X003) and ROOT's TTreeCache over the link (T001), from the
+link the remote read tests measured (``Calibration.remote``) and the readers' requests replayed
+through it (:mod:`hep_advisor.models.remote_reads`).
+
+These rules need no fitted rate model.  The remote calibration measures the link and, on one
+of the files fetched whole, the reader's CPU (``RemoteCalibration.cpu``: per file opened and
+per compressed MB); each option's time is then the whole job's
+(:func:`hep_advisor.models.remote_reads.job`: the link time plus the CPU, for uproot as for ROOT: on
+the test bench uproot's work did not overlap its requests measurably), and the speed-up is of the
+whole job.  Where the CPU was not measured for the reader in question the speed-up is of the time on
+the link only, and the recommendation says so.  Where the calibration also read that file through
+the reader's own client (``RemoteReaderCpu.clients``), what the client costs beyond the model's
+round trips, transfer and local CPU is added (:class:`hep_advisor.models.link.ClientTerms`: per
+round trip, per file, per basket, once per process).  The interval covers the link's measured spread
+(round trip and bandwidth at their quartiles), the CPU passes' lowest and highest, the client's
+fastest and slowest samples, and how much the same read through the client varied from pass to pass
+(each way that much faster or slower: the run-to-run spread one prediction cannot remove).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hep_advisor.findings.recommendation import (
+    MIN_SPEEDUP,
+    Action,
+    Evidence,
+    Recommendation,
+    severity_for,
+)
+from hep_advisor.models.remote_reads import (
+    ReaderCpu,
+    RemoteLink,
+    RemotePrediction,
+    Round,
+    break_even_fraction,
+    job,
+    needed_bytes,
+    reader_cpu_s,
+    root_rounds,
+    stage,
+    stream,
+    treecache_remote,
+    uproot_rounds,
+)
+from hep_advisor.models.replay.readers import root_cache_bytes
+from hep_advisor.probes.basketmap import BasketMap
+from hep_advisor.probes.readtests.remote_results import RemoteCalibration, RemoteSamples
+from hep_advisor.probes.readtests.results import Calibration
+from hep_advisor.probes.results import DatasetProfile
+from hep_advisor.rules import versions
+from hep_advisor.rules.rule import Rule
+
+#: X001: ``xrdcp``'s fixed cost per file, fitted to the test bench's measurements
+#: (benchmarks/bench_remote.py predict: a 32 MB copy less its bytes at the bandwidth took
+#: 0.02-0.05 s at a 1 ms round trip, 0.10-0.20 s at 20 ms, 0.43 s at 80 ms): its start
+#: (process, client library) and the round trips it makes (handshake, log in, stat, open,
+#: close), counting the open
+XRDCP_START_S = 0.02
+XRDCP_ROUND_TRIPS = 5
+#: X003: parallel streams recommended when k streams measured at least this much faster
+STREAMS_MIN_GAIN = 1.10
+#: T001 over the link: the round trip and bandwidth are varied by this fraction where the
+#: calibration kept no samples to take their spread from (an assumption, stated)
+NO_SPREAD = 0.10
+IO_ONLY = ("the speed-up is of the time on the link (round trips and transfer, replayed); "
+           "decompression and processing take the same time either way, so the whole job "
+           "gains less")
+
+
+@dataclass(frozen=True)
+class _Links:
+    mid: RemoteLink
+    fast: RemoteLink
+    slow: RemoteLink
+
+
+WITH_CPU = ("the whole job: link time (replayed) and the reader's CPU measured on one of the "
+            "files fetched whole ({what}), scaled by the compressed MB read and, for ROOT's "
+            "loop, the entries it visits")
+
+
+def reader_cpu(rc: RemoteCalibration, engine: str, client: str | None = None
+               ) -> ReaderCpu | None:
+    """The reader's CPU terms where the calibration measured them for ``engine``, with its
+    client's terms through the link (``client``: the engine's own by default) where
+    measured."""
+    if rc.cpu is None or rc.cpu.engine != engine:
+        return None
+    try:
+        link: RemoteLink | None = RemoteLink.from_calibration(rc)
+    except ValueError:
+        link = None
+    return ReaderCpu.from_measured(rc.cpu, link, client)
+
+
+def _cpu_corners(rc: RemoteCalibration, cpu: ReaderCpu | None) -> list[ReaderCpu | None]:
+    """The CPU terms at the lowest and highest timed pass, each with the client's terms at
+    their fastest and slowest samples (``[cpu]`` without samples)."""
+    if cpu is None or rc.cpu is None or not rc.cpu.samples or not rc.cpu.loop_s:
+        return [cpu]
+    clients = [None] if cpu.client is None else [cpu.client.corner(h) for h in (False, True)]
+    return [ReaderCpu(cpu.open_s, cpu.mb_s * v / rc.cpu.loop_s, cpu.basket_s, k,
+                      cpu.entry_s * v / rc.cpu.loop_s)
+            for v in (min(rc.cpu.samples), max(rc.cpu.samples)) for k in clients]
+
+
+def _cpu_text(rc: RemoteCalibration, cpu: ReaderCpu | None) -> str:
+    if cpu is None or rc.cpu is None:
+        return IO_ONLY
+    per_entry = f", {1e6 * cpu.entry_s:.2f} us per entry" if cpu.entry_s else ""
+    text = WITH_CPU.format(what=f"{rc.cpu.engine}: {1e3 * cpu.mb_s:.1f} ms per compressed MB"
+                                f"{per_entry}, open {1e3 * cpu.open_s:.1f} ms")
+    k = cpu.client
+    if k is None:
+        return text + ("; the reader's own client through the link was not measured (its "
+                       "costs beyond the round trips are not counted)")
+    return text + (f"; the reader's client read the same file through the link: "
+                   f"{1e3 * k.request_s:+.2f} ms per round trip, {1e3 * k.file_s:+.1f} ms per "
+                   f"file, {1e6 * k.basket_s:+.0f} us per basket and {1e3 * k.process_s:.0f} ms "
+                   "once per process beyond the model's round trips, transfer and local CPU "
+                   "(measured less modelled)")
+
+
+def _repeat_spread(rc: RemoteCalibration, cpu: ReaderCpu | None) -> float:
+    """How much the same read through the reader's client varied from pass to pass in the
+    calibration (half its range over its median; 0 where not measured): the run-to-run
+    spread a prediction of one run cannot remove."""
+    if cpu is None or cpu.client is None or rc.cpu is None:
+        return 0.0
+    cost = rc.cpu.client(rc.cpu.engine)
+    if cost is None or len(cost.read_samples) < 2 or not cost.read_s:
+        return 0.0
+    return (max(cost.read_samples) - min(cost.read_samples)) / 2 / cost.read_s
+
+
+def _widened(ratios: Sequence[float], spread: float) -> list[float]:
+    """The speed-ups' corners with each of the two ways ``spread`` faster or slower."""
+    f = (1 + spread) / max(1 - spread, 1e-3)
+    return [min(ratios) / f, max(ratios) * f]
+
+
+def _quartiles(samples: Sequence[float]) -> tuple[float, float]:
+    s = sorted(samples)
+    if not s:
+        return 0.0, 0.0
+    return s[len(s) // 4], s[(3 * len(s)) // 4]
+
+
+def _links(rc: RemoteCalibration) -> _Links | None:
+    try:
+        mid = RemoteLink.from_calibration(rc)
+    except ValueError:
+        return None
+    rtt_lo, rtt_hi = _quartiles(rc.rtt.samples if rc.rtt else ())
+    bw_lo, bw_hi = _quartiles(rc.bandwidth.samples if rc.bandwidth else ())
+    fast = RemoteLink((rtt_lo or rc.rtt_ms or 0) / 1e3, bw_hi or mid.mb_per_s, mid.open_s,
+                      mid.vector_reads)
+    slow = RemoteLink((rtt_hi or rc.rtt_ms or 0) / 1e3, bw_lo or mid.mb_per_s, mid.open_s,
+                      mid.vector_reads)
+    return _Links(mid, fast, slow)
+
+
+def _scale(dataset: DatasetProfile, maps: Sequence[BasketMap]) -> float:
+    """The replay covers ``maps`` (a sample of the files): times scale to the whole dataset."""
+    return max(dataset.files, 1) / max(len(maps), 1)
+
+
+def _io(rounds: list[Round], link: RemoteLink, files: int) -> float:
+    return stream("", rounds, link, 0.0, 0, files).io_s
+
+
+def _stream_s(rounds: list[Round], link: RemoteLink, files: int, cpu: ReaderCpu | None
+              ) -> float:
+    """Streaming: link time, or the whole job with the reader's CPU."""
+    if cpu is None:
+        return _io(rounds, link, files)
+    return job("", rounds, link, cpu, 0, files, overlap=False).total_s
+
+
+def _stage_s(sizes: list[int], rounds: list[Round], link: RemoteLink, cpu: ReaderCpu | None,
+             need: int) -> float:
+    """Staging: the copies (``xrdcp``'s start, its round trips besides the open, the protocol
+    open, the bytes at the bandwidth), then the local read's CPU where measured (the copy is
+    read back from the page cache)."""
+    n = len(sizes)
+    read = reader_cpu_s(rounds, cpu, n) if cpu is not None else 0.0
+    return stage(sizes, link, read, need, copy_start_s=XRDCP_START_S,
+                 copy_rtts=XRDCP_ROUND_TRIPS - 1).total_s + link.open_s * n
+
+
+def link_rows(calibration: Calibration) -> list[tuple[str, str]]:
+    """The remote read tests as (label, text) rows for the calibration views."""
+    rc = calibration.remote
+    if rc is None:
+        return []
+
+    def spread(s: RemoteSamples | None) -> str:
+        return f" (spread {100 * s.spread:.1f}%)" if s is not None and s.spread else ""
+
+    vec = rc.vector_reads
+    rows = [
+        ("remote", f"{rc.server}, {rc.scheme}:// — {rc.url}"),
+        ("round trip", f"{rc.rtt_ms or 0:.2f} ms{spread(rc.rtt)}; a 1-byte read "
+                       f"{rc.read_latency_ms or 0:.2f} ms"),
+        ("bandwidth", f"{rc.bandwidth_mb_per_s or 0:.2f} MB/s one stream{spread(rc.bandwidth)}"),
+        ("streams", ", ".join(f"{p.streams}: {p.aggregate_mb_per_s:.2f} MB/s"
+                              for p in rc.parallel_streams) or "not measured"),
+        ("vector reads", "not measured" if vec is None else (
+            f"{vec.chunks} ranges of {vec.chunk_bytes} B in {1e3 * (vec.vector_s or 0):.1f} "
+            f"ms; one range {1e3 * (vec.single_s or 0):.1f} ms" if vec.supported
+            else f"not supported: {vec.reason}")),
+        ("remote open", f"{1e3 * (rc.open_s or 0):.1f} ms (first {1e3 * (rc.first_open_s or 0):.1f}"
+                        " ms)"),
+        ("request sizes", " · ".join(f"{p.request_bytes // 1024} KiB {1e3 * p.seconds:.1f} ms"
+                                     for p in rc.request_sweep) or "not measured"),
+    ]
+    if rc.fit_latency_ms is not None and rc.fit_bandwidth_mb_per_s is not None:
+        rows.append(("sweep fit", f"{rc.fit_latency_ms:.2f} ms + bytes at "
+                                  f"{rc.fit_bandwidth_mb_per_s:.2f} MB/s"))
+    return rows
+
+
+def link_notes(calibration: Calibration, dataset: DatasetProfile | None = None,
+               maps: Sequence[BasketMap] = (), branches: Sequence[str] | None = None
+               ) -> list[str]:
+    """The remote calibration in a line or two, for the report's notes; with the dataset and
+    its basket maps, also the choice between streaming and staging (link time, replayed),
+    whether or not X001 recommends a change."""
+    rc = calibration.remote
+    if rc is None:
+        return []
+    choice = _choice_note(calibration, rc, dataset, maps, branches) if dataset else None
+    vec = rc.vector_reads
+    vtext = ("vector reads: not supported" if vec is None or not vec.supported else
+             f"vector reads: {vec.chunks} ranges in {1e3 * (vec.vector_s or 0):.1f} ms, one "
+             f"range {1e3 * (vec.single_s or 0):.1f} ms")
+    streams = ", ".join(f"{p.streams}: {p.aggregate_mb_per_s:.1f}" for p in rc.parallel_streams)
+    return [
+        f"remote data ({rc.server}, {rc.scheme}://): round trip {rc.rtt_ms or 0:.2f} ms, "
+        f"bandwidth {rc.bandwidth_mb_per_s or 0:.2f} MB/s one stream (streams -> MB/s: "
+        f"{streams or 'not measured'}), open {1e3 * (rc.open_s or 0):.1f} ms, {vtext}",
+        _cpu_note(rc),
+        *([choice] if choice else []),
+    ]
+
+
+def _cpu_note(rc: RemoteCalibration) -> str:
+    c = rc.cpu
+    if c is None or c.mb_s is None:
+        return ("no rate model: the remote calibration measured the link, not the reader's "
+                "CPU; remote advice (X001-X003, T001) compares link time only")
+    return (f"no rate model; the reader's CPU ({c.engine}) measured on {c.url} fetched whole "
+            f"({c.file_bytes / 1e6:.1f} MB, {c.baskets} baskets): open "
+            f"{1e3 * (c.open_s or 0):.1f} ms, {1e3 * c.mb_s:.1f} ms per compressed MB "
+            f"({len(c.samples)} passes, spread {100 * (c.spread or 0):.0f}%); remote advice "
+            "compares whole-job times")
+
+
+def _choice_note(calibration: Calibration, rc: RemoteCalibration, dataset: DatasetProfile,
+                 maps: Sequence[BasketMap], branches: Sequence[str] | None) -> str | None:
+    links = _links(rc)
+    if links is None or not maps:
+        return None
+    sel = list(branches) if branches else None
+    try:
+        rounds = (root_rounds(maps, sel, tree_cache=True) if calibration.engine == "root"
+                  else uproot_rounds(maps, sel))
+        need = needed_bytes(maps, sel)
+    except (KeyError, ValueError):
+        return None
+    k = _scale(dataset, maps)
+    cpu = reader_cpu(rc, calibration.engine)
+    sizes = [m.file_bytes for m in maps]
+    s = _stream_s(rounds, links.mid, len(maps), cpu) * k
+    g = _stage_s(sizes, rounds, links.mid, cpu, need) * k
+    total = sum(sizes)
+    per_byte = _io(rounds, links.mid, len(maps)) / need if need else 0.0
+    even = break_even_fraction(int(total / max(len(maps), 1)), links.mid, per_byte)
+    best = "stream" if s <= g else "stage"
+    reader = "ROOT with TTreeCache" if calibration.engine == "root" else "uproot"
+    what = "link time" if cpu is None else "whole job"
+    return (f"stream or stage ({reader}, {what} replayed on {len(maps)} file(s), scaled to "
+            f"{dataset.files}): streaming {s:.2f} s ({len(rounds)} round trips per "
+            f"{len(maps)} file(s)), staging {g:.2f} s; the program reads "
+            f"{100 * need / total if total else 0:.0f}% of the bytes, break-even "
+            f"{100 * (even or 0):.0f}%: {best} (a cache such as XCache serves later reads of "
+            "the same files over the LAN)")
+
+
+def remote_rules(dataset: DatasetProfile, calibration: Calibration | None,
+                 maps: Sequence[BasketMap], branches: Sequence[str] | None = None,
+                 engine: str = "uproot", label: str = "dataset") -> list[Recommendation]:
+    """X001, X002, X003 and T001 where they apply (an empty list for local data)."""
+    rc = calibration.remote if calibration is not None else None
+    if rc is None:
+        return []
+    engine = calibration.engine if calibration is not None else engine
+    out = [stage_rule(dataset, rc, maps, branches, engine, label),
+           source_rule(dataset, rc, maps, branches, label),
+           streams_rule(rc, label),
+           treecache_rule(dataset, rc, maps, branches, label)]
+    return [r for r in out if r is not None]
+
+
+def stage_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[BasketMap],
+               branches: Sequence[str] | None, engine: str = "uproot",
+               label: str = "dataset") -> Recommendation | None:
+    """X001: stage whole files first where copying them beats streaming what is read."""
+    links = _links(rc)
+    if links is None or not maps:
+        return None
+    sel = list(branches) if branches else None
+    try:  # the reader: uproot's arrays / iterate, or ROOT's loop with its default TTreeCache
+        rounds = (root_rounds(maps, sel, tree_cache=True) if engine == "root"
+                  else uproot_rounds(maps, sel))
+        need = needed_bytes(maps, sel)
+    except (KeyError, ValueError):
+        return None
+    k = _scale(dataset, maps)
+    sizes = [m.file_bytes for m in maps]
+    total = sum(sizes)
+    cpu = reader_cpu(rc, engine)
+
+    def times(link: RemoteLink, c: ReaderCpu | None = cpu) -> tuple[float, float]:
+        s = _stream_s(rounds, link, len(maps), c) * k
+        return s, _stage_s(sizes, rounds, link, c, need) * k
+
+    s_mid, g_mid = times(links.mid)
+    speed = s_mid / g_mid if g_mid > 0 else 0.0
+    ratios = [a / b for lk in (links.slow, links.fast) for c in _cpu_corners(rc, cpu)
+              for a, b in [times(lk, c)] if b > 0] or [speed]
+    repeat = _repeat_spread(rc, cpu)
+    lo, hi = min(_widened(ratios, repeat)), max(_widened(ratios, repeat))
+    fraction = need / total if total else None
+    per_byte = _io(rounds, links.mid, len(maps)) / need if need else 0.0
+    even = break_even_fraction(int(total / max(len(maps), 1)), links.mid, per_byte)
+    what = "link time" if cpu is None else "whole job"
+    ev = [
+        Evidence("round trip", round(rc.rtt_ms or 0, 2), "ms", "measured", rc.rtt.note
+                 if rc.rtt else None),
+        Evidence("bandwidth, one stream", round(links.mid.mb_per_s, 2), "MB/s", "measured"),
+        Evidence("open", round(rc.open_s or 0, 4), "s", "measured"),
+        Evidence("fraction of the bytes read", round(100 * fraction, 1) if fraction else "?",
+                 "%", "derived", "basket bytes of the branches read / file sizes"),
+        Evidence("break-even fraction", round(100 * even, 1) if even else "?", "%", "derived",
+                 "above it, copying whole files costs less link time than streaming"),
+        Evidence(f"streaming, {what}", round(s_mid, 2), "s", "derived",
+                 f"{len(rounds)} round trips replayed on {len(maps)} file(s)"),
+        Evidence(f"staging, {what}", round(g_mid, 2), "s", "derived",
+                 f"whole files at the bandwidth; xrdcp's fixed cost each: {XRDCP_ROUND_TRIPS} "
+                 f"round trips and {1e3 * XRDCP_START_S:.0f} ms" + (
+                     "" if cpu is None else "; then the reader's CPU")),
+    ]
+    if speed < MIN_SPEEDUP:
+        return None
+    first = dataset.file_paths[0] if dataset.file_paths else "root://HOST//PATH/file.root"
+    return Recommendation(
+        code="X001", kind="remote", title="Stage the files to local disk before reading",
+        severity=severity_for(speed), audience="analyst", predicted_speedup=round(speed, 3),
+        speedup_low=round(lo, 3), speedup_high=round(hi, 3), workers=1,
+        scenario="stage: copy whole files (xrdcp), then read locally",
+        summary=(f"The analysis reads {100 * (fraction or 0):.0f}% of each file's bytes, above "
+                 f"the break-even {100 * (even or 0):.0f}%: copying whole files and reading "
+                 f"them takes {g_mid:.1f} s ({what}) against {s_mid:.1f} s streaming "
+                 f"({len(rounds)} round trips of {rc.rtt_ms:.0f} ms in the replay)."),
+        evidence=tuple(ev),
+        actions=(
+            Action.labelled("copy each file, then read the copy (with -r: a directory)",
+                            f"xrdcp {first} /local/scratch/",
+                            "the XRootD client (xrdcp); Debian: xrootd-client"),
+            Action.labelled("or copy the next file while the current one is processed",
+                            "a thread or process running xrdcp one file ahead",
+                            "Python's concurrent.futures"),
+        ),
+        assumptions=(_cpu_text(rc, cpu), f"xrdcp's fixed cost per file ({XRDCP_ROUND_TRIPS} "
+                     f"round trips and {1e3 * XRDCP_START_S:.0f} ms to start) as measured on "
+                     "the project's test bench", "the local disk writes and rereads the copies at "
+                     "least as fast as the link (the copy is then read from the page cache)"),
+        dataset=label)
+
+
+def source_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[BasketMap],
+                branches: Sequence[str] | None, label: str = "dataset"
+                ) -> Recommendation | None:
+    """X002: uproot's XRootDSource (baskets as vector reads, no gaps) over root:// where the
+    default source's range merging moves enough extra bytes to cost link time."""
+    links = _links(rc)
+    if links is None or not maps or rc.scheme != "root":
+        return None
+    if rc.vector_reads is None or not rc.vector_reads.supported:
+        return None
+    sel = list(branches) if branches else None
+    try:
+        fs = uproot_rounds(maps, sel, source="fsspec")
+        xs = uproot_rounds(maps, sel, source="xrootd")
+    except (KeyError, ValueError):
+        return None
+    cpu = reader_cpu(rc, "uproot")
+    cpu_x = reader_cpu(rc, "uproot", "uproot XRootDSource")
+    n = len(maps)
+    t_fs = _stream_s(fs, links.mid, n, cpu)
+    t_x = _stream_s(xs, links.mid, n, cpu_x)
+    speed = t_fs / t_x if t_x > 0 else 0.0
+    ratios = [_stream_s(fs, lk, n, c) / _stream_s(xs, lk, n, cx)
+              for lk in (links.slow, links.fast)
+              for c, cx in zip(_cpu_corners(rc, cpu), _cpu_corners(rc, cpu_x), strict=False)]
+    if speed < MIN_SPEEDUP:
+        return None
+    b_fs = sum(r.nbytes for r in fs)
+    b_x = sum(r.nbytes for r in xs)
+    return Recommendation(
+        code="X002", kind="remote", title="Read with uproot's XRootDSource",
+        severity=severity_for(speed), audience="analyst", predicted_speedup=round(speed, 3),
+        speedup_low=round(min(_widened(ratios, _repeat_spread(rc, cpu))), 3),
+        speedup_high=round(max(_widened(ratios, _repeat_spread(rc, cpu))), 3), workers=1,
+        scenario="uproot handler=XRootDSource (vector reads of the baskets only)",
+        summary=(f"uproot's default source merges ranges with gaps up to 32 KiB and moves "
+                 f"{b_fs / 1e6:.2f} MB where the baskets read hold {b_x / 1e6:.2f} MB "
+                 f"(replayed on {len(maps)} file(s)); XRootDSource asks for the baskets alone "
+                 "in vector reads."),
+        evidence=(
+            Evidence("bytes moved, default source", round(b_fs / 1e6, 3), "MB", "derived"),
+            Evidence("bytes moved, XRootDSource", round(b_x / 1e6, 3), "MB", "derived"),
+            Evidence("vector reads", "supported", "", "measured",
+                     f"{rc.vector_reads.chunks} chunks in {rc.vector_reads.vector_s or 0:.3f} s"),
+            Evidence("bandwidth, one stream", round(links.mid.mb_per_s, 2), "MB/s", "measured"),
+        ),
+        actions=(Action.labelled(
+            "open the files with XRootDSource; iterate with an entry-count step (uproot 5.7.7's "
+            "default memory-size step fails over root:// with the default source)",
+            'uproot.iterate({"root://HOST//FILE.root": "TREE"}, step_size=100_000, '
+            "handler=uproot.source.xrootd.XRootDSource)", versions.UPROOT),),
+        assumptions=(_cpu_text(rc, cpu),),
+        dataset=label)
+
+
+def streams_rule(rc: RemoteCalibration, label: str = "dataset") -> Recommendation | None:
+    """X003: read several files (or ranges) at once where parallel streams measured faster."""
+    pts = {p.streams: p.aggregate_mb_per_s for p in rc.parallel_streams}
+    one = pts.get(1)
+    if not one:
+        return None
+    best = max(pts, key=lambda k: pts[k])
+    gain = pts[best] / one
+    if best <= 1 or gain < STREAMS_MIN_GAIN:
+        return None
+    samples = [v / one for p in rc.parallel_streams if p.streams == best for v in p.samples]
+    return Recommendation(
+        code="X003", kind="remote", title=f"Read {best} files at once over the link",
+        severity=severity_for(gain), audience="analyst", predicted_speedup=round(gain, 3),
+        speedup_low=round(min(samples, default=gain), 3),
+        speedup_high=round(max(samples, default=gain), 3), workers=best,
+        scenario=f"{best} parallel streams",
+        summary=(f"{best} reads at once measured {pts[best]:.1f} MB/s against {one:.1f} MB/s "
+                 "for one: one stream does not fill this link."),
+        evidence=tuple(Evidence(f"{k} stream{'s' if k > 1 else ''}", round(v, 2), "MB/s",
+                                "measured") for k, v in sorted(pts.items())),
+        actions=(Action.labelled("one process per file (each its own stream)",
+                                 f"concurrent.futures.ProcessPoolExecutor(max_workers={best})",
+                                 versions.UPROOT_PROCESSES),),
+        assumptions=("measured with large reads; a reader's smaller requests gain less",
+                     "XRootD's client shares one connection per server between the files of "
+                     "one process: separate processes open separate connections"),
+        dataset=label)
+
+
+def _corners(rc: RemoteCalibration, mid: RemoteLink) -> tuple[list[RemoteLink], str]:
+    """The link at the corners of its measured spread (round trip and bandwidth at their
+    quartiles), or at +-10% of both where the calibration kept no samples; and how."""
+    rtt = rc.rtt.samples if rc.rtt else ()
+    bw = rc.bandwidth.samples if rc.bandwidth else ()
+    if rtt and bw:
+        (r_lo, r_hi), (b_lo, b_hi) = _quartiles(rtt), _quartiles(bw)
+        r_lo, r_hi = r_lo / 1e3, r_hi / 1e3
+        how = "the link's measured spread (round trip and bandwidth at their quartiles)"
+    else:
+        r_lo, r_hi = mid.rtt_s * (1 - NO_SPREAD), mid.rtt_s * (1 + NO_SPREAD)
+        b_lo, b_hi = mid.mb_per_s * (1 - NO_SPREAD), mid.mb_per_s * (1 + NO_SPREAD)
+        how = (f"assumed: round trip and bandwidth +-{100 * NO_SPREAD:.0f}% (the calibration "
+               "kept no samples to take their spread from)")
+    return [RemoteLink(r, b or mid.mb_per_s, mid.open_s, mid.vector_reads)
+            for r in (r_lo, r_hi) for b in (b_lo, b_hi)], how
+
+
+def _cache_code(size: int, sel: list[str] | None, python: bool) -> str:
+    """``SetCacheSize`` and ``AddBranchToCache`` for the branches read: ``"*"`` when the loop
+    reads them all (with a selection, ``"*"`` would fill the cache with every branch)."""
+    if python:
+        calls = [f"tree.SetCacheSize({size})",
+                 *(f'tree.AddBranchToCache("{n}", True)' for n in sel or ["*"])]
+        return "; ".join(calls)
+    calls = [f"tree->SetCacheSize({size});",
+             *(f'tree->AddBranchToCache("{n}", true);' for n in sel or ["*"])]
+    return " ".join(calls)
+
+
+def treecache_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[BasketMap],
+                   branches: Sequence[str] | None, label: str = "dataset"
+                   ) -> Recommendation | None:
+    """T001 over the link: ROOT's ``GetEntry`` loop with a TTreeCache (one vector read per
+    cache fill) against without one (one round trip per basket), replayed through the
+    measured link; where the loop without the cache is at least 1.05x slower."""
+    try:
+        mid = RemoteLink.from_calibration(rc)
+    except ValueError:
+        return None
+    if not maps:
+        return None
+    sel = list(branches) if branches else None
+    cpu = reader_cpu(rc, "root")
+    try:
+        off, on = treecache_remote(maps, sel, mid, cpu)
+        size = max(root_cache_bytes(m) for m in maps)
+    except (KeyError, ValueError):
+        return None
+    if on.total_s <= 0 or off.total_s / on.total_s < MIN_SPEEDUP:
+        return None
+    speed = off.total_s / on.total_s
+    corners, how = _corners(rc, mid)
+    ratios = [a.total_s / b.total_s for lk in corners for c in _cpu_corners(rc, cpu)
+              for a, b in [treecache_remote(maps, sel, lk, c)] if b.total_s > 0] or [speed]
+    if cpu is not None:
+        how += "; the reader's CPU at its lowest and highest timed pass"
+    repeat = _repeat_spread(rc, cpu)
+    if repeat:
+        ratios = _widened(ratios, repeat)
+        how += (f"; the same read through ROOT's client repeated: +-{100 * repeat:.0f}% pass to "
+                "pass, for each way")
+    k = _scale(dataset, maps)
+
+    def amp(p: RemotePrediction) -> float | str:
+        return round(p.amplification, 2) if p.amplification is not None else "?"
+
+    files = f"replayed on {len(maps)} file(s)"
+    ev = (
+        Evidence("round trip", round(rc.rtt_ms or 0, 2), "ms", "measured",
+                 (rc.rtt.note or None) if rc.rtt else None),
+        Evidence("bandwidth, one stream", round(mid.mb_per_s, 2), "MB/s", "measured"),
+        Evidence("round trips without TTreeCache", off.round_trips, "", "derived",
+                 f"one per basket, after the open's reads; {files}"),
+        Evidence("round trips with TTreeCache", on.round_trips, "", "derived",
+                 f"one vector read per cache fill, after the open's reads; {files}"),
+        Evidence("bytes moved without / with", f"{off.bytes_moved / 1e6:.3f} / "
+                 f"{on.bytes_moved / 1e6:.3f}", "MB", "derived", files),
+        Evidence("read amplification without / with", f"{amp(off)} / {amp(on)}", "x",
+                 "derived", "bytes moved / basket bytes of the branches read"),
+        Evidence("link time without TTreeCache", round(off.io_s * k, 2), "s", "derived",
+                 f"{files}, scaled to {dataset.files}"),
+        Evidence("link time with TTreeCache", round(on.io_s * k, 2), "s", "derived",
+                 f"{files}, scaled to {dataset.files}"),
+        Evidence("cache size", round(size / 1e6, 2), "MB", "derived",
+                 "ROOT's automatic size, the one replayed: 1.5x a cluster's compressed bytes "
+                 "(the largest of the files replayed)"),
+        *((Evidence("whole job without / with", f"{off.total_s * k:.2f} / "
+                    f"{on.total_s * k:.2f}", "s", "derived",
+                    f"link time and ROOT's CPU ({on.cpu_s * k:.2f} s, measured on one file "
+                    "fetched whole); scaled"),) if cpu is not None else ()),
+    )
+    return Recommendation(
+        code="T001", kind="treecache",
+        title=f"Read through a {size / 1e6:.3g} MB TTreeCache over the remote link (ROOT)",
+        severity=severity_for(speed), audience="analyst", predicted_speedup=round(speed, 3),
+        speedup_low=round(min(ratios), 3), speedup_high=round(max(ratios), 3), workers=1,
+        scenario="ROOT GetEntry loop over the link: TTreeCache off -> on",
+        summary=(f"Without a TTreeCache, ROOT's loop asks the server for each basket in turn: "
+                 f"{off.round_trips:,} round trips of {rc.rtt_ms or 0:.0f} ms, {off.io_s * k:.1f} "
+                 f"s of link time; with it, one vector read per cache fill: {on.round_trips:,} "
+                 f"round trips, {on.io_s * k:.1f} s ({files}). ROOT 6 turns the cache on by "
+                 "default: this matters where a loop turns it off (SetCacheSize(0), "
+                 "TTreeCache.Size 0) or reads without one."),
+        evidence=ev,
+        actions=(
+            Action.labelled("ROOT (TTree loop, C++)", _cache_code(size, sel, False),
+                            versions.ROOT_TTREE),
+            Action.labelled("PyROOT (TTree loop)", _cache_code(size, sel, True),
+                            versions.ROOT_TTREE),
+            Action.labelled("RDataFrame and TTree::Draw use a TTreeCache by default; keep it on",
+                            "ROOT.gEnv.SetValue('TTreeCache.Size', 1.0)  # x the cluster size",
+                            versions.PYROOT),
+        ),
+        assumptions=(_cpu_text(rc, cpu), f"the interval: {how}"),
+        dataset=label)
+
+
+__all__ = ["link_notes", "link_rows", "reader_cpu", "remote_rules", "source_rule", "stage_rule",
+           "streams_rule", "treecache_rule"]
+
+
+#: X001-X003 come from the link's read tests (:func:`remote_rules`); T001 over a link is the
+#: storage family's rule, made here from the link.
+_LINK = ("the readers' requests replayed as round trips through the link the remote read "
+         "tests measured, plus the reader's CPU measured on one of the files")
+X001 = Rule("X001", "remote", "remote", "Stream, stage or cache the files behind the link",
+            trigger="another way of reading over the link (staging to local disk, XCache) is "
+                    "predicted >= 1.05x faster than streaming",
+            prediction=_LINK, measure="copy the files (the printed command), then time the "
+                                      "analysis on the copies", source="link")
+X002 = Rule("X002", "remote", "remote", "Read with uproot's XRootDSource",
+            trigger="uproot's XRootDSource is predicted >= 1.05x faster than the default source",
+            prediction=_LINK, measure="time the analysis twice through the cache (its first "
+                                      "read, then again)", source="link")
+X003 = Rule("X003", "remote", "remote", "Read several files at once over the link",
+            trigger="parallel streams are predicted >= 1.10x faster",
+            prediction=_LINK, measure="time the analysis once reading the recommended number of "
+                                      "files at once", source="link")
+
+RULES = (X001, X002, X003)

@@ -1,0 +1,221 @@
+"""The baseline as the user's program reads: its reader's requests replayed through the
+calibrated device, plus the fitted CPU terms (``--reader``).
+
+The rate model's baseline is the calibration's own event loop (uproot ``iterate`` at an entry
+step). A program that reads otherwise -- uproot's default memory-size step with its key
+pre-pass, ``arrays``, ROOT's ``GetEntry`` with or without TTreeCache, RDataFrame -- issues
+other requests; :func:`reader_baseline` replays those (:mod:`.readers`) on basket maps of the
+dataset's files through the device of the calibration (the cold raw read's bandwidth, the
+request sweep's access time, the site's read-ahead) and adds the CPU time: where the
+calibration's event loop ran that reader, its warm samples' time per event (measured: the
+reader's own CPU cost on these files, whatever it spends it on) plus the warm open per file
+(and, for uproot, Python's garbage collector per file, measured in a fresh interpreter:
+:mod:`hep_advisor.probes.readtests.collector`), the replayed I/O less what a warm replay still
+charges; else the fitted model's CPU terms of one worker (:func:`~.predict.layout_time`). On a disk
+the two add (each read waits); on a rate limiter (the device form ``"max"``, e.g. a block throttle)
+the reads are replayed where the CPU work leaves them
+(:meth:`~.device.LocalDevice.paced_time`): reads spaced out by CPU work pass within its budget
+and only the rest waits. The result is one worker, cold, whole files (opening included), and it
+carries the calibration's own cold measurement of that reader for comparison.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from hep_advisor.probes.basketmap import BasketMap
+from hep_advisor.probes.readtests.readers import ReaderSpec
+
+from .replay.cpucosts import costs_from
+from .replay.device import LocalDevice
+from .replay.predict import WHOLE_FILE, LayoutTime, Reader, layout_time
+from .replay.sitedevice import site_device
+
+if TYPE_CHECKING:
+    from hep_advisor.probes.readtests.results import Calibration
+    from hep_advisor.probes.results import SiteProfile
+
+    from .scenarios import Baseline
+
+
+
+@dataclass(frozen=True)
+class ReaderBaseline:
+    """The analysis as it runs now with the program's reader, one worker, cold, files
+    opened and read whole (predicted: replayed I/O + fitted CPU terms).  ``measured_*``:
+    the calibration's event loop with the same reader (its cold samples where eviction was
+    confirmed, else warm; opening timed for RDataFrame and PyROOT loops only, as
+    ``ReaderSpec.opens_in_loop`` says), and ``ratio`` = predicted / measured."""
+
+    reader: str
+    description: str
+    events_per_s: float
+    compressed_mb_per_s: float
+    io_s: float
+    cpu_s: float
+    files: float
+    entries: float
+    device_requests: float
+    seeks: float
+    device_mb_per_s: float
+    access_ms: float
+    read_ahead_kb: int
+    #: the device's form (``LocalDevice.limit``): ``"additive"`` (a disk: each read waits for
+    #: the device, the time is I/O + CPU) or ``"max"`` (a rate limiter such as a block
+    #: throttle: the reads replayed where the CPU work leaves them, paced; they wait only
+    #: where the limiter's budget is spent)
+    device_limit: str = "additive"
+    measured_events_per_s: float | None = None
+    measured_cache: str | None = None
+    ratio: float | None = None
+    #: the same baseline from measurements alone: the calibration's cold loop with this
+    #: reader (its time per event) plus the cold open per file; ``None`` where not measured
+    measured_baseline_events_per_s: float | None = None
+    #: where ``cpu_s`` comes from: ``"measured"`` (the calibration's warm event loop with
+    #: this reader: its time per event, plus the warm open per file) or ``"fitted"`` (the
+    #: fitted model's CPU terms, where the loop did not run this reader)
+    cpu_source: str = "fitted"
+    #: how the reader was deduced (from a trace), one line each
+    how: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def replay_reader(spec: ReaderSpec) -> Reader:
+    """The replay's :class:`~.predict.Reader` for a program's reader.  RDataFrame reads
+    through ``TTreeReader`` with ROOT's TTreeCache at its automatic size: replayed as that."""
+    if spec.kind == "uproot.iterate":
+        return Reader(step=spec.step)
+    if spec.kind == "uproot.arrays":
+        return Reader(step=WHOLE_FILE)
+    if spec.kind == "root.getentry":
+        return Reader("root", cache_bytes=0)
+    if spec.kind == "root.ttreecache":
+        return Reader("root", cache_bytes=spec.cache_bytes)
+    return Reader("root", cache_bytes=None)  # rdataframe
+
+
+def _paced(lt: LayoutTime, device: LocalDevice, cpu_s: float, setup_s: float,
+           open_s: float | None) -> float:
+    """A rate limiter: the replayed reads issued where the reader's CPU work leaves them
+    (:attr:`~.predict.LayoutTime.paced_s`), after ``setup_s`` paid once.  ``open_s``: the open
+    per file where ``cpu_s`` is measured (the rest of it is the loop's, spread over the data);
+    ``None``: ``cpu_s`` is the fitted terms' (opens, key pre-pass, the rest)."""
+    if lt.pace is None or lt.files <= 0:
+        return max(lt.io_s, cpu_s) + setup_s
+    timed = replace(lt, cpu_s=cpu_s, device=device)
+    if open_s is not None:
+        timed = replace(timed, cpu_open_s=open_s * lt.files, cpu_keys_s=0.0)
+    return timed.paced_s + setup_s
+
+
+def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
+                    calibration: Calibration | None, site: SiteProfile, baseline: Baseline,
+                    branches: Sequence[str] | None = None) -> ReaderBaseline:
+    """``spec`` replayed on ``maps`` (a sample of the dataset's ``files`` files, which they
+    stand for) through the calibration's device, with ``baseline``'s fitted CPU terms.
+    ``branches``: what the program reads (the spec's own, from a trace, first; default: every
+    branch).  Raises ``ValueError`` without maps, or for a branch the maps lack."""
+    if not maps:
+        raise ValueError("no basket map of the dataset's files to replay the reader on")
+    raw = calibration.raw_read if calibration is not None else None
+    device = site_device(baseline.params, raw, site)
+    opened = calibration.open_overhead_s if calibration is not None else None
+    from .calcosts import collector_per_file, first_call_extra, loop_cpu_rate, step_touch
+
+    # Python's garbage collector per file, a program reading with uproot pays it (full
+    # collections every few files, which the medians of the open test and the loop leave out)
+    gc_s = collector_per_file(calibration) if spec.engine == "uproot" else 0.0
+    # each file's first read call beyond a later one (uproot's; its warm loop holds it)
+    first = first_call_extra(calibration) if spec.engine == "uproot" else 0.0
+    costs = costs_from(baseline.params, baseline.row(1), opened.warm if opened else None,
+                       touch=step_touch(calibration), collector_s=gc_s, first_call_s=first)
+    chosen = list(spec.branches) if spec.branches else (list(branches) if branches else None)
+    scale = files / len(maps)
+    try:
+        lt = layout_time(maps, device, costs, branches=chosen, scale=scale,
+                         reader=replay_reader(spec))
+    except KeyError as exc:
+        raise ValueError(f"branch {exc} not in the sampled files") from None
+    loop = calibration.event_loop if calibration is not None else None
+    mine = loop is not None and loop.reader == spec.text
+    # its warm rate, or the cold one where faster (``calcosts.loop_cpu_rate``)
+    warm = loop_cpu_rate(loop) if mine else None
+    notes: list[str] = []
+    io_s, cpu_s, source = lt.io_s, lt.cpu_s, "fitted"
+    # the open per file, where the loop did not time it (``ReaderSpec.opens_in_loop``)
+    open_s = 0.0 if spec.opens_in_loop else costs.open_s
+    if warm:  # the CPU this reader costs, measured: its warm loop, plus opening the files
+        if open_s > 0 and opened is not None and opened.warm:
+            # the warm open as measured (the fitted model's open term, which ``costs`` caps
+            # it at, is fitted beside the rate model's other terms: 80 ms per file against
+            # 116 ms measured and 120 ms paid by a program opening 20 small files)
+            open_s = float(opened.warm) + gc_s
+        else:  # the open's term holds each file's first call, which the warm loop timed
+            open_s = max(open_s - first, 0.0)
+        hot = layout_time(maps, replace(device, warm=True), costs, branches=chosen,
+                          scale=scale, reader=replay_reader(spec))
+        io_s = max(lt.io_s - hot.io_s, 0.0)  # the warm loop paid the page-cache part
+        # the warm loop ran in a process whose heap had grown: a new one pays the first
+        # writes of its peak memory (``CpuCosts.touch_s``; 0 for ROOT's loop)
+        cpu_s = lt.entries / warm + lt.files * open_s + lt.step_mb * costs.touch_s
+        source = "measured"
+        if spec.engine == "root" and calibration is not None and calibration.engine != "root" \
+                and open_s > 0:
+            notes.append(f"the open per file ({open_s * 1e3:.0f} ms, warm) is uproot's, "
+                         f"measured: an assumption for a ROOT reader (its loop was timed "
+                         f"without opening)")
+    elif spec.engine == "root" and (calibration is None or calibration.engine != "root"):
+        notes.append("CPU terms per basket and per MB are uproot's (fitted on uproot's "
+                     "tests): an assumption for a ROOT reader")
+    if gc_s > 0 and open_s > 0:
+        notes.append(f"the open per file includes {gc_s * 1e3:.1f} ms of Python's garbage "
+                     f"collector (its full collections, measured in a fresh interpreter)")
+    if spec.kind == "rdataframe" and not warm:
+        notes.append("RDataFrame replayed as ROOT's TTreeCache at its automatic size; its "
+                     "just-in-time compilation is not in the fitted CPU terms")
+    measured = cache = None
+    if mine and loop is not None:
+        measured = loop.events_per_s
+        top = loop.cold if loop.cold is not None and loop.cold.conditions.cache == "cold" \
+            else loop.warm
+        cache = top.conditions.cache if top is not None else None
+    setup = loop.setup_s if mine and loop is not None and loop.setup_s else 0.0
+    if setup:  # once per program run (RDataFrame's just-in-time compilation), measured
+        cpu_s += setup
+        notes.append(f"includes {setup:.2f} s paid once per run (RDataFrame's first "
+                     f"just-in-time compilation: its first set-up pass less a second one, "
+                     f"measured): the rate grows with the events read")
+    limit = str(getattr(device, "limit", "additive"))
+    total = io_s + cpu_s
+    if limit == "max":
+        total = _paced(lt, device, cpu_s - setup, setup,
+                       open_s if source == "measured" else None)
+    rate = lt.entries / total if total > 0 else float("inf")
+    derived = None
+    cold_open = 0.0 if spec.opens_in_loop else \
+        opened.cold + gc_s if opened is not None and opened.cold is not None else None
+    if measured and cache == "cold" and cold_open is not None:
+        derived = lt.entries / (lt.entries / measured + lt.files * cold_open + setup)
+        off = rate / derived
+        if abs(off - 1) > 0.2:
+            notes.append(f"the replay misses this reader's own cold measurement (with the cold "
+                         f"open per file) by {off:.2f}x: its I/O term ({io_s:.2f} s through "
+                         f"{device.mb_per_s:.0f} MB/s and {device.access_s * 1e3:.2f} ms per "
+                         f"access) or its CPU term ({cpu_s:.2f} s, {source}) disagrees")
+    return ReaderBaseline(
+        reader=spec.text, description=spec.describe(), events_per_s=rate,
+        compressed_mb_per_s=lt.compressed_mb / total if total > 0 else float("inf"),
+        io_s=io_s, cpu_s=cpu_s, files=lt.files,
+        entries=lt.entries, device_requests=lt.io.device_requests * lt.scale,
+        seeks=lt.io.seeks * lt.scale, device_mb_per_s=device.mb_per_s,
+        access_ms=device.access_s * 1e3, read_ahead_kb=device.read_ahead_kb,
+        device_limit=limit,
+        measured_events_per_s=measured, measured_cache=cache,
+        ratio=rate / measured if measured else None, cpu_source=source, how=spec.how,
+        measured_baseline_events_per_s=derived,
+        notes=tuple(notes))
+
+
+__all__ = ["ReaderBaseline", "reader_baseline", "replay_reader"]
