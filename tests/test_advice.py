@@ -77,7 +77,7 @@ def test_advise_end_to_end(small: Advice) -> None:
     for r in small.recommendations:
         assert r.predicted_speedup >= MIN_SPEEDUP
         assert r.speedup_low <= r.predicted_speedup <= r.speedup_high
-        assert r.severity == severity_for(r.predicted_speedup)
+        assert r.severity == severity_for(r.predicted_speedup, r.speedup_low, r.speedup_high)
         assert r.evidence and r.actions and r.dataset == "small"
     speedups = [r.predicted_speedup for r in small.recommendations]
     assert speedups == sorted(speedups, reverse=True)
@@ -427,7 +427,8 @@ def test_severity_follows_the_speedup_shown(stored: Advice) -> None:
 @pytest.mark.parametrize(("code", "speedup", "low", "high", "names"), [
     ("P001", 22.0, 4.3, 94.0, "read the files once"),  # critical, 22x wide: named
     ("M001", 2.5, 0.9, 3.0, "hep-advisor try M001"),  # a code try applies: try it
-    ("T001", 1.5, 0.9, 2.6, None),  # warning, under 3x wide: nothing to add
+    ("T001", 1.5, 1.3, 3.0, None),  # warning, under 2.5x wide: nothing to add
+    ("T001", 1.5, 0.9, 2.0, "printed read setting"),  # uncertain (below 1.25x): measure it
     ("T001", 1.1, 0.3, 3.0, None),  # info: never
 ])
 def test_a_wide_interval_names_the_measurement_that_would_narrow_it(

@@ -125,7 +125,7 @@ class Advice:
                              self.reader_baseline)
 
     def counts(self) -> dict[str, int]:
-        """Recommendations by severity (``critical``, ``warning``, ``info``)."""
+        """Recommendations by severity (``critical``, ``warning``, ``uncertain``, ``info``)."""
         return _counts(self.recommendations)
 
     def recommendation(self, kind_or_code: str) -> Recommendation | None:
@@ -214,7 +214,7 @@ class Report:
 
 
 def _counts(recs: tuple[Recommendation, ...]) -> dict[str, int]:
-    out = {"critical": 0, "warning": 0, "info": 0}
+    out = {"critical": 0, "warning": 0, "uncertain": 0, "info": 0}
     for r in recs:
         out[r.severity] += 1
     return out

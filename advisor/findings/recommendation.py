@@ -7,28 +7,46 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-Severity = Literal["critical", "warning", "info"]
+Severity = Literal["critical", "warning", "uncertain", "info"]
 Audience = Literal["analyst", "site admin"]
 EvidenceSource = Literal["measured", "probed", "derived", "fitted", "assumed", "threshold"]
 
-#: Severity from the predicted speed-up (thresholds, stated in every report's legend).
+#: Severity from the predicted speed-up and its interval (stated in every report's legend):
+#: critical from 2x, warning from 1.25x, each only where the interval's low end is at least
+#: 1.25x and the interval no wider than 2.5x (high / low); a gain of 1.25x or more that the
+#: interval does not support is "uncertain" (the card offers what measures it); info below.
 CRITICAL_SPEEDUP = 2.0
 WARNING_SPEEDUP = 1.25
+#: The widest interval (high / low) a critical or warning recommendation may have.
+TRUSTED_WIDTH = 2.5
 #: A recommendation whose predicted speed-up is below this is not shown (it does not apply).
 MIN_SPEEDUP = 1.05
 
 
-def severity_for(speedup: float) -> Severity:
-    if speedup >= CRITICAL_SPEEDUP:
-        return "critical"
-    if speedup >= WARNING_SPEEDUP:
-        return "warning"
-    return "info"
+def severity_for(speedup: float, low: float | None = None,
+                 high: float | None = None) -> Severity:
+    """The severity of a predicted ``speedup`` with its interval ``low``-``high`` (``None``:
+    no interval, the point alone)."""
+    if speedup < WARNING_SPEEDUP:
+        return "info"
+    if low is not None and high is not None and (
+            low < WARNING_SPEEDUP or low <= 0 or high / low > TRUSTED_WIDTH):
+        return "uncertain"
+    return "critical" if speedup >= CRITICAL_SPEEDUP else "warning"
 
 
-#: A critical or warning recommendation whose interval is wider than this (high / low) names
-#: the measurement that would narrow it (:func:`hep_advisor.rules.narrowing.narrowing`).
-WIDE_INTERVAL = 3.0
+def with_interval(rec: Recommendation, low: float, high: float) -> Recommendation:
+    """``rec`` with another interval, its severity following it (one marked not recommended
+    stays ``info``)."""
+    severity = rec.severity if rec.contradicted is not None else \
+        severity_for(rec.predicted_speedup, low, high)
+    return replace(rec, speedup_low=low, speedup_high=high, severity=severity)
+
+
+#: A critical, warning or uncertain recommendation whose interval is wider than this
+#: (high / low), or any uncertain one, names the measurement that would narrow it
+#: (:func:`hep_advisor.rules.narrowing.narrowing`).
+WIDE_INTERVAL = TRUSTED_WIDTH
 @dataclass(frozen=True)
 class Evidence:
     """One figure behind a recommendation: a measured or probed value, one derived from them,

@@ -24,7 +24,8 @@ from hep_advisor.findings.recommendation import Recommendation
 from hep_advisor.render import fmt, scaling
 from hep_advisor.render import report_parts as parts
 
-SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
+SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "uncertain": "magenta",
+                  "info": "cyan"}
 SOURCE_STYLE = {"measured": "green", "probed": "green", "derived": "blue", "fitted": "cyan",
                 "assumed": "yellow", "threshold": "magenta"}
 BAR_WIDTH = 24

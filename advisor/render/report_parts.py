@@ -14,6 +14,7 @@ from hep_advisor.findings.advice import Advice, Report
 from hep_advisor.findings.recommendation import (
     CRITICAL_SPEEDUP,
     MIN_SPEEDUP,
+    TRUSTED_WIDTH,
     WARNING_SPEEDUP,
     Recommendation,
 )
@@ -21,7 +22,8 @@ from hep_advisor.probes.results import DatasetProfile, SiteProfile
 from hep_advisor.render import fmt
 from hep_advisor.render.fmt import percent, times
 
-SEVERITY_LABEL = {"critical": "CRITICAL", "warning": "WARNING", "info": "INFO"}
+SEVERITY_LABEL = {"critical": "CRITICAL", "warning": "WARNING", "uncertain": "UNCERTAIN",
+                  "info": "INFO"}
 SOURCE_NOTE = {
     "measured": "a read test on this data",
     "probed": "the site or the files' metadata",
@@ -55,8 +57,11 @@ def counts_line(report: Report) -> str:
 def legend_lines(level: float) -> list[str]:
     return [
         f"Severity from the predicted speed-up: critical ≥ {times(CRITICAL_SPEEDUP)}, "
-        f"warning ≥ {times(WARNING_SPEEDUP)}, info ≥ {times(MIN_SPEEDUP)}; a recommendation "
-        f"predicted below {times(MIN_SPEEDUP)} does not apply and is not shown.",
+        f"warning ≥ {times(WARNING_SPEEDUP)}, each only where the interval's low end is at "
+        f"least {times(WARNING_SPEEDUP)} and the interval no wider than "
+        f"{times(TRUSTED_WIDTH)}; a gain the interval does not support is uncertain (try "
+        f"it); info ≥ {times(MIN_SPEEDUP)}; a recommendation predicted below "
+        f"{times(MIN_SPEEDUP)} does not apply and is not shown.",
         f"Speed-ups compare the time to read the same events with the analysis as it runs now; "
         f"intervals are {percent(level)} intervals from the fitted model, including the "
         "calibration's run-to-run spread; a parameter nothing measured spans its plausible "

@@ -77,7 +77,7 @@ def _make(code: str, kind: str, title: str, audience: str, new: ClusterPredictio
     extra = ("beyond what was measured (more nodes or workers per node than the cluster had): "
              "an extrapolation of the model",) if new.extrapolated else ()
     return Recommendation(
-        code=code, kind=kind, title=title, severity=severity_for(s),
+        code=code, kind=kind, title=title, severity=severity_for(s, round(lo, 3), round(hi, 3)),
         audience="site admin" if audience == "site admin" else "analyst",
         predicted_speedup=s, speedup_low=round(lo, 3), speedup_high=round(hi, 3),
         workers=new.nodes * new.workers_per_node,

@@ -438,9 +438,10 @@ class Context:
         if s < MIN_SPEEDUP and not keep:
             return None
         low, high = round(point.speedup_low or s, 3), round(point.speedup_high or s, 3)
-        wide = narrowing(rule, severity_for(s), low, high)
+        severity = severity_for(s, low, high)
+        wide = narrowing(rule, severity, low, high)
         return Recommendation(
-            code=rule.code, kind=rule.kind, title=title, severity=severity_for(s),
+            code=rule.code, kind=rule.kind, title=title, severity=severity,
             audience=audience,
             predicted_speedup=s, speedup_low=low, speedup_high=high, workers=point.workers,
             scenario=scenario.name, summary=summary,

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hep_advisor.findings.recommendation import WIDE_INTERVAL, Evidence, Recommendation
+from hep_advisor.findings.recommendation import (
+    WARNING_SPEEDUP,
+    WIDE_INTERVAL,
+    Evidence,
+    Recommendation,
+)
 from hep_advisor.rules.rule import Rule
 
 #: What measures a change whose rule has no record.
@@ -14,9 +19,10 @@ DEFAULT_MEASURE = "time the analysis once with the change applied"
 
 def narrowing(r: Rule | None, severity: str, low: float, high: float) -> Evidence | None:
     """What would narrow a critical or warning recommendation's interval wider than
-    :data:`WIDE_INTERVAL` (``r``: its rule's record); ``None`` for a narrower one, or for
-    ``info``."""
-    if severity == "info" or low <= 0 or high <= WIDE_INTERVAL * low:
+    :data:`WIDE_INTERVAL`, or measure an uncertain one (``r``: its rule's record); ``None``
+    for a narrower one, or for ``info``."""
+    if severity == "info" or low <= 0 or (
+            severity != "uncertain" and high <= WIDE_INTERVAL * low):
         return None
     if r is not None and r.tryable:
         how = f"hep-advisor try {r.code}"
@@ -26,8 +32,14 @@ def narrowing(r: Rule | None, severity: str, low: float, high: float) -> Evidenc
         how = f"{r.measure if r is not None else DEFAULT_MEASURE}, cold"
         what = "beside a cold run without it, that run measures the speed-up itself"
     return Evidence("what would narrow the interval", how, "", "derived",
-                    f"{low:.2f}-{high:.2f}x is wider than {WIDE_INTERVAL:g}x (the "
-                    f"calibration's spread and the assumptions listed): {what}")
+                    f"{_why(low, high)} (the calibration's spread and the assumptions "
+                    f"listed): {what}")
+
+
+def _why(low: float, high: float) -> str:
+    if high > WIDE_INTERVAL * low:
+        return f"{low:.2f}-{high:.2f}x is wider than {WIDE_INTERVAL:g}x"
+    return f"{low:.2f}-{high:.2f}x reaches below {WARNING_SPEEDUP:g}x"
 
 
 def with_narrowing(rec: Recommendation, r: Rule | None) -> Recommendation:

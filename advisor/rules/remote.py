@@ -29,6 +29,7 @@ from hep_advisor.findings.recommendation import (
     Evidence,
     Recommendation,
     severity_for,
+    with_interval,
 )
 from hep_advisor.models.remote_reads import (
     ReaderCpu,
@@ -293,7 +294,8 @@ def _choice_note(calibration: Calibration, rc: RemoteCalibration, dataset: Datas
 def remote_rules(dataset: DatasetProfile, calibration: Calibration | None,
                  maps: Sequence[BasketMap], branches: Sequence[str] | None = None,
                  engine: str = "uproot", label: str = "dataset") -> list[Recommendation]:
-    """X001, X002, X003 and T001 where they apply (an empty list for local data)."""
+    """X001, X002, X003 and T001 where they apply (an empty list for local data), each's
+    severity following its interval."""
     rc = calibration.remote if calibration is not None else None
     if rc is None:
         return []
@@ -302,7 +304,7 @@ def remote_rules(dataset: DatasetProfile, calibration: Calibration | None,
            source_rule(dataset, rc, maps, branches, label),
            streams_rule(rc, label),
            treecache_rule(dataset, rc, maps, branches, label)]
-    return [r for r in out if r is not None]
+    return [with_interval(r, r.speedup_low, r.speedup_high) for r in out if r is not None]
 
 
 def stage_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[BasketMap],

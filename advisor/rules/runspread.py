@@ -21,7 +21,7 @@ from dataclasses import replace
 from statistics import NormalDist
 from typing import TypeVar
 
-from hep_advisor.findings.recommendation import Evidence, Option, Recommendation
+from hep_advisor.findings.recommendation import Evidence, Option, Recommendation, with_interval
 from hep_advisor.models.runspread import RunSpread, cpu_run_spread, ratio_sd, widened
 from hep_advisor.rules.context import Context
 from hep_advisor.rules.registry import narrowed
@@ -88,8 +88,9 @@ def with_run_spread(ctx: Context, recs: Sequence[Recommendation]) -> list[Recomm
     for rec in recs:
         row = _row(spread, share, share_from, z * sd(rec), rec, ctx.level)
         options = tuple(_widen(o, sd(o), z) for o in rec.options)
-        out.append(narrowed(replace(_widen(rec, sd(rec), z), options=options,
-                                          evidence=(*rec.evidence, row))))
+        wide = _widen(rec, sd(rec), z)
+        out.append(narrowed(replace(with_interval(rec, wide.speedup_low, wide.speedup_high),
+                                    options=options, evidence=(*rec.evidence, row))))
     return out
 
 

@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from hep_advisor.probes.results import DatasetProfile, SiteProfile, StorageInfo
 
 SEVERITY_STYLE = {"critical": "bold $text-error", "warning": "bold $text-warning",
-                  "info": "bold $text-primary"}
-SEVERITY_BADGE = {"critical": "▲▲", "warning": "▲ ", "info": "● "}
+                  "uncertain": "bold $text-accent", "info": "bold $text-primary"}
+SEVERITY_BADGE = {"critical": "▲▲", "warning": "▲ ", "uncertain": "? ", "info": "● "}
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 
 

@@ -55,5 +55,5 @@ class OverviewPane(VerticalScroll):
         recs = self.query_one("#ov-recs", Static)
         counts = a.counts()
         recs.border_subtitle = (f"{counts['critical']} critical · {counts['warning']} warnings · "
-                                f"{counts['info']} info")
+                                f"{counts['uncertain']} uncertain · {counts['info']} info")
         recs.update(views.top_recommendations(a.recommendations))
