@@ -125,10 +125,14 @@ def test_advise_from_passes_the_reader_to_the_rules() -> None:
     maps = tuple(interleaved(f"f{i}", size=300) for i in range(4))
     kw = dict(label=a.label, inputs=a.inputs, basket_maps=maps)
     with_reader = advise_from(a.site, a.dataset, a.calibration, reader="uproot.iterate", **kw)
-    without = advise_from(a.site, a.dataset, a.calibration, **kw)
+    assumed = advise_from(a.site, a.dataset, a.calibration, **kw)  # the default reader
+    without = advise_from(a.site, a.dataset, a.calibration, reader="advisor", **kw)
     m1 = next(r for r in with_reader.recommendations if r.code.startswith("M001"))
+    ma = next(r for r in assumed.recommendations if r.code.startswith("M001"))
     m0 = next(r for r in without.recommendations if r.code.startswith("M001"))
     assert any(e.name == "speed-up with the program's reader" for e in m1.evidence)
+    assert any(e.name == "speed-up with the program's reader" for e in ma.evidence)
+    assert ma.predicted_speedup == m1.predicted_speedup  # the default is uproot.iterate
     assert not any(e.name == "speed-up with the program's reader" for e in m0.evidence)
 
 

@@ -83,10 +83,13 @@ def positive_number(text: str) -> float:
 
 
 def reader_spec(text: str) -> object:
-    """``--reader SPEC``: a ``hep_advisor.probes.readtests.readers.ReaderSpec`` (a bad spec is an
-    ``argparse.ArgumentTypeError`` with the one-line cause)."""
+    """``--reader SPEC``: a ``hep_advisor.probes.readtests.readers.ReaderSpec``, or
+    ``"advisor"`` (the advisor's own loop); a bad spec is an ``argparse.ArgumentTypeError``
+    with the one-line cause."""
     from hep_advisor.probes.readtests.readers import parse_reader
 
+    if text.strip().lower() == "advisor":
+        return "advisor"
     try:
         return parse_reader(text)
     except ValueError as exc:
@@ -121,8 +124,9 @@ def add_dataset_arguments(p: argparse.ArgumentParser, paths_help: str,
                    ",library=np), root.getentry "
                    "(no TTreeCache), root.ttreecache[:size=30 MB], rdataframe, or a trace "
                    "written by `hep-advisor trace --json -o FILE`; the event loop runs that "
-                   "reader and the baseline is its replay (default: the event loop's own "
-                   "reader)")
+                   "reader and the baseline is its replay (default: your engine's default "
+                   "reader, assumed: uproot.iterate for uproot, root.ttreecache for ROOT; "
+                   "`advisor`: the advisor's own loop)")
     p.add_argument("--dask", default=None, metavar="ADDRESS",
                    help="also probe every node of a Dask cluster: a scheduler address "
                    "(tcp://HOST:8786) or local:N (a LocalCluster of N worker processes); "

@@ -15,6 +15,7 @@ from hep_advisor.commands.common import (
     budget_seconds,
     name_list,
     positive_number,
+    reader_spec,
 )
 
 
@@ -39,6 +40,11 @@ def add_try_arguments(p: argparse.ArgumentParser) -> None:
                    help="branches the analysis reads (default: every branch)")
     p.add_argument("--analysis", default=None, metavar="MODULE:FUNCTION",
                    help="time your own analysis function (called with each chunk of arrays)")
+    p.add_argument("--reader", type=reader_spec, default=None, metavar="SPEC",
+                   help="how your program reads (as report's --reader: a reader spec or a "
+                   "trace JSON file): the sample is timed with it, and the advice it is "
+                   "tried against is for it (default: your engine's default reader, "
+                   "assumed: uproot.iterate)")
     p.add_argument("--json", action="store_true", help="print the JSON document on stdout")
 
 
@@ -54,7 +60,7 @@ def run_try(args: argparse.Namespace) -> int:
         with _ctrl_c_cancels(cancel), \
                 err_console.status("advice (a cached calibration is reused) ...") as status:
             advice = advise(paths, budget_s=args.budget, analysis=args.analysis,
-                            branches=args.branches, cancel=cancel)
+                            branches=args.branches, cancel=cancel, reader=args.reader)
             if cancel.is_set():
                 print_error("interrupted before the trial; nothing was written")
                 return EXIT_INTERRUPTED

@@ -51,6 +51,17 @@ class Verdict:
 
 
 @dataclass(frozen=True)
+class ReaderUsed:
+    """The reader the advice is for: the user's (``--reader``, a trace) or, not told, the
+    engine's documented default, assumed; ``change``: how to name another."""
+
+    spec: str
+    description: str
+    assumed: bool
+    change: str
+
+
+@dataclass(frozen=True)
 class DatasetAdvice:
     """One dataset's block of a report: its probe, calibration, model and verdict (the
     recommendations are listed once, at the top of the report, each naming its dataset)."""
@@ -66,6 +77,8 @@ class DatasetAdvice:
     #: ``--reader``: the baseline as the program reads (replayed;
     #: ``hep_advisor.models.reader_baseline``)
     reader_baseline: ReaderBaseline | None = None
+    #: the reader the advice is for (named, or the engine's default, assumed)
+    reader: ReaderUsed | None = None
 
 
 @dataclass(frozen=True)
@@ -112,6 +125,8 @@ class Advice:
     cluster: ClusterAdvice | None = field(default=None, repr=False, compare=False)
     #: ``advise(..., reader=...)``: the baseline as the program reads (replayed)
     reader_baseline: ReaderBaseline | None = None
+    #: the reader the advice is for (named, or the engine's default, assumed)
+    reader: ReaderUsed | None = None
     #: how it was derived (:class:`AdviceOptions`), for a refit
     options: AdviceOptions = field(default_factory=AdviceOptions, repr=False, compare=False,
                                    metadata={"json": False})
@@ -122,7 +137,7 @@ class Advice:
     def block(self) -> DatasetAdvice:
         return DatasetAdvice(self.label, self.inputs, self.dataset, self.calibration,
                              self.model, self.verdict, self.calibration_created, self.notes,
-                             self.reader_baseline)
+                             self.reader_baseline, self.reader)
 
     def counts(self) -> dict[str, int]:
         """Recommendations by severity (``critical``, ``warning``, ``uncertain``, ``info``)."""

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from hep_advisor.findings.advice import Advice
 from hep_advisor.pipeline.basketmaps import fit_maps, sample_basket_maps
 from hep_advisor.pipeline.derive import (
+    ADVISOR_LOOP,
     advise_from,
     fit,
     reader_baseline_of,
@@ -87,12 +88,12 @@ def advise(paths: Paths,
     from hep_advisor.probes.readtests.calibrate import calibrate
 
     started = time.monotonic()  # the budget counts from here: the probe's time comes out of it
-    spec = reader_spec(reader)
+    spec = reader_spec(reader, engine, analysis)
     inputs = _inputs(paths)
     name = label or _label(inputs)
     analysis_key = analysis if isinstance(analysis, str) or analysis is None else \
         f"{getattr(analysis, '__module__', '?')}:{getattr(analysis, '__qualname__', '?')}"
-    key = calcache.cache_key(inputs, _engine_key(engine, spec), branches, analysis_key,
+    key = calcache.cache_key(inputs, engine_key(engine, spec), branches, analysis_key,
                              sample=sample) if cache else None
     hit = None if recalibrate else calcache.load(key)
     if progress is not None:
@@ -124,7 +125,8 @@ def advise(paths: Paths,
         created = calcache.store(key, dataset, cal)
     advice = replace(advise_from(site, dataset, cal, label=name, inputs=tuple(inputs),
                                  calibration_created=created, branches=branches, uses=uses,
-                                 replay_merge=replay_merge, reader=spec),
+                                 replay_merge=replay_merge,
+                                 reader=ADVISOR_LOOP if spec is None else spec),
                      calibration_reused=hit is not None)
     from hep_advisor.pipeline.trial_refit import (
         with_stored_trials,  # `try`'s measured trials of these files
@@ -154,7 +156,8 @@ def cached_advice(paths: Paths, engine: str = "uproot", *,
     second, without scikit-learn."""
     from hep_advisor.pipeline import cache as calcache
 
-    key = calcache.cache_key(_inputs(paths), _engine_key(engine, reader_spec(reader)), branches,
+    spec = reader_spec(reader, engine, analysis)
+    key = calcache.cache_key(_inputs(paths), engine_key(engine, spec), branches,
                              analysis, sample=sample)
     return calcache.load_advice(key, uses, replay_merge=replay_merge)
 
@@ -207,7 +210,7 @@ def calibrate_paths(paths: Paths, *, budget_s: float = DEFAULT_BUDGET_S,
     from hep_advisor.probes.readtests.calibrate import calibrate
 
     started = time.monotonic()  # the budget counts from here: the probe's time comes out of it
-    spec = reader_spec(reader)  # ``reader``: as advise's
+    spec = reader_spec(reader, engine, analysis)  # ``reader``: as advise's
     inputs = _inputs(paths)
     dataset = _usable(inputs, sample, None, on_probed)
     site = probe_site(storage_paths(inputs, dataset.file_paths))
@@ -245,7 +248,7 @@ def calibration_summary(cal: Calibration, dataset: DatasetProfile, site: SitePro
     return fitted.summary, fitted.baseline, ()
 
 
-def _engine_key(engine: str, spec: ReaderSpec | None) -> str:
+def engine_key(engine: str, spec: ReaderSpec | None) -> str:
     """The cache key's engine: the event loop ran ``spec`` where given."""
     return engine if spec is None else f"{engine} reader={spec.text} " \
         f"branches={','.join(spec.branches or ())}"

@@ -218,7 +218,8 @@ def load_advice(key: str | None, uses: Sequence[str] | None = None, *,
     return Advice(label=block.label, site=site, dataset=block.dataset,
                   calibration=block.calibration, model=block.model, verdict=block.verdict,
                   recommendations=recs, inputs=block.inputs,
-                  calibration_created=block.calibration_created, notes=block.notes)
+                  calibration_created=block.calibration_created, notes=block.notes,
+                  reader_baseline=block.reader_baseline, reader=block.reader)
 
 
 def _write(target: Path, doc: Any) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from hep_advisor.findings.advice import Advice, AdviceOptions
+from hep_advisor.findings.advice import Advice, AdviceOptions, ReaderUsed
 from hep_advisor.probes.readtests.pace import pace_line
 from hep_advisor.probes.readtests.results import Calibration
 from hep_advisor.probes.results import DatasetProfile, SiteProfile
@@ -90,7 +90,11 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
     from hep_advisor.rules.verdict import verdict
 
     notes: list[str] = list(selection_notes(dataset, branches, uses))
-    spec = reader_spec(reader)
+    engine = calibration.engine if calibration is not None else "uproot"
+    tree = dataset.main_tree
+    spec = reader_spec(reader, engine)
+    if spec is not None and spec.assumed and tree is not None and tree.format == "rntuple":
+        spec = None  # the replays model TTree readers: an RNTuple's loop is the advisor's
     sampled: tuple[BasketMap, ...] | None = None if basket_maps is None else tuple(basket_maps)
 
     def maps_once() -> tuple[BasketMap, ...]:  # read at most once, where a rule needs them
@@ -105,7 +109,7 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
             fitted = fit(calibration, dataset, site, maps=maps_once(), level=level,
                          trials=trials, access=access)
         except ValueError as exc:
-            notes.append(f"no model: {exc}")
+            notes.append(no_model_note(calibration, exc))
     if calibration is not None and calibration.partial:
         notes.append("the calibration was cancelled: the advice rests on partial results")
     if calibration is not None and calibration.machine is not None \
@@ -138,7 +142,7 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
         notes = [n for n in notes if not n.startswith("no model")] + link_notes(
             calibration, dataset, rmaps, branches)
     if spec is not None and fitted is not None:  # the program's reader, replayed above
-        notes += rb_why if rb is None else [reader_note(rb)]
+        notes += rb_why if rb is None else [reader_note(rb, spec.assumed)]
     if trials and fitted is not None:
         recs = _with_trials(recs, trials)
         where = "stored with the cached advice" if trials_stored else "of this run"
@@ -153,7 +157,29 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
                   calibration_created=calibration_created, notes=tuple(notes),
                   fitted=None if fitted is None else fitted.model,
                   baseline=None if fitted is None else fitted.baseline, reader_baseline=rb,
-                  options=options)
+                  reader=reader_used(spec, tree), options=options)
+
+
+#: The measurements the fit cannot do without: (the calibration's field, the read test's
+#: name in ``Calibration.skipped``, what a person calls it).
+FIT_NEEDS = (("event_loop", "event_loop", "the event loop"),
+             ("raw_read", "raw_read", "the storage's cold reads"),
+             ("decompression", "decompression", "the decompression test"))
+
+
+def no_model_note(cal: Calibration, exc: Exception) -> str:
+    """Why there is no model, said so that a person can act: the measurements the fit needs
+    that the calibration lacks (and why each was skipped), and the command that measures them;
+    else the fit's own error, and how to calibrate again."""
+    skipped = {s.test: s.reason for s in cal.skipped}
+    missing = [(name, skipped.get(test)) for attr, test, name in FIT_NEEDS
+               if not getattr(cal, attr, None)]
+    again = f"hep-advisor report --recalibrate --budget {max(60.0, 2 * cal.budget_s):.0f}"
+    if missing:
+        what = "; ".join(f"{n} ({why})" if why else n for n, why in missing)
+        return (f"no model: the calibration lacks {what}, which the fit needs: calibrate "
+                f"again with more time ({again}, with your paths)")
+    return f"no model: the fit could not be computed ({exc}); calibrate again ({again})"
 
 
 def _with_trials(recs: tuple, trials: Sequence[TrialPoint]) -> tuple:
@@ -192,14 +218,42 @@ def with_trace(advice: Advice, trace: Trace) -> Advice:
 
 
 # -- the program's reader ----------------------------------------------------------------------
-def reader_spec(reader: Any) -> ReaderSpec | None:
-    """A reader spec (text, a trace JSON file, or a ``ReaderSpec``) parsed; ``ValueError``
-    (one line) for a bad one."""
-    from hep_advisor.probes.readtests.readers import ReaderSpec, parse_reader
+#: How to name the reader, where the advice assumed one.
+CHANGE_READER = ("name yours with --reader (uproot.iterate:step_size=5000, uproot.arrays, "
+                 "root.getentry, root.ttreecache, rdataframe) or --reader TRACE.json (from "
+                 "hep-advisor trace)")
+#: ``--reader advisor``: no reader of the user's: the advisor's own event loop.
+ADVISOR_LOOP = "advisor"
 
-    if reader is None or isinstance(reader, ReaderSpec):
+
+def reader_spec(reader: Any, engine: str = "uproot",
+                analysis: Any = None) -> ReaderSpec | None:
+    """A reader spec (text, a trace JSON file, or a ``ReaderSpec``) parsed; ``ValueError``
+    (one line) for a bad one.  Not named (``None``): the engine's documented default reader,
+    assumed (``ReaderSpec.assumed``), but for ``--analysis`` with ROOT's engine (a Python
+    function on uproot's arrays runs in the advisor's own loop); ``"advisor"``: the
+    advisor's own event loop, no reader of the user's (``None``)."""
+    from hep_advisor.probes.readtests.readers import ReaderSpec, default_reader, parse_reader
+
+    if reader is None:
+        return None if analysis is not None and engine != "uproot" else default_reader(engine)
+    if isinstance(reader, ReaderSpec):
         return reader
+    if str(reader).strip().lower() == ADVISOR_LOOP:
+        return None
     return parse_reader(str(reader))
+
+
+def reader_used(spec: ReaderSpec | None, tree: Any) -> ReaderUsed:
+    """What the advice says about the reader it is for (its first lines)."""
+    if spec is not None:
+        return ReaderUsed(spec.text, spec.describe(), spec.assumed,
+                          CHANGE_READER if spec.assumed else
+                          "--reader names another (or --reader TRACE.json)")
+    what = ("the advisor's own loop: the RNTuple's fields read in whole clusters" if
+            tree is not None and tree.format == "rntuple" else
+            "the advisor's own loop, with your --analysis")
+    return ReaderUsed("advisor", what, True, CHANGE_READER)
 
 
 def opening(rb: ReaderBaseline) -> str:
@@ -213,14 +267,16 @@ def opening(rb: ReaderBaseline) -> str:
     return "opening timed, as in a program" if timed else "opening not timed"
 
 
-def reader_note(rb: ReaderBaseline) -> str:
-    """The reader baseline in one line (the advice's notes: every view shows them)."""
+def reader_note(rb: ReaderBaseline, assumed: bool = False) -> str:
+    """The reader baseline in one line (the advice's notes: every view shows them);
+    ``assumed``: the reader was not named (the engine's default)."""
     measured = "" if rb.measured_events_per_s is None else (
         f"; the calibration's loop with that reader measured "
         f"{rb.measured_events_per_s:,.0f} events/s ({rb.measured_cache}, {opening(rb)})"
         + ("" if rb.measured_baseline_events_per_s is None else
            f", {rb.measured_baseline_events_per_s:,.0f} with the cold open per file"))
-    return (f"baseline as your program reads ({rb.description}): predicted "
+    who = "the default reader (assumed)" if assumed else "your program"
+    return (f"baseline as {who} reads ({rb.description}): predicted "
             f"{rb.events_per_s:,.0f} events/s, 1 worker, cold, files opened (replayed I/O "
             f"{rb.io_s:.2f} s + fitted CPU {rb.cpu_s:.2f} s){measured}")
 

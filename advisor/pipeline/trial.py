@@ -63,7 +63,8 @@ def try_recommendation(advice: Advice, code: str, *, budget_s: float = DEFAULT_B
                        branches: Sequence[str] | None = None,
                        progress: Progress | None = None,
                        cancel: threading.Event | None = None,
-                       refit: bool = True, store: bool = True) -> TrialResult:
+                       refit: bool = True, store: bool = True,
+                       reader: Any = None) -> TrialResult:
     """Try ``advice``'s recommendation ``code`` on a sample (see the module's docstring).
     ``sample_mb`` fixes the sample's size (default: sized to ``budget_s``).  Raises
     :class:`TrialError` when the recommendation is absent or cannot be tried.  With ``refit``
@@ -71,7 +72,10 @@ def try_recommendation(advice: Advice, code: str, *, budget_s: float = DEFAULT_B
     recommendations ranked again (``TrialResult.refitted``, see
     :mod:`hep_advisor.pipeline.trial_refit`); with ``store`` the two points are kept with the files'
     cached advice, and later ``advise()`` runs of the same unchanged files refit with them
-    (``TrialResult.stored``)."""
+    (``TrialResult.stored``).  ``reader``: the program's reader that times the sample (a spec
+    such as ``"uproot.iterate"``, a trace JSON file or a ``ReaderSpec``; default: the reader
+    the advice is for, named or assumed: ``advice.options.reader``)."""
+    from hep_advisor.pipeline.derive import reader_spec
     from hep_advisor.probes.readtests.eventloop import resolve_analysis
 
     t_start = time.perf_counter()
@@ -95,7 +99,8 @@ def try_recommendation(advice: Advice, code: str, *, budget_s: float = DEFAULT_B
     if tree is None or not files:
         raise TrialError(f"{advice.label}: no readable files")
     func, _ = resolve_analysis(analysis)
-    notes: list[str] = []
+    spec = advice.options.reader if reader is None else reader_spec(reader)
+    notes: list[str] = [_timed_with(spec)]
 
     def say(fraction: float, message: str) -> None:
         if progress is not None:
@@ -134,7 +139,7 @@ def try_recommendation(advice: Advice, code: str, *, budget_s: float = DEFAULT_B
             passes = alternate(picked, outputs, tree.name, branches=branches, analysis=func,
                                entry_stop=entry_stop, budget_s=max(budget_s - spent, 0.0),
                                min_pairs=MIN_PAIRS, max_pairs=MAX_PAIRS, check=check,
-                               on_pair=on_pair)
+                               on_pair=on_pair, reader=spec)
         except ValueError as exc:
             raise TrialError(f"the sample after the change: {exc}") from None
         before, after = list(passes.before), list(passes.after)
@@ -190,14 +195,18 @@ def try_recommendation(advice: Advice, code: str, *, budget_s: float = DEFAULT_B
 
 def _cache_key(advice: Advice, branches: Sequence[str] | None,
                analysis: str | Callable[[Any], Any] | None) -> str | None:
-    """The key ``advise()`` caches these files' calibration and advice under (uproot's)."""
+    """The key ``advise()`` caches these files' calibration and advice under (its engine and
+    the reader the advice is for)."""
+    from hep_advisor.pipeline.advise import engine_key
     from hep_advisor.pipeline.cache import cache_key
 
     if not advice.inputs:
         return None
     name = analysis if isinstance(analysis, str) or analysis is None else \
         f"{getattr(analysis, '__module__', '?')}:{getattr(analysis, '__qualname__', '?')}"
-    return cache_key(list(advice.inputs), "uproot", branches, name)
+    engine = advice.calibration.engine if advice.calibration is not None else "uproot"
+    return cache_key(list(advice.inputs), engine_key(engine, advice.options.reader), branches,
+                     name)
 
 
 def _timing(reads: list[Any], in_bytes: int, repeats: int = 1) -> Timing:
@@ -328,6 +337,15 @@ def _predict_sample(advice: Advice, scen: Scenario | None
         return None
     return (round(pt.speedup, 4), round(pt.speedup_low or pt.speedup, 4),
             round(pt.speedup_high or pt.speedup, 4))
+
+
+def _timed_with(spec: Any) -> str:
+    """The note that says which reader timed the sample."""
+    if spec is None:
+        return "timed with the advisor's own event loop (--reader advisor)"
+    who = "the default reader (assumed; --reader names yours)" if spec.assumed else \
+        "your reader"
+    return f"timed with {who}: {spec.describe()}"
 
 
 def _change(rec: Recommendation) -> str | None:

@@ -72,10 +72,12 @@ class Read:
 def timed_read(paths: Sequence[str], tree_name: str, branches: Sequence[str] | None = None,
                analysis: Callable[[Any], Any] | None = None,
                entry_stop: dict[str, int] | None = None, cold: bool = True,
-               check: Callable[[], None] | None = None) -> Read:
-    """Open every file, read ``branches`` (default: every leaf branch) of ``tree_name`` into
-    arrays chunk by chunk (entries up to ``entry_stop[path]`` where given) and call
-    ``analysis`` on each chunk, as the calibration's event loop does; opening is timed too."""
+               check: Callable[[], None] | None = None, reader: Any = None) -> Read:
+    """Open every file and read ``branches`` (default: every leaf branch) of ``tree_name``
+    (entries up to ``entry_stop[path]`` where given) the way ``reader`` (a ``ReaderSpec``)
+    does (:func:`hep_advisor.probes.readtests.readerpass.read_with`), calling ``analysis`` on
+    each chunk of arrays; without a reader, into arrays chunk by chunk as the advisor's own
+    event loop does.  Opening is timed too."""
     import uproot
 
     from hep_advisor.pipeline.apply_verify import leaf_branches
@@ -84,6 +86,11 @@ def timed_read(paths: Sequence[str], tree_name: str, branches: Sequence[str] | N
     confirmed: bool | None = None
     if cold:
         confirmed = all([evict(p).cold for p in paths])
+    if reader is not None:
+        from hep_advisor.probes.readtests.readerpass import read_with
+
+        done = read_with(reader, paths, tree_name, branches, entry_stop, analysis, check)
+        return Read(done.seconds, done.entries, confirmed)
     entries = 0
     t0 = time.perf_counter()
     for p in paths:
@@ -112,11 +119,12 @@ MAX_REPEATS = 25
 
 def timed_phase(paths: Sequence[str], tree_name: str, branches: Sequence[str] | None,
                 analysis: Callable[[Any], Any] | None, entry_stop: dict[str, int] | None,
-                repeats: int, check: Callable[[], None] | None = None) -> Read:
+                repeats: int, check: Callable[[], None] | None = None,
+                reader: Any = None) -> Read:
     """``repeats`` cold reads of ``paths`` (each evicted again first, outside the timing): the
     mean seconds of one read."""
-    reads = [timed_read(paths, tree_name, branches, analysis, entry_stop, check=check)
-             for _ in range(max(1, repeats))]
+    reads = [timed_read(paths, tree_name, branches, analysis, entry_stop, check=check,
+                        reader=reader) for _ in range(max(1, repeats))]
     colds = [r.cold for r in reads]
     cold = None if all(c is None for c in colds) else all(c is True for c in colds)
     return Read(sum(r.seconds for r in reads) / len(reads), reads[0].entries, cold)
@@ -145,19 +153,24 @@ def alternate(before: Sequence[str], after: Sequence[str], tree_name: str, *,
               entry_stop: dict[str, int] | None = None, budget_s: float = 30.0,
               min_pairs: int = 3, max_pairs: int = 30, min_phase_s: float = MIN_PHASE_S,
               check: Callable[[], None] | None = None,
-              on_pair: Callable[[int, Read, Read], None] | None = None) -> Passes:
+              on_pair: Callable[[int, Read, Read], None] | None = None,
+              reader: Any = None) -> Passes:
     """Time ``before`` (up to ``entry_stop``) against ``after`` the same way: one untimed warm
     read of the first file of each (imports, first-call costs), one sizing read of each (how
     many cold reads make a phase of ``min_phase_s``; kept as a pass only when one read is
     enough), then pairs in alternating order (before-after, after-before, ...) until
     ``min_pairs`` are done and the next would pass ``budget_s`` (counted from the call), or
-    ``max_pairs``.  Raises ``ValueError`` when the two read different numbers of entries."""
+    ``max_pairs``.  ``reader``: the program's reader (a ``ReaderSpec``) times the reads
+    (default: the advisor's own loop).  Raises ``ValueError`` when the two read different
+    numbers of entries."""
     t0 = time.perf_counter()
     first_stop = {k: v for k, v in (entry_stop or {}).items() if k == before[0]}
-    timed_read(before[:1], tree_name, branches, analysis, first_stop, cold=False, check=check)
-    timed_read(after[:1], tree_name, branches, analysis, cold=False, check=check)
-    b1 = timed_read(before, tree_name, branches, analysis, entry_stop, check=check)
-    a1 = timed_read(after, tree_name, branches, analysis, check=check)
+    timed_read(before[:1], tree_name, branches, analysis, first_stop, cold=False, check=check,
+               reader=reader)
+    timed_read(after[:1], tree_name, branches, analysis, cold=False, check=check, reader=reader)
+    b1 = timed_read(before, tree_name, branches, analysis, entry_stop, check=check,
+                    reader=reader)
+    a1 = timed_read(after, tree_name, branches, analysis, check=check, reader=reader)
     if a1.entries != b1.entries:
         raise ValueError(f"the files after the change hold {a1.entries} entries, before "
                          f"{b1.entries}")
@@ -174,11 +187,11 @@ def alternate(before: Sequence[str], after: Sequence[str], tree_name: str, *,
             check()
         t = time.perf_counter()
         if len(bs) % 2 == 0:
-            b = timed_phase(before, tree_name, branches, analysis, entry_stop, rb, check)
-            a = timed_phase(after, tree_name, branches, analysis, None, ra, check)
+            b = timed_phase(before, tree_name, branches, analysis, entry_stop, rb, check, reader)
+            a = timed_phase(after, tree_name, branches, analysis, None, ra, check, reader)
         else:
-            a = timed_phase(after, tree_name, branches, analysis, None, ra, check)
-            b = timed_phase(before, tree_name, branches, analysis, entry_stop, rb, check)
+            a = timed_phase(after, tree_name, branches, analysis, None, ra, check, reader)
+            b = timed_phase(before, tree_name, branches, analysis, entry_stop, rb, check, reader)
         bs.append(b)
         as_.append(a)
         if on_pair is not None:

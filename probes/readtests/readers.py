@@ -69,6 +69,8 @@ class ReaderSpec:
     branches: tuple[str, ...] | None = None
     source: str | None = None
     how: tuple[str, ...] = field(default=(), compare=False)
+    #: not named by the user: the engine's documented default, assumed (:func:`default_reader`)
+    assumed: bool = field(default=False, compare=False)
 
     @property
     def engine(self) -> str:
@@ -134,6 +136,20 @@ class ReaderSpec:
                 + ("automatic size" if self.cache_bytes is None
                    else f"{self.cache_bytes / 1e6:g} MB") + ")",
                 "rdataframe": "RDataFrame, one thread"}[self.kind]
+
+
+#: The reader a program of each engine uses when it says nothing else: uproot's
+#: ``uproot.iterate`` with its default ``step_size="100 MB"`` (uproot 5), and ROOT's
+#: ``TTree::GetEntry`` loop with the TTreeCache ROOT turns on by default (since 6.04).
+DEFAULT_READERS = {"uproot": "uproot.iterate", "root": "root.ttreecache"}
+
+
+def default_reader(engine: str = "uproot") -> ReaderSpec:
+    """The reader assumed where none is named: the engine's documented default
+    (:data:`DEFAULT_READERS`), marked ``assumed``."""
+    spec = parse_reader(DEFAULT_READERS.get(engine, DEFAULT_READERS["uproot"]))
+    return replace(spec, assumed=True,
+                   how=(f"not named: {engine}'s default reader assumed ({spec.describe()})",))
 
 
 def memory_size(text: str) -> int:
@@ -346,6 +362,7 @@ def label_loop(loop: Any, spec: ReaderSpec | None) -> Any:
     return loop if spec is None else replace(loop, reader=spec.text)
 
 
-__all__ = ["EXAMPLES", "KINDS", "UPROOT_DEFAULT_STEP", "ReaderSpec", "deduce_reader",
+__all__ = ["DEFAULT_READERS", "EXAMPLES", "KINDS", "UPROOT_DEFAULT_STEP", "ReaderSpec",
+           "deduce_reader", "default_reader",
            "label_loop", "memory_size", "parse_reader",
            "reader_from_trace", "uproot_chunks", "with_branches"]

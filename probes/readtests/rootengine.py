@@ -221,6 +221,16 @@ def _run_pass(
     return result
 
 
+#: A file (and the entries to read of it; -1: all) for :func:`run_pass`.
+RootPart = _Part
+run_pass = _run_pass
+
+
+def root_names(parts: Sequence[_Part], tree_name: str, branches: Sequence[str]) -> list[str]:
+    """``branches`` (uproot's names) as ROOT names them in the first part's tree."""
+    return _root_names(import_root(), parts, tree_name, branches)
+
+
 def _plan(files: Sequence[str], max_bytes: float) -> list[_Part]:
     """Files in order until their sizes reach ``max_bytes``; every entry of each (the time
     cap of the pilot pass bounds the rest)."""
