@@ -318,6 +318,10 @@ class TracedDevice:
     large_reads: int
     streamed: bool = False  # the bandwidth from a sequential read after the run
     device_reads: int | None = None  # set where the access time came from the block counters
+    #: where the figures came from when not from the trace's own reads: "calibration" (a
+    #: cached calibration of these files) or "throttle" (the cgroup's read limits); None:
+    #: the trace (and a sequential read after it, ``streamed``)
+    source: str | None = None
 
 
 #: A read shorter than this that took longer than ``COLD_S`` paid an access.
@@ -345,8 +349,8 @@ def access_from_counters(io_s: float, device_reads: int, device_bytes: int, mb_p
 
 
 def device_from_trace(reads: Sequence[TracedRead], streaming_mb_per_s: float | None = None,
-                      device_reads: int | None = None, device_bytes: int | None = None
-                      ) -> TracedDevice | None:
+                      device_reads: int | None = None, device_bytes: int | None = None,
+                      trust_large: bool = True) -> TracedDevice | None:
     """Bandwidth from the large cold reads (256 KiB or more: bytes over duration less one
     access); with fewer than 3, ``streaming_mb_per_s`` (a measured cold sequential read) where
     given, the range spanning both (one large read after a scattered pre-pass is served in
@@ -357,13 +361,18 @@ def device_from_trace(reads: Sequence[TracedRead], streaming_mb_per_s: float | N
     (``device_reads``, ``device_bytes``), (time inside the read calls - bytes / bandwidth) /
     reads, bounded by the bandwidth's quartiles -- a throttled or queued device serves many
     reads at once, so the duration of one small read overstates what each costs; otherwise the
-    median duration of the small reads that missed the page cache (quartiles)."""
+    median duration of the small reads that missed the page cache (quartiles).
+    ``trust_large=False``: the large reads may have been served in pieces (they followed a
+    key pre-pass whose read-ahead left pages cached between them): the bandwidth is then the
+    measured ``streaming_mb_per_s`` alone."""
     small = np.asarray([r.duration_s for r in reads
                         if r.size <= SMALL_READ and r.duration_s > COLD_S])
     large = [(r.size, r.duration_s) for r in reads
              if r.size >= LARGE_READ and r.duration_s > COLD_S]
     if len(small) < 3 and len(large) < 1:
         return None
+    if not trust_large and streaming_mb_per_s is not None and streaming_mb_per_s > 0:
+        large = []
     access = float(np.median(small)) if len(small) >= 3 else 0.0
     a_lo, a_hi = ((float(np.percentile(small, 25)), float(np.percentile(small, 75)))
                   if len(small) >= 3 else (0.0, 0.0))

@@ -442,3 +442,39 @@ def test_printed_root_code_names_branches_as_root_does() -> None:
     from hep_advisor.rules.branches import root_name
 
     assert [root_name(b) for b in ("evt/evt_f0", "x", "a/b/c")] == ["evt.evt_f0", "x", "a.b.c"]
+
+
+@pytest.mark.root
+def test_a_root_reader_runs_in_a_child_ended_at_its_share(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """A reader that runs in ROOT is timed in a child process: its result comes back (the
+    loop, ROOT's read statistics); a pass that runs past the test's share is ended with it
+    (OutOfTime), so the budget holds whatever ROOT does."""
+    pytest.importorskip("ROOT")
+    import time
+
+    from hep_advisor.probes.readtests import pyloops, steps
+    from hep_advisor.probes.readtests.runner import OutOfTime
+
+    files = [str(write_flat(tmp_path / f"f{i}.root", entries=300, branches=3, chunks=3))
+             for i in range(2)]
+    session = Session(60)
+    session.begin("event_loop")
+    session.extend(20.0)
+    loop, on, _ = steps.root_reader_loop(session, files, "t", ["b0", "b1"], 20.0,
+                                        parse_reader("root.ttreecache"))
+    assert loop.engine == "root" and loop.warm is not None and on is not None
+
+    def stuck(*args: Any, **kwargs: Any) -> Any:  # a pass ROOT cannot be stopped in
+        time.sleep(30)
+        raise AssertionError("not ended")
+
+    monkeypatch.setattr(pyloops, "rdataframe_pass", stuck)
+    short = Session(60)
+    short.begin("event_loop")
+    short.extend(1.0)
+    t0 = time.perf_counter()
+    with pytest.raises(OutOfTime, match="ran past the test's share"):
+        steps.root_reader_loop(short, files, "t", ["b0"], 1.0, parse_reader("rdataframe"))
+    assert time.perf_counter() - t0 < 1.0 + steps.ROOT_CHILD_GRACE_S + 1.0

@@ -103,6 +103,10 @@ class Trace:
     root_read_calls: int | None = None  # python recorder: ROOT's own counters, where imported
     root_bytes_read: int | None = None
     picture: RequestPicture | None = None  # the requests, to draw (trace_picture)
+    #: measured: seconds from the program's end to the trace's result (mapping the reads
+    #: onto the basket maps, timing a sample of decompression, the rules' replays); None:
+    #: not measured (a trace read back from a file made before)
+    after_s: float | None = None
 
 
 

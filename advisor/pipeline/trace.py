@@ -47,10 +47,14 @@ def trace_program(argv: Sequence[str], *, cold: bool = False,
     ``strace`` or ``python``; ``uses``: the branches the program uses (as its user says; for
     U002).  Raises :class:`hep_advisor.probes.trace.TraceError` (one-line message)
     when it cannot be traced."""
+    import time
+
     from hep_advisor.probes.trace import run_traced
 
     capture = run_traced(argv, cold=cold, stdout=stdout, recorder=recorder)
-    return analyse(capture, cold=cold, uses=uses)
+    t0 = time.perf_counter()
+    run = analyse(capture, cold=cold, uses=uses)
+    return replace(run, trace=replace(run.trace, after_s=round(time.perf_counter() - t0, 3)))
 
 
 def _maps(paths: Sequence[str], notes: list[str]) -> dict[str, Any]:
@@ -185,10 +189,83 @@ def _evicted_all(reads: Sequence[Any], evicted: Sequence[str]) -> tuple[bool, li
     return not missed, missed
 
 
+def _device(local: Sequence[Any], order: Sequence[str], counted: tuple[Any, Any],
+            prepass: bool, throttle: Any, max_io_kb: int) -> tuple[Any, Any, str | None]:
+    """The device the reader changes are replayed through, and how it was found (a note):
+    a cached calibration of the traced files (its cold read, request sweep and form), else the
+    cgroup's read limits the site probe finds on the data path, else the trace's own cold
+    reads with a short cold sequential read of the first file where the block counters say
+    the run read from the device; never the large reads that followed a key pre-pass (the
+    pre-pass's read-ahead leaves pages cached between them: they are served in pieces)."""
+    from hep_advisor.models.attribution import TracedDevice, device_from_trace
+    from hep_advisor.models.replay.device import LocalDevice
+
+    cal = _calibrated_device(order)
+    if cal is not None:
+        return (*cal, "device: a cached calibration of these files (its cold read and request "
+                "sweep)")
+    if throttle is not None and throttle.read_mb_per_s and throttle.read_iops:
+        mb, iops = float(throttle.read_mb_per_s), float(throttle.read_iops)
+        limited = TracedDevice(mb, 1.0 / iops, (0.8 * mb, mb), (1.0 / iops, 1.25 / iops), 0, 0,
+                               source="throttle")
+        tmpl = LocalDevice(mb, 1.0 / iops, limit="max", max_io_kb=max_io_kb,
+                           throttle_mb_per_s=mb, throttle_iops=iops)
+        return limited, tmpl, (f"device: the cgroup's read limits on this device ({mb:g} MB/s, "
+                           f"{iops:g} IOPS), as the site probe finds them")
+    read_device = bool(counted[0])  # the block counters saw the run read from the device
+    streaming = None
+    if read_device and order:
+        from hep_advisor.probes.trace.counters import sequential_mb_per_s
+
+        streaming = sequential_mb_per_s(order[0])  # a short cold read of a traced file
+    dev = device_from_trace(local, streaming, *counted, trust_large=not prepass)
+    how = None if streaming is None else (
+        f"device: a short cold read of {os.path.basename(order[0])} after the run "
+        f"({streaming:.1f} MB/s)" + (", not the reads after the key pre-pass (served in "
+                                     "pieces between cached pages)" if prepass else ""))
+    return dev, None, how
+
+
+def _calibrated_device(files: Sequence[str]) -> tuple[Any, Any] | None:
+    """A cached calibration of ``files`` (or of their directory), made by ``hep-advisor
+    report``/``calibrate`` with uproot's default reader or the advisor's own loop: its cold
+    raw read's bandwidth and spread, its request sweep's access time and its device form."""
+    from hep_advisor.models.attribution import TracedDevice
+    from hep_advisor.models.replay.device import LocalDevice
+    from hep_advisor.pipeline.advise import engine_key
+    from hep_advisor.pipeline.cache import cache_key, load
+    from hep_advisor.probes.readtests.readers import default_reader
+
+    local = [f for f in files if "://" not in f and os.path.exists(f)]
+    if not local:
+        return None
+    candidates = [list(local), [os.path.commonpath([os.path.dirname(f) for f in local])]]
+    for paths in candidates:
+        for engine in (engine_key("uproot", default_reader("uproot")), "uproot"):
+            try:
+                hit = load(cache_key(paths, engine, None, None))
+            except OSError:
+                hit = None
+            raw = hit.calibration.raw_read if hit is not None else None
+            if raw is None or not (raw.cold_mb_per_s or raw.bandwidth_mb_per_s) or \
+                    not raw.access_time_ms:
+                continue
+            mb = float(raw.cold_mb_per_s or raw.bandwidth_mb_per_s or 0.0)
+            spread = raw.cold.spread if raw.cold is not None and raw.cold.spread else 0.1
+            access = raw.access_time_ms / 1e3
+            limited = raw.device_limit == "max"
+            if limited and raw.iops_4k:
+                access = 1.0 / raw.iops_4k
+            dev = TracedDevice(mb, access, (mb * (1 - spread / 2), mb * (1 + spread / 2)),
+                               (0.8 * access, 1.25 * access), 0, 0, source="calibration")
+            return dev, LocalDevice(mb, access, limit="max" if limited else "additive")
+    return None
+
+
 def analyse(capture: Any, *, cold: bool = False, uses: Sequence[str] = ()) -> TraceRun:
     """Attribution, time split and reader findings of a
     :class:`hep_advisor.probes.trace.Capture`."""
-    from hep_advisor.models.attribution import attribute, device_from_trace
+    from hep_advisor.models.attribution import attribute
     from hep_advisor.probes.pagemap import is_page_map
     from hep_advisor.probes.trace.decompress import decompression_s_per_byte
     from hep_advisor.rules.reader import TraceFacts, device_facts, maps_in_read_order, on_core_in
@@ -251,25 +328,24 @@ def analyse(capture: Any, *, cold: bool = False, uses: Sequence[str] = ()) -> Tr
                          "cache; name the files (or their directory) on the command line, "
                          "or drop the page cache first (as root: sync; echo 1 > "
                          "/proc/sys/vm/drop_caches)")
-    device = device_from_trace(local, None, *counted) if local else None
-    if device is not None and device.large_reads < 3 and cold and order and not remote:
-        # too few large reads reached the device: measure its streaming rate (one cold read)
-        from hep_advisor.probes.trace.counters import sequential_mb_per_s
-
-        device = device_from_trace(local, sequential_mb_per_s(order[0]), *counted)
+    pre = att.phase("pre-pass")
+    storage = device_facts(order[0] if order and not remote else None)
+    throttle = storage.pop("throttle", None)
+    max_io_kb = storage.pop("max_io_kb", 0)
+    device, template, how = (None, None, None) if remote or not local else _device(
+        local, order, counted, pre is not None, throttle, max_io_kb)
+    if how is not None:
+        notes.append(how)
     link = None
     if remote:
         from hep_advisor.models.attribution import link_from_trace
 
-        device = None
         link = link_from_trace(capture.reads)
         notes.append("remote files: U001 replayed through the link seen in the trace (round "
                      "trips, bandwidth); the rules that need a local device say nothing")
     elif device is None and capture.reads:
         notes.append("no read in the trace reached the device (warm page cache?): reader "
                      "changes are not predicted; trace with --cold")
-    pre = att.phase("pre-pass")
-    storage = device_facts(order[0] if order and not remote else None)
     trees = [m for m in maps.values() if not is_page_map(m)]  # the rules read TTrees
     facts = TraceFacts(att, maps_in_read_order(trees, order), capture.wall_s,
                        device, storage.pop("read_ahead_kb"), capture.overhead,
@@ -278,7 +354,7 @@ def analyse(capture: Any, *, cold: bool = False, uses: Sequence[str] = ()) -> Tr
                        decompression_s=decompression, cores=_cores(),
                        rdataframe=_mentions(capture.command, "RDataFrame"),
                        open_s=capture.open_s, link=link,
-                       prepass_on_core=on_core_in(capture, pre),
+                       prepass_on_core=on_core_in(capture, pre), template=template,
                        **storage)
     findings = tuple(reader_rules(facts))
     kinds = att.by_kind()

@@ -46,6 +46,9 @@ def summary_lines(t: Trace) -> list[tuple[str, str]]:
                        "under 0.2 s, a measured cost per call times the calls")
                     + ")"),
            ("cpu", sec(t.cpu_s)),
+           *([("after the run", f"{sec(t.after_s)} to map the reads, time a sample of "
+               f"decompression and replay the changes ({t.after_s / max(t.wall_s, 1e-9):.0%} "
+               "of the program's traced wall time)")] if t.after_s is not None else []),
            ("cold", "yes: the named ROOT files were dropped from the page cache first"
             if t.cold else "no (as the page cache found them)"),
            ("read", f"{sum(f.requests for f in t.files):,} requests, "

@@ -103,6 +103,10 @@ class TraceFacts:
     throttle_slice_s: float = 0.0
     #: the page cache reads ahead in large folios (kernel release and file system, probed)
     large_folios: bool = False
+    #: the device's form and limits where they are known beyond the trace (a cached
+    #: calibration of these files, or the cgroup's throttle limits): the replays' device takes
+    #: them, with the bandwidth and access time of ``device``; None: a disk from the trace
+    template: LocalDevice | None = None
 
 
 def device_facts(path: str | None) -> dict[str, Any]:
@@ -120,11 +124,17 @@ def device_facts(path: str | None) -> dict[str, Any]:
     info = probe_storage(path)
     return {"read_ahead_kb": info.read_ahead_kb or 128,
             "throttle_slice_s": info.throttle.slice_s if info.throttle else 0.0,
-            "large_folios": large_folios(platform.release(), info.fs_type)}
+            "large_folios": large_folios(platform.release(), info.fs_type),
+            "throttle": info.throttle, "max_io_kb": info.max_sectors_kb or 0}
 
 
 def _local(facts: TraceFacts, mb_per_s: float, access_s: float) -> LocalDevice:
-    """A device for U0xx's replays with the probed throttle slice and page-cache folios."""
+    """A device for U0xx's replays with the probed throttle slice and page-cache folios (and
+    the form and limits of ``facts.template`` where known)."""
+    if facts.template is not None:
+        return replace(facts.template, mb_per_s=mb_per_s, access_s=access_s,
+                       read_ahead_kb=facts.read_ahead_kb, large_folios=facts.large_folios,
+                       throttle_slice_s=facts.throttle_slice_s)
     return LocalDevice(mb_per_s, access_s, facts.read_ahead_kb, large_folios=facts.large_folios,
                        throttle_slice_s=facts.throttle_slice_s)
 
@@ -225,6 +235,13 @@ def _branches(facts: TraceFacts) -> list[str] | None:
 
 
 def _bandwidth_note(d: TracedDevice) -> str:
+    if d.source == "calibration":
+        return (f"the cold sequential read of a cached calibration of these files (range "
+                f"{d.mb_per_s_range[0]:.1f}-{d.mb_per_s_range[1]:.1f})")
+    if d.source == "throttle":
+        return ("the cgroup's read limit on this device, as the site probe found it (the "
+                f"device behind it may be slower: range {d.mb_per_s_range[0]:.1f}-"
+                f"{d.mb_per_s_range[1]:.1f})")
     if d.large_reads and d.streamed:
         return (f"one cold sequential read of the first file after the run: only "
                 f"{d.large_reads} cold read(s) of 256 KiB or more in the trace (such a read "
@@ -242,9 +259,12 @@ def _bandwidth_note(d: TracedDevice) -> str:
 def _device_evidence(d: TracedDevice) -> tuple[Evidence, ...]:
     return (
         Evidence("device bandwidth", round(d.mb_per_s, 1), "MB/s",
-                 "measured" if d.streamed else "derived", _bandwidth_note(d)),
-        Evidence("access time seen in the trace", round(d.access_s * 1e3, 2), "ms", "derived",
-                 _access_note(d)),
+                 "measured" if d.streamed or d.source == "calibration" else
+                 "probed" if d.source == "throttle" else "derived", _bandwidth_note(d)),
+        Evidence("access time seen in the trace" if d.source is None else
+                 "access time (one request)", round(d.access_s * 1e3, 2), "ms",
+                 "derived" if d.source is None else
+                 "measured" if d.source == "calibration" else "probed", _access_note(d)),
     )
 
 
@@ -266,6 +286,10 @@ def _medium_evidence(facts: TraceFacts) -> tuple[Evidence, ...]:
 
 def _access_note(d: TracedDevice) -> str:
     span = f"{d.access_s_range[0] * 1e3:.2f}-{d.access_s_range[1] * 1e3:.2f} ms"
+    if d.source == "calibration":
+        return f"the request sweep of a cached calibration of these files ({span})"
+    if d.source == "throttle":
+        return f"one request slot at the cgroup's IOPS limit ({span})"
     if d.device_reads is not None:
         return (f"(time in the read calls - bytes the device served / bandwidth) / "
                 f"{d.device_reads:,} reads counted in /sys/block during the run (other "

@@ -122,18 +122,54 @@ def reader_event_loop(ctx: Context, spec: ReaderSpec, share_s: float) -> Any:
     if ctx.analysis is not None:
         raise ValueError(f"--analysis calls a Python function on uproot's arrays: not with "
                          f"the reader {spec.kind}")
+    loop, cache_on, cache_off = root_reader_loop(ctx.session, ctx.files, ctx.tree.name,
+                                                 branches, share_s, spec)
+    if cache_on is not None or cache_off is not None:
+        ctx.fields["root_cache_on"] = cache_on
+        ctx.fields["root_cache_off"] = cache_off
+    return loop
+
+
+#: Seconds a ROOT reader's child may run past the test's share before it is ended (its start
+#: and the result's way back).
+ROOT_CHILD_GRACE_S = 1.0
+
+
+def root_reader_loop(session: Any, files: Any, tree_name: str, branches: Any, share_s: float,
+                     spec: ReaderSpec) -> tuple[Any, Any, Any]:
+    """A reader that runs in ROOT (``GetEntry`` loops, ``RDataFrame``), timed in a child
+    process that is ended at the test's share (:func:`.procs.call_bounded`): ROOT's set-up
+    (its libraries, RDataFrame's compiled actions) and a pass it cannot stop then keep the
+    budget.  What the child measured comes back (the event loop, its set-up, ROOT's
+    read statistics); a child ended at its share is :class:`OutOfTime`, said in the
+    calibration's skipped tests."""
+    from .procs import call_bounded
+
+    deadline = session.deadline
+    try:
+        return call_bounded(_root_reader_child, (session, files, tree_name, branches, share_s,
+                                                 spec),
+                            max(0.0, deadline - session.clock()) + ROOT_CHILD_GRACE_S,
+                            check=session.check)
+    except TimeoutError:
+        raise OutOfTime(f"{spec.describe()}: the loop ran past the test's share "
+                        f"({share_s:.1f} s) and was ended") from None
+
+
+def _root_reader_child(session: Any, files: Any, tree_name: str, branches: Any,
+                       share_s: float, spec: ReaderSpec) -> tuple[Any, Any, Any]:
+    """In the child: the ROOT reader's event loop (no progress to the parent's display)."""
+    session.progress_cb = None
     if spec.kind == "rdataframe" or spec.loop == "python":
         from .pyloops import python_root_event_loop
 
-        return label_loop(python_root_event_loop(ctx.session, ctx.files, ctx.tree.name,
-                                                 branches, share_s, spec), spec)
+        return (label_loop(python_root_event_loop(session, files, tree_name, branches,
+                                                  share_s, spec), spec), None, None)
     from .rootengine import measure_root_event_loop
 
-    result = measure_root_event_loop(ctx.session, ctx.files, ctx.tree.name, branches,
-                                     share_s, reader=spec)
-    ctx.fields["root_cache_on"] = result.cache_on
-    ctx.fields["root_cache_off"] = result.cache_off
-    return result.event_loop
+    result = measure_root_event_loop(session, files, tree_name, branches, share_s,
+                                     reader=spec)
+    return result.event_loop, result.cache_on, result.cache_off
 
 
 def event_loop(ctx: Context, share_s: float) -> EventLoop:
