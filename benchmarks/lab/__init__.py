@@ -1,0 +1,1 @@
+"""One-off investigations, each answering one question about a cost the model counts."""

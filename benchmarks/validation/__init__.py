@@ -1,0 +1,1 @@
+"""Predictions checked against what was realised: see ``benchmarks/RESULTS.md``."""

@@ -1,0 +1,189 @@
+"""The datasets of ``bench_advice_true.py``: five written by ROOT and one by uproot, each unlike
+the demo (ROOT ESD-like, 205 branches, 64 files of about 1 MB, read with uproot) and unlike each
+other in branch count, file size, codec, branch kinds and cluster layout.  Written once into
+``/tmp/validate/data`` (a dataset whose directory holds all its files is kept).  The uproot-written
+one (``upw``) was added after the model had been worked on the five for several rounds: data
+it was not tuned on."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from testbench.rootwriter import Layout, write_mixed_root
+
+DATA = Path("/tmp/validate/data")
+#: The plain analysis the benchmarks time, a program run by path (``python ANALYSIS FILES.json``).
+ANALYSIS = Path(__file__).with_name("advice_true_analysis.py")
+
+
+def _nano() -> Layout:
+    """NanoAOD-like: many small branches of mixed types, HLT flags, jagged collections with
+    counters (``nJet``, ``Jet_pt[nJet]``), ROOT's default AutoFlush."""
+    scalars: list[tuple[str, str]] = [("run", "i"), ("luminosityBlock", "i"), ("event", "l")]
+    scalars += [(f"MET_v{k}", "F") for k in range(12)] + [(f"PV_v{k}", "F") for k in range(10)]
+    scalars += [(f"PV_n{k}", "I") for k in range(8)] + [(f"Pileup_v{k}", "F") for k in range(6)]
+    scalars += [(f"L1_bit{k}", "O") for k in range(120)] + [(f"HLT_path{k}", "O")
+                                                            for k in range(200)]
+    scalars += [(f"Flag_f{k}", "O") for k in range(25)] + [(f"qual{k}", "b") for k in range(6)]
+    kinds = "FFFFFIbF"
+
+    def coll(name: str, mean: float, n: int) -> tuple[str, float, tuple[tuple[str, str], ...]]:
+        return (name, mean, tuple((f"v{j}", kinds[j % len(kinds)]) for j in range(n)))
+
+    colls = (coll("Jet", 6.0, 24), coll("Muon", 1.5, 28), coll("Electron", 1.5, 28),
+             coll("Photon", 1.2, 18), coll("Tau", 0.8, 18), coll("FatJet", 0.7, 18),
+             coll("GenPart", 25.0, 8), coll("GenJet", 6.0, 6), coll("TrigObj", 8.0, 10),
+             coll("SV", 2.0, 12), coll("IsoTrack", 1.0, 10), coll("SubJet", 1.4, 10))
+    return Layout(scalars=tuple(scalars), collections=colls)
+
+
+def _split() -> Layout:
+    """Split objects (a class with members and a vector of items, splitlevel 99) only."""
+    return Layout(objects=(("evt", 20, 10, 0), ("trk", 5, 2, 12), ("jet", 8, 4, 15),
+                           ("hit", 2, 2, 20)), auto_flush=5000)
+
+
+def _wide() -> Layout:
+    """1,200 flat scalars (float, double, int), small baskets, 2 MB clusters."""
+    kinds = "FFFDI"
+    return Layout(scalars=tuple((f"x{k}", kinds[k % 5]) for k in range(1200)),
+                  auto_flush=-2_000_000, basket_size=8000)
+
+
+def _tiny() -> Layout:
+    """70 scalars and one 29-field collection: 100 branches, for tiny files."""
+    return Layout(scalars=tuple((f"e{k}", "FI"[k % 2]) for k in range(70)),
+                  collections=(("Hit", 5.0, tuple((f"h{j}", "FFI"[j % 3])
+                                                  for j in range(29))),))
+
+
+def _vectors() -> Layout:
+    """250 scalars and 50 ``std::vector<float>`` branches (not split), clusters of 2,000
+    entries, 16 KB baskets."""
+    return Layout(scalars=tuple((f"s{k}", "FFI"[k % 3]) for k in range(250)),
+                  vectors=tuple(f"vec{k}" for k in range(50)), auto_flush=2000,
+                  basket_size=16000)
+
+
+def _fatjets() -> Layout:
+    """Held out (stop 32): a CMS-like mix of doubles, shorts and three wide collections, large
+    baskets (64 KB), AutoFlush 10,000 entries."""
+    scalars = tuple((f"evt_d{k}", "DDFS"[k % 4]) for k in range(40))
+
+    def coll(name: str, mean: float, n: int) -> tuple[str, float, tuple[tuple[str, str], ...]]:
+        return (name, mean, tuple((f"v{j}", "FFDI"[j % 4]) for j in range(n)))
+
+    return Layout(scalars=scalars, collections=(coll("FatJet", 2.5, 60), coll("PF", 12.0, 16),
+                                                coll("Lep", 1.2, 40)),
+                  auto_flush=10_000, basket_size=64_000)
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    layout: Layout
+    files: int
+    entries: int
+    compression: int  # ROOT's setting: algorithm * 100 + level
+    what: str
+    writer: str = "root"  # or "uproot" (:func:`_write_uproot`; ``layout`` unused)
+
+    @property
+    def path(self) -> Path:
+        return DATA / self.name
+
+
+DATASETS: dict[str, Dataset] = {d.name: d for d in (
+    Dataset("nano", _nano(), 10, 1500, 209,
+            "NanoAOD-like mix, LZMA-9, ROOT's default AutoFlush"),
+    Dataset("split", _split(), 3, 25_000, 106, "split objects (splitlevel 99), ZLIB-6, "
+            "AutoFlush 5,000 entries"),
+    Dataset("wide", _wide(), 2, 5000, 404, "1,200 flat scalars, LZ4-4, 8 KB baskets, 2 MB "
+            "clusters"),
+    Dataset("tiny", _tiny(), 120, 500, 505, "tiny files: 100 branches, ZSTD-5"),
+    Dataset("vectors", _vectors(), 1, 30_000, 101, "one file: scalars and std::vector<float>, "
+            "ZLIB-1, AutoFlush 2,000 entries, 16 KB baskets"),
+    Dataset("upw", Layout(), 6, 20_000, 104, "written by uproot: 173 branches (float, double, "
+            "int, a jagged collection), ZLIB-4, a basket per branch per 2,500 entries",
+            writer="uproot"),
+    # held out: written in stop 32 after this stop's model changes, never worked on
+    Dataset("fatjets", _fatjets(), 8, 12_000, 501, "held out: 159 branches (doubles, shorts, "
+            "three wide collections), ZSTD-1, 64 KB baskets, AutoFlush 10,000 entries"),
+    Dataset("upl", Layout(), 3, 50_000, 404, "held out, written by uproot: LZ4-4, 173 "
+            "branches, a basket per branch per 2,500 entries, 3 larger files", writer="uproot"),
+)}
+
+#: the uproot-written dataset's branches: flat float32, float64, int32, and one jagged
+#: collection of float32 fields (uproot writes its counter ``nTrk`` and ``Trk_<field>``)
+_UPW_FLOATS, _UPW_DOUBLES, _UPW_INTS, _UPW_TRK = 100, 30, 30, 12
+_UPW_CHUNK = 2500  # entries per ``extend``: one basket per branch, one cluster, each
+
+
+def _write_uproot(d: Dataset) -> None:
+    """``d.files`` files of ``d.entries`` entries written with ``uproot.recreate`` (ZLIB, or LZ4
+    for a setting of 4xx, at ``d.compression``'s level), one ``extend`` per ``_UPW_CHUNK``
+    entries; values rounded as measured quantities are, so that they compress.  A file is
+    renamed into place only when complete; one already there is kept."""
+    import awkward as ak
+    import numpy as np
+    import uproot
+
+    d.path.mkdir(parents=True, exist_ok=True)
+    for k in range(d.files):
+        final = d.path / f"part_{k:03d}.root"
+        if final.exists():
+            continue
+        rng = np.random.default_rng(3000 + k)
+        tmp = final.with_suffix(".root.part")
+        codec = uproot.LZ4 if d.compression // 100 == 4 else uproot.ZLIB
+        with uproot.recreate(tmp, compression=codec(d.compression % 100)) as f:
+            for start in range(0, d.entries, _UPW_CHUNK):
+                n = min(_UPW_CHUNK, d.entries - start)
+                cols: dict[str, object] = {}
+                for i in range(_UPW_FLOATS):
+                    cols[f"f{i}"] = np.round(rng.normal(50, 20, n), 2).astype(np.float32)
+                for i in range(_UPW_DOUBLES):
+                    cols[f"d{i}"] = np.round(rng.exponential(30, n), 4)
+                for i in range(_UPW_INTS):
+                    cols[f"i{i}"] = rng.poisson(3 + i, n).astype(np.int32)
+                counts = rng.poisson(4.0, n)
+                total = int(counts.sum())
+                cols["Trk"] = ak.zip({f"x{j}": ak.unflatten(
+                    np.round(rng.normal(0, 10, total), 2).astype(np.float32), counts)
+                    for j in range(_UPW_TRK)})
+                if start == 0:  # a TTree (assigning a dict makes an RNTuple in uproot 5.7)
+                    f.mktree("Events", {c: v.type if isinstance(v, ak.Array) else v.dtype
+                                        for c, v in cols.items()})
+                f["Events"].extend(cols)
+        tmp.rename(final)
+
+
+def write(name: str) -> Path:
+    """The dataset's directory, written first if it is not complete."""
+    d = DATASETS[name]
+    if d.writer == "uproot":
+        _write_uproot(d)
+    else:
+        write_mixed_root(str(d.path), d.files, d.entries, d.layout, d.compression, tag=name)
+    return d.path
+
+
+def branch_count(d: Dataset) -> int:
+    """The branches the dataset's tree holds, as uproot lists them."""
+    if d.writer == "uproot":
+        return _UPW_FLOATS + _UPW_DOUBLES + _UPW_INTS + 1 + _UPW_TRK
+    return d.layout.n_branches
+
+
+if __name__ == "__main__":
+    import time
+
+    for n in sys.argv[1:] or list(DATASETS):
+        t0 = time.perf_counter()
+        p = write(n)
+        files = sorted(p.glob("*.root"))
+        mb = sum(f.stat().st_size for f in files) / 1e6
+        print(f"{n}: {branch_count(DATASETS[n])} branches, {len(files)} files, {mb:.1f} MB "
+              f"({mb / len(files):.2f} MB each), {time.perf_counter() - t0:.0f} s", flush=True)
