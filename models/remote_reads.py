@@ -224,7 +224,7 @@ def job(name: str, rounds: Sequence[Round], link: RemoteLink, cpu: ReaderCpu,
     uproot could overlap (its chunks are interpreted as their requests complete), but on the
     test bench it did not measurably (its default source gathers a merged request's ranges
     before any is handed on, and the receiving loop shares the interpreter): the advice uses
-    ``x + c`` for every reader (benchmarks/bench_remote_predict.py prints both).
+    ``x + c`` for every reader (benchmarks/validation/bench_remote_predict.py prints both).
     """
     t, n, nbytes = link.time(rounds)
     rate = link.mb_per_s * 1e6

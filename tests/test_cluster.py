@@ -4,7 +4,7 @@ real LocalClusters of worker processes, unthrottled and on throttled emulated di
 
 The model's tests need nothing; those marked ``dask`` start LocalClusters (the ``dask`` extra);
 those marked ``emulated`` also need root, cgroup v1 blkio and loop devices.  The emulated runs
-are short (2 workers); the 2- and 4-worker figures: ``benchmarks/bench_cluster.py``.
+are short (2 workers); the 2- and 4-worker figures: ``benchmarks/validation/bench_cluster.py``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ processes in their cgroup, and leave nothing behind, even when the body fails.
 
 Needs root, cgroup v1 blkio, loop devices and e2fsprogs; skipped with the reason otherwise.
 Small files and short reads keep it fast; the tolerances are loose (tight figures:
-benchmarks/emulated_disk_check.py).
+benchmarks/lab/emulated_disk_check.py).
 """
 
 from __future__ import annotations

@@ -108,7 +108,7 @@ def test_measure_link_finds_round_trip_and_bandwidth(bench: RemoteBench) -> None
         rc = measure_link(url, 10)
         assert rc.rtt_ms is not None and abs(rc.rtt_ms / RTT_MS - 1) <= 0.10, (url, rc.rtt_ms)
         # the file is small (0.24 MB): the bandwidth is a rough figure here, checked loosely;
-        # benchmarks/bench_remote.py checks it within 10% on larger transfers
+        # benchmarks/validation/bench_remote.py checks it within 10% on larger transfers
         assert rc.bandwidth_mb_per_s is not None
         assert 0.5 * MBIT / 8 <= rc.bandwidth_mb_per_s <= 1.2 * MBIT / 8
         assert rc.vector_reads is not None and rc.vector_reads.supported

@@ -437,7 +437,7 @@ def test_report_help() -> None:
 def test_a_report_on_calibrated_data_renders_the_same_advice_again(small: Advice,
                                                                    report: Report) -> None:
     """Advising again from the cached calibration gives the same findings, and every format
-    renders. (How long it takes is a benchmark: benchmarks/bench_report.py.)"""
+    renders. (How long it takes is a benchmark: benchmarks/timing/bench_report.py.)"""
     again = advise_from(small.site, small.dataset, small.calibration, label=small.label)
     assert [r.code for r in again.recommendations] == [r.code for r in small.recommendations]
     for render in (report_markdown, report_html, lambda r: _text(r, 100), Report.to_json):

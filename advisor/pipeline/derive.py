@@ -81,9 +81,9 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
     ``replay_merge``: M001's own speed-up also comes from the replay (the event loop's reads
     of the merged layout through a model of the device, ``hep_advisor.models.replay``) instead
     of the rate model's merge scenario.  Off by default: on the validation data the replay was
-    not closer to what the merge realised (benchmarks/bench_merge_replay.py).  ``trials``:
-    measured trials (``try``) fitted with the calibration, each tried recommendation then
-    carrying a ``measured trial`` evidence line (``trials_stored``: they came from the cache,
+    not closer to what the merge realised (benchmarks/validation/bench_merge_replay.py).
+    ``trials``: measured trials (``try``) fitted with the calibration, each tried recommendation
+    then carrying a ``measured trial`` evidence line (``trials_stored``: they came from the cache,
     said in the note)."""
     from hep_advisor.rules import Context, recommend
     from hep_advisor.rules.branches import selection_notes

@@ -55,7 +55,7 @@ from hep_advisor.rules import versions
 from hep_advisor.rules.rule import Rule
 
 #: X001: ``xrdcp``'s fixed cost per file, fitted to the test bench's measurements
-#: (benchmarks/bench_remote.py predict: a 32 MB copy less its bytes at the bandwidth took
+#: (benchmarks/validation/bench_remote.py predict: a 32 MB copy less its bytes at the bandwidth took
 #: 0.02-0.05 s at a 1 ms round trip, 0.10-0.20 s at 20 ms, 0.43 s at 80 ms): its start
 #: (process, client library) and the round trips it makes (handshake, log in, stat, open,
 #: close), counting the open

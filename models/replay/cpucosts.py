@@ -34,7 +34,7 @@ UPROOT_BASKET_S_RANGE = (50e-6, 150e-6)
 #: (uproot: the decompressed baskets, each branch's array joined from them, awkward's step; the
 #: heap then reused, or unmapped and mapped again for arrays too large to keep).  An
 #: assumption from one check (uproot 5.7.7, this project's machine, one fresh process per
-#: run, warm page cache, the default ``iterate``; ``benchmarks/check_fresh_memory.py``): over
+#: run, warm page cache, the default ``iterate``; ``benchmarks/lab/check_fresh_memory.py``): over
 #: 18 layouts of six datasets (steps of 0.5-100 MB) the pages faulted were about 52-57 MB +
 #: 3.0-3.2 x the largest step's uncompressed MB; the constant is paid by every run alike and
 #: left out.  The range the intervals span is that of the eight datasets' own slopes from
@@ -45,7 +45,7 @@ MEMORY_GROWTH_RANGE = (1.3, 5.5)
 #: Seconds per MB of memory a process writes for the first time, where the first-touch test
 #: did not run: an assumption from that test on this project's machine (private memory, as a
 #: program's arrays get: 0.61 ms per MB, where a shared mapping measured 0.86 beside it;
-#: ``benchmarks/check_merge_parts.py``); the range the intervals span.
+#: ``benchmarks/lab/check_merge_parts.py``); the range the intervals span.
 FIRST_TOUCH_S_PER_MB = 0.6e-3
 FIRST_TOUCH_RANGE = (0.4e-3, 1.2e-3)
 

@@ -7,7 +7,7 @@ streamers and the tree's metadata at its end, the read-ahead's first small windo
 split where it meets a cached page or the device's largest I/O.  On a rate limiter each of
 them spends a request slot: 120 ROOT files of 0.31 MB, read by the advisor's own event loop
 on a 120-IOPS throttle, took 4.85-4.89 device reads each (counted on the block device,
-``benchmarks/check_cold_requests.py``) and read at 7.5 MB/s with one worker and with two,
+``benchmarks/lab/check_cold_requests.py``) and read at 7.5 MB/s with one worker and with two,
 where one request per file would have let two workers read twice as fast.
 
 :func:`cold_file_ios` replays uproot's ``iterate`` over the sampled files' basket maps

@@ -17,7 +17,7 @@ the share lasts, at least ``MIN_REPEATS`` times.  Nothing touches the disk.  Pyt
 ``mmap.mmap(-1, n)`` maps *shared* memory by default, whose pages the kernel keeps as shared
 memory files: on this project's machine their first touch cost 0.86 ms per MB where private
 pages cost 0.61 (side by side, seven samples each), and a program's own faults about 0.65
-(``benchmarks/check_merge_parts.py``), so the test maps private memory.
+(``benchmarks/lab/check_merge_parts.py``), so the test maps private memory.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ results, basket maps, earlier tests' objects.  Python's collector in the child w
 of it at every full collection, and touching each object's header copies its page (copy on
 write): measured here, a one-worker job forked after a 30 s calibration read 0.57-0.86 of
 what the same job read from a fresh process, and 0.85-1.05 with the inherited heap frozen
-(``benchmarks/check_fork_heap.py``).  A user's worker is a fresh process, so the inherited
+(``benchmarks/lab/check_fork_heap.py``).  A user's worker is a fresh process, so the inherited
 objects are frozen (``gc.freeze``: moved to a generation the collector never walks) while the
 children start, and unfrozen in the parent after.
 
