@@ -92,12 +92,17 @@ def needed_bytes(maps: Sequence[BasketMap], branches: Iterable[str] | None) -> i
 
 def uproot_rounds(maps: Sequence[BasketMap], branches: Iterable[str] | None = None, *,
                   step_entries: int | None = None, source: str = "fsspec",
-                  streamers: bool = True) -> list[Round]:
+                  streamers: bool = True, step_bytes: int | None = None) -> list[Round]:
     """uproot ``arrays`` / ``iterate(step_size=N entries)``: the open's metadata reads, one
     round trip each, then one round trip per step (``source``: ``fsspec``, the default, merges
     ranges with gaps of at most 32 KiB; ``xrootd``: ``XRootDSource``, baskets as they are).
     ``streamers``: the process has yet to build the class models (uproot then reads the
-    streamers of the first file that needs them, once per process)."""
+    streamers of the first file that needs them, once per process).  ``step_bytes``: a
+    memory-size step (``iterate``'s default ``"100 MB"``): a pre-pass first reads every selected
+    basket's key, one synchronous request each (one round trip), and the step's entries follow
+    from the baskets' sizes."""
+    from .replay.readers import UPROOT_KEY_BYTES, uproot_step_entries
+
     names = list(branches) if branches is not None else None
     out: list[Round] = []
     built = not streamers
@@ -107,6 +112,12 @@ def uproot_rounds(maps: Sequence[BasketMap], branches: Iterable[str] | None = No
         out += _meta_rounds(uproot_open(m, streamers=needs))
         chosen = m.select(names)
         step = max(1, step_entries or m.entries or 1)
+        if step_bytes is not None:
+            for b in chosen:
+                for i in b.baskets_for(0, m.entries):
+                    size = min(UPROOT_KEY_BYTES, max(m.file_bytes - int(b.seek[i]), 1))
+                    out.append(Round(m.path, ((int(b.seek[i]), size),)))
+            step = uproot_step_entries(m, chosen, 0, m.entries, int(step_bytes))
         seen: set[tuple[int, int]] = set()
         for lo in range(0, max(m.entries, 1), step):
             hi = min(lo + step, m.entries)

@@ -383,3 +383,39 @@ def test_x001_with_cpu_compares_whole_jobs(bmap: BasketMap) -> None:
     text = " ".join(link_notes(cal, _ds(), [bmap], None))
     assert "whole job" in text and "ms per compressed MB" in text
     assert stage_rule(_ds(), rc, [bmap], None) is None  # one whole-file step: no X001
+
+
+def test_the_default_iterates_key_prepass_is_a_round_trip_per_basket() -> None:
+    """uproot's memory-size step first reads every selected basket's key, one request each:
+    over a link, one round trip per basket before the data; an entry step reads none."""
+    from hep_advisor.models.remote_reads import uproot_rounds
+
+    m = _synthetic(branches=20, clusters=10)
+    keyed = uproot_rounds([m], None, step_bytes=100_000_000)
+    stepped = uproot_rounds([m], None, step_entries=1000)
+    keys = [r for r in keyed if r.baskets == 0 and r.nbytes <= 64]
+    assert len(keys) - len([r for r in stepped if r.baskets == 0 and r.nbytes <= 64]) == 200
+    assert sum(r.baskets for r in keyed) == sum(r.baskets for r in stepped) == 200
+
+
+@pytest.mark.parametrize("error", [None, "TypeError: integer argument expected for offset"])
+def test_x004_names_the_default_readers_cost_and_its_failure(error: str | None) -> None:
+    """X004: the default iterate's key round trips against an entry step, replayed through
+    the link; where the calibration found the default failing over the link, it says so."""
+    from dataclasses import replace
+
+    from hep_advisor.rules.remote import step_rule
+
+    m = _synthetic(branches=20, clusters=10)
+    rc = replace(_cal([(1, 10.0)]), default_iterate_tried=True, default_iterate_error=error)
+    rec = step_rule(_ds(), rc, [m], None)
+    assert rec is not None and rec.code == "X004" and rec.predicted_speedup > 2
+    assert rec.speedup_low <= rec.predicted_speedup <= rec.speedup_high
+    ev = {e.name: e for e in rec.evidence}
+    assert ev["key round trips"].value == 200
+    assert ev["uproot's default iterate over the link"].value == ("fails" if error else "reads")
+    assert ("fails here" in rec.title) == (error is not None)
+    assert "step_size=" in (rec.actions[0].command or "")
+    # a link as fast as a local disk: no gain, nothing said, unless the default fails
+    fast = replace(rc, rtt_ms=0.01, rtt=RemoteSamples("ms", (0.01,) * 3, 0.01, 0.0))
+    assert (step_rule(_ds(), fast, [m], None) is None) == (error is None)

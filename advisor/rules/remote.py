@@ -302,6 +302,7 @@ def remote_rules(dataset: DatasetProfile, calibration: Calibration | None,
     engine = calibration.engine if calibration is not None else engine
     out = [stage_rule(dataset, rc, maps, branches, engine, label),
            source_rule(dataset, rc, maps, branches, label),
+           step_rule(dataset, rc, maps, branches, label),
            streams_rule(rc, label),
            treecache_rule(dataset, rc, maps, branches, label)]
     return [with_interval(r, r.speedup_low, r.speedup_high) for r in out if r is not None]
@@ -435,6 +436,73 @@ def source_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[B
             "default memory-size step fails over root:// with the default source)",
             'uproot.iterate({"root://HOST//FILE.root": "TREE"}, step_size=100_000, '
             "handler=uproot.source.xrootd.XRootDSource)", versions.UPROOT),),
+        assumptions=(_cpu_text(rc, cpu),),
+        dataset=label)
+
+
+def step_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[BasketMap],
+              branches: Sequence[str] | None, label: str = "dataset"
+              ) -> Recommendation | None:
+    """X004: uproot's default ``iterate`` (a memory-size ``step_size``, ``"100 MB"``) first
+    reads every selected basket's key, one synchronous request each: over a link, a round trip
+    per basket.  An entry-count step reads no key.  Replayed through the link (both with the
+    default source); where the calibration found the installed uproot's default failing over
+    the link (``RemoteCalibration.default_iterate_error``), the recommendation says so."""
+    from hep_advisor.models.replay.predict import cluster_step
+
+    links = _links(rc)
+    if links is None or not maps or (rc.cpu is not None and rc.cpu.engine != "uproot"):
+        return None
+    sel = list(branches) if branches else None
+    try:
+        step = cluster_step(maps, sel)
+        keyed = uproot_rounds(maps, sel, step_bytes=100_000_000)
+        stepped = uproot_rounds(maps, sel, step_entries=step)
+    except (KeyError, ValueError):
+        return None
+    cpu = reader_cpu(rc, "uproot")
+    n = len(maps)
+    t_keyed = _stream_s(keyed, links.mid, n, cpu)
+    t_step = _stream_s(stepped, links.mid, n, cpu)
+    speed = t_keyed / t_step if t_step > 0 else 0.0
+    error = rc.default_iterate_error
+    if speed < MIN_SPEEDUP and error is None:
+        return None
+    ratios = [_stream_s(keyed, lk, n, c) / _stream_s(stepped, lk, n, c)
+              for lk in (links.slow, links.fast) for c in _cpu_corners(rc, cpu)]
+    keys = sum(1 for r in keyed if r.ranges and r.baskets == 0 and r.nbytes <= 64) \
+        - sum(1 for r in stepped if r.ranges and r.baskets == 0 and r.nbytes <= 64)
+    k = _scale(dataset, maps)
+    fails = (f"uproot's default iterate fails over this link as installed here ({error}); "
+             if error else "")
+    title = ("Step uproot by entries over the link: its default iterate fails here" if error
+             else f"Step uproot by entries over the link ({keys * k:,.0f} key round trips)")
+    return Recommendation(
+        code="X004", kind="remote", title=title,
+        severity=severity_for(speed), audience="analyst", predicted_speedup=round(speed, 3),
+        speedup_low=round(min(_widened(ratios, _repeat_spread(rc, cpu))), 3),
+        speedup_high=round(max(_widened(ratios, _repeat_spread(rc, cpu))), 3), workers=1,
+        scenario=f"uproot iterate: step_size='100 MB' -> {step:,} entries",
+        summary=(f"{fails}uproot's default step_size ('100 MB', a memory size) first reads "
+                 f"every basket's key, one request each: {keys * k:,.0f} round trips of "
+                 f"{links.mid.rtt_s * 1e3:.1f} ms before the data "
+                 f"({t_keyed * k:.1f} s replayed, against {t_step * k:.1f} s with an "
+                 f"entry-count step of {step:,} entries, whole clusters)."),
+        evidence=(
+            Evidence("uproot's default iterate over the link",
+                     "fails" if error else "reads", "", "measured",
+                     error or "tried on the first basket of one branch"),
+            Evidence("key round trips", round(keys * k), "", "derived",
+                     f"one per selected basket (replayed on {n} file(s), scaled to "
+                     f"{dataset.files})"),
+            Evidence("round trip", round(links.mid.rtt_s * 1e3, 2), "ms", "measured"),
+            Evidence("job, default step (replayed)", round(t_keyed * k, 2), "s", "derived"),
+            Evidence("job, entry step (replayed)", round(t_step * k, 2), "s", "derived"),
+        ),
+        actions=(Action.labelled(
+            "iterate with an entry-count step (whole clusters): no key pre-pass",
+            f'uproot.iterate({{"root://HOST//FILE.root": "TREE"}}, step_size={step})',
+            versions.UPROOT),),
         assumptions=(_cpu_text(rc, cpu),),
         dataset=label)
 
@@ -609,4 +677,11 @@ X003 = Rule("X003", "remote", "remote", "Read several files at once over the lin
             prediction=_LINK, measure="time the analysis once reading the recommended number of "
                                       "files at once", source="link")
 
-RULES = (X001, X002, X003)
+X004 = Rule("X004", "remote", "remote", "Step uproot by entries over the link",
+            trigger="uproot's default iterate (a memory-size step) reads every basket's key, "
+                    "one round trip each: predicted >= 1.05x slower than an entry step (or "
+                    "failing over the link as installed)",
+            prediction=_LINK, measure="time the analysis once with the printed step_size",
+            source="link")
+
+RULES = (X001, X002, X003, X004)

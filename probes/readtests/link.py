@@ -404,6 +404,13 @@ def calibrate_remote(dataset: DatasetProfile, files: Sequence[str], budget_s: fl
             values["remote"] = dataclasses.replace(rc, cpu=cpu)
         else:
             skipped.append(Skipped(CPU_TEST, why))
+        if engine == "uproot" and dataset.trees:
+            from ..results import largest_tree
+            from .remote_client import default_iterate_error
+
+            error = default_iterate_error(target, largest_tree(dataset.trees).name)
+            values["remote"] = dataclasses.replace(values["remote"], default_iterate_tried=True,
+                                                   default_iterate_error=error)
     except (Cancelled, KeyboardInterrupt):
         partial = True
     except RemoteError as exc:

@@ -349,3 +349,27 @@ def _check(cancel: threading.Event | None) -> None:
 
 
 __all__ = ["basket_ranges", "measure_clients"]
+
+
+def default_iterate_error(url: str, tree_name: str) -> str | None:
+    """uproot's default ``iterate`` (``step_size="100 MB"``, the default source) over the link,
+    on the first basket of the tree's first branch that has one (its key pre-pass reads that
+    basket's key, then the basket: two round trips): ``None`` where it reads, else the error
+    in one line, as a user's program would meet it."""
+    import uproot
+
+    from ..rootfile import one_line
+
+    try:
+        with uproot.open(url) as f:
+            tree = f[tree_name]
+            branch = next((b for b in tree.itervalues(recursive=True)
+                           if b.num_baskets > 0 and not b.branches), None)
+            if branch is None:
+                return None
+            stop = int(branch.member("fBasketEntry")[1]) or 1
+            for _ in tree.iterate([branch.name], step_size="100 MB", entry_stop=stop):
+                break
+    except Exception as exc:  # the failure is the finding: said, not raised
+        return f"{type(exc).__name__}: {one_line(exc)}"
+    return None

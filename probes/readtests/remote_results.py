@@ -190,6 +190,13 @@ class RemoteCalibration:
                  "and no page-cache figure is claimed")
     #: the reader's CPU on one of the files (what the link time is combined with)
     cpu: RemoteReaderCpu | None = None
+    #: uproot's default ``iterate`` (``step_size="100 MB"``, the default source) tried over
+    #: the link on the first basket of one branch: ``None`` where it read, else its error in
+    #: one line (uproot 5.7.7 with fsspec-xrootd 0.5.5 over ``root://``: a ``TypeError`` in the
+    #: key pre-pass, which hands NumPy integers to XRootD); ``default_iterate_tried``: whether
+    #: it was tried
+    default_iterate_error: str | None = None
+    default_iterate_tried: bool = False
 
 
 __all__ = ["RemoteCalibration", "RemoteClientCost", "RemoteReaderCpu", "RemoteRequestPoint",
