@@ -80,6 +80,28 @@ def _fatjets() -> Layout:
                   auto_flush=10_000, basket_size=64_000)
 
 
+def _jagged57() -> Layout:
+    """Held out (issue 57): three wide jagged collections and a few scalars, 16 KB baskets,
+    AutoFlush 4,000 entries."""
+    def coll(name: str, mean: float, n: int) -> tuple[str, float, tuple[tuple[str, str], ...]]:
+        return (name, mean, tuple((f"q{j}", "FFDIF"[j % 5]) for j in range(n)))
+
+    return Layout(scalars=tuple((f"ev{k}", "IDF"[k % 3]) for k in range(12)),
+                  collections=(coll("Trk", 9.0, 20), coll("Clu", 4.0, 20), coll("Seg", 2.5, 16)),
+                  auto_flush=4000, basket_size=16_000)
+
+
+def _vecs57() -> Layout:
+    """Held out (issue 57): 80 scalars and 30 ``std::vector<float>`` branches, 5 MB clusters."""
+    return Layout(scalars=tuple((f"t{k}", "FDI"[k % 3]) for k in range(80)),
+                  vectors=tuple(f"w{k}" for k in range(30)), auto_flush=-5_000_000)
+
+
+def _big57() -> Layout:
+    """Held out (issue 57): one large file of 40 scalars, ROOT's default AutoFlush."""
+    return Layout(scalars=tuple((f"b{k}", "FFFDI"[k % 5]) for k in range(40)))
+
+
 @dataclass(frozen=True)
 class Dataset:
     name: str
@@ -88,7 +110,11 @@ class Dataset:
     entries: int
     compression: int  # ROOT's setting: algorithm * 100 + level
     what: str
-    writer: str = "root"  # or "uproot" (:func:`_write_uproot`; ``layout`` unused)
+    writer: str = "root"  # or "uproot" (:func:`_write_uproot`; ``layout`` unused), "rdf"
+    #: "uproot-flat" and "rdf" writers: the float, double and int columns, and the entries per
+    #: ``extend`` (uproot: a basket per branch each)
+    columns: tuple[int, int, int] = (0, 0, 0)
+    chunk: int = 0
 
     @property
     def path(self) -> Path:
@@ -113,6 +139,22 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
             "three wide collections), ZSTD-1, 64 KB baskets, AutoFlush 10,000 entries"),
     Dataset("upl", Layout(), 3, 50_000, 404, "held out, written by uproot: LZ4-4, 173 "
             "branches, a basket per branch per 2,500 entries, 3 larger files", writer="uproot"),
+    # held out for issue 57 (the default reader): written after that change was frozen, never
+    # worked on; unlike the eight above in writer, branch count, size, layout and codec
+    Dataset("h57snap", Layout(), 12, 40_000, 505, "held out (issue 57), written by "
+            "RDataFrame::Snapshot: 52 columns, ZSTD-5", writer="rdf", columns=(40, 8, 4)),
+    Dataset("h57wide", Layout(), 2, 12_000, 101, "held out (issue 57), written by uproot: "
+            "2,000 float branches, ZLIB-1, a basket per branch per 3,000 entries",
+            writer="uproot-flat", columns=(2000, 0, 0), chunk=3000),
+    Dataset("h57big", _big57(), 1, 1_200_000, 401, "held out (issue 57): one 150 MB file, 40 "
+            "scalars, LZ4-1, ROOT's default AutoFlush"),
+    Dataset("h57tiny", Layout(), 300, 400, 206, "held out (issue 57), written by uproot: 300 "
+            "files of 400 entries, 40 branches, LZMA-6", writer="uproot-flat",
+            columns=(30, 6, 4), chunk=400),
+    Dataset("h57jag", _jagged57(), 6, 8000, 109, "held out (issue 57): three jagged "
+            "collections (59 branches), ZLIB-9, 16 KB baskets, AutoFlush 4,000 entries"),
+    Dataset("h57vecs", _vecs57(), 4, 15_000, 509, "held out (issue 57): 80 scalars and 30 "
+            "std::vector<float>, ZSTD-9, 5 MB clusters"),
 )}
 
 #: the uproot-written dataset's branches: flat float32, float64, int32, and one jagged
@@ -160,11 +202,94 @@ def _write_uproot(d: Dataset) -> None:
         tmp.rename(final)
 
 
+def _write_uproot_flat(d: Dataset) -> None:
+    """``d.files`` files of ``d.columns`` flat float32, float64 and int32 branches, written with
+    uproot (ZLIB, LZ4 or LZMA at ``d.compression``'s level), one ``extend`` per ``d.chunk``
+    entries; values rounded so that they compress."""
+    import numpy as np
+    import uproot
+
+    codecs = {1: uproot.ZLIB, 2: uproot.LZMA, 4: uproot.LZ4, 5: uproot.ZSTD}
+    floats, doubles, ints = d.columns
+    d.path.mkdir(parents=True, exist_ok=True)
+    for k in range(d.files):
+        final = d.path / f"part_{k:03d}.root"
+        if final.exists():
+            continue
+        rng = np.random.default_rng(5700 + k)
+        tmp = final.with_suffix(".root.part")
+        codec = codecs[d.compression // 100](d.compression % 100)
+        with uproot.recreate(tmp, compression=codec) as f:
+            types = {**{f"f{i}": np.float32 for i in range(floats)},
+                     **{f"d{i}": np.float64 for i in range(doubles)},
+                     **{f"i{i}": np.int32 for i in range(ints)}}
+            tree = f.mktree("Events", types)  # a TTree (a dict assigned makes an RNTuple)
+            for start in range(0, d.entries, d.chunk):
+                n = min(d.chunk, d.entries - start)
+                cols: dict[str, object] = {}
+                for i in range(floats):
+                    cols[f"f{i}"] = np.round(rng.normal(40, 15, n), 2).astype(np.float32)
+                for i in range(doubles):
+                    cols[f"d{i}"] = np.round(rng.exponential(20, n), 4)
+                for i in range(ints):
+                    cols[f"i{i}"] = rng.poisson(2 + i, n).astype(np.int32)
+                tree.extend(cols)
+        tmp.rename(final)
+
+
+#: The RDataFrame writer (run in a child: ROOT stays out of the benchmark's process).
+_RDF = """
+import sys, ROOT
+ROOT.gROOT.SetBatch(True)
+path, files, entries, floats, doubles, ints, alg, level = sys.argv[1:9]
+ROOT.gRandom.SetSeed(57)
+for k in range(int(files)):
+    df = ROOT.RDataFrame(int(entries))
+    cols = []
+    for i in range(int(floats)):
+        df = df.Define(f"c{i}", "float(std::round(gRandom->Gaus(10, 3) * 100) / 100)")
+        cols.append(f"c{i}")
+    for i in range(int(doubles)):
+        df = df.Define(f"e{i}", "std::round(gRandom->Exp(20) * 1e4) / 1e4")
+        cols.append(f"e{i}")
+    for i in range(int(ints)):
+        df = df.Define(f"n{i}", f"int(gRandom->Poisson({2 + i}))")
+        cols.append(f"n{i}")
+    opts = ROOT.RDF.RSnapshotOptions()
+    opts.fCompressionAlgorithm = int(alg)
+    opts.fCompressionLevel = int(level)
+    v = ROOT.std.vector["std::string"]()
+    for c in cols:
+        v.push_back(c)
+    out = f"{path}/part_{k:03d}.root"
+    df.Snapshot("Events", out + ".part", v, opts)
+    import os
+    os.rename(out + ".part", out)
+"""
+
+
+def _write_rdf(d: Dataset) -> None:
+    """``d.files`` files written by ``RDataFrame::Snapshot`` (ROOT's own writer as analyses
+    use it), ``d.columns`` float, double and int columns, at ``d.compression``."""
+    import subprocess
+
+    if d.path.exists() and len(list(d.path.glob("part_*.root"))) >= d.files:
+        return
+    d.path.mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, "-c", _RDF, str(d.path), str(d.files), str(d.entries),
+                    *map(str, d.columns), str(d.compression // 100), str(d.compression % 100)],
+                   check=True)
+
+
 def write(name: str) -> Path:
     """The dataset's directory, written first if it is not complete."""
     d = DATASETS[name]
     if d.writer == "uproot":
         _write_uproot(d)
+    elif d.writer == "uproot-flat":
+        _write_uproot_flat(d)
+    elif d.writer == "rdf":
+        _write_rdf(d)
     else:
         write_mixed_root(str(d.path), d.files, d.entries, d.layout, d.compression, tag=name)
     return d.path
@@ -174,6 +299,8 @@ def branch_count(d: Dataset) -> int:
     """The branches the dataset's tree holds, as uproot lists them."""
     if d.writer == "uproot":
         return _UPW_FLOATS + _UPW_DOUBLES + _UPW_INTS + 1 + _UPW_TRK
+    if d.writer in ("uproot-flat", "rdf"):
+        return sum(d.columns)
     return d.layout.n_branches
 
 
