@@ -1,6 +1,7 @@
 """The answer first: the default report of the demo fits a screen, ``--verbose`` keeps every
-card, the model check warns only where a miss matters, numbers never print in e-notation, and
-the HTML page to share puts the verdict and the actions first.
+card, ``hep-advisor explain`` prints one card (or the model check) from the cached advice
+without calibrating, the model check warns only where a miss matters, numbers never print in
+e-notation, and the HTML page to share puts the verdict and the actions first.
 
 The demo's report is built from the stored calibrations (``report_helpers``), so that the
 counts below are the same on every machine."""
@@ -15,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from report_helpers import stored_demo_report
+from report_helpers import DEMO, stored_advice, stored_demo_report
 from rich.cells import cell_len
 from rich.console import Console
 
 from hep_advisor._version import __version__
+from hep_advisor.cli import main
 from hep_advisor.findings.advice import Report, Share, Verdict
 from hep_advisor.findings.recommendation import Evidence, Recommendation
 from hep_advisor.models.selfcheck import SelfCheck, term_of
@@ -272,6 +274,74 @@ def test_the_demo_model_check_is_one_line_without_warnings(demo_report: Report) 
     text = render_report(demo_report, "text", width=80)
     assert modelcheck.header_line(mc).split(";")[0] in text
     assert ("⚠" in text) == bool(mc.warnings)
+
+
+# -- explain -----------------------------------------------------------------------------------
+
+@pytest.fixture
+def cached_demo(tiny_demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A cache holding the demo (the tiny one, linked where the default demo goes) and the
+    advice of each demo dataset, as ``hep-advisor report`` leaves them; calibrating fails."""
+    from hep_advisor.pipeline import advise as core
+    from hep_advisor.pipeline import cache
+    from hep_advisor.pipeline.paths import default_demo_dir
+
+    monkeypatch.setenv("HEP_ADVISOR_CACHE", str(tmp_path))
+    root = default_demo_dir()
+    root.parent.mkdir(parents=True, exist_ok=True)
+    root.symlink_to(tiny_demo, target_is_directory=True)
+    for label, (_, rel) in DEMO.items():
+        advice = stored_advice(label, root)
+        cache.store_advice(cache.cache_key([str(root / rel)], "uproot", None, None), advice)
+
+    def no_calibration(*args: object, **kwargs: object) -> None:
+        raise AssertionError("explain calibrated")
+
+    monkeypatch.setattr(core, "calibrate_paths", no_calibration)
+    monkeypatch.setattr(core, "advise", no_calibration)
+    return root
+
+
+def test_explain_prints_one_card_from_the_cached_advice(
+        cached_demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", "M001"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    rec = stored_advice("small files", cached_demo).recommendation("M001")
+    assert rec is not None
+    assert "dataset small files" in out and rec.title in out and "evidence" in out
+    for e in rec.evidence:
+        assert e.name.split()[0] in out
+    for act in rec.actions:
+        if act.command:
+            assert " ".join(act.command.splitlines()[0].split()) in out
+    assert "assumes:" in out and "what measures it:" in out
+    assert main(["explain", "b001"]) == 0  # a rule with no recommendation here
+    assert "B001 is not among the recommendations" in capsys.readouterr().out
+
+
+def test_explain_model_check_lists_every_point(cached_demo: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", "model-check"]) == 0
+    out = capsys.readouterr().out
+    for label in DEMO:
+        a = stored_advice(label, cached_demo)
+        assert a.model is not None
+        ok = sum(c.ok for c in a.model.self_check)
+        assert f"{label}: {ok} of {len(a.model.self_check)} points within tolerance" in out
+    assert "random reads of 1 MiB" in out and "model check:" in out
+    assert not INTERNAL.search(out) and not E_NOTATION.search(out)
+
+
+def test_explain_without_a_cached_advice_says_so_in_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("HEP_ADVISOR_CACHE", str(tmp_path / "empty"))
+    assert main(["explain", "M001"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no advice cached" in err[0] and "hep-advisor report" in err[0]
+    assert not (tmp_path / "empty").exists() or not any((tmp_path / "empty").iterdir())
+    assert main(["explain", "Z999"]) == 2
+    assert "not a recommendation's code" in capsys.readouterr().err
 
 
 # -- the HTML page -----------------------------------------------------------------------------
