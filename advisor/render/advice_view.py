@@ -221,9 +221,16 @@ def model_check_view(report: Report) -> RenderableType:
         ok = sum(1 for c in checks if c.ok)
         rows.append(Text(f"{a.label}: {ok} of {len(checks)} points within tolerance",
                          style="bold"))
-        for m in (m for m in mc.misses if m.dataset == a.label):
-            rows.append(Text(f"  – {m.line}", style="yellow" if m.touches else ""))
-            rows.append(Text(f"    {modelcheck.miss_consequence(m)}", style="dim"))
+        misses = [m for m in mc.misses if m.dataset == a.label]
+        if not misses:
+            continue
+        g = Table.grid(padding=(0, 1))  # a hanging indent
+        g.add_column(no_wrap=True)
+        g.add_column(overflow="fold")
+        for m in misses:
+            g.add_row(" –", Text(m.line, style="yellow" if m.touches else ""))
+            g.add_row("", Text(modelcheck.miss_consequence(m), style="dim"))
+        rows.append(g)
     rows.append(Text(modelcheck.RULE_TEXT, style="dim"))
     return Group(*rows)
 

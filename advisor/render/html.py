@@ -301,7 +301,7 @@ def _model_check(report: Report, is_open: bool) -> str:
                          f'<span class="note">miss: {e(miss.check.term)}; '
                          f"{e(modelcheck.miss_consequence(miss))}</span>"])
     points = table(["dataset", "point", "predicted MB/s", "measured MB/s", "ratio",
-                    "tolerance", ""], rows, numeric=(2, 3, 4, 5)) if rows else ""
+                    "tolerance", ""], rows, numeric=(2, 3, 4, 5), cls="points") if rows else ""
     cls = "mc warn" if mc.warnings else "mc"
     return (f'<p class="{cls}">{e(modelcheck.header_line(mc))}</p>'
             + (f'<ul class="mc-warn">{warn}</ul>' if warn else "")

@@ -88,6 +88,7 @@ CSS = """
  margin-top:1.2em}
 .hepa .admin h2{border:none;margin-top:.4em}
 .hepa .admin table{background:#fff}
+.hepa table.points td:nth-child(-n+2){white-space:nowrap}
 """
 
 SVG_WIDTH = 640
