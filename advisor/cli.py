@@ -89,6 +89,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_report_arguments(r)
 
+    from hep_advisor.commands.explain import add_explain_arguments
+
+    ex = sub.add_parser(
+        "explain",
+        help="one recommendation's full card, or the model check, from the cached advice",
+        description="Print one recommendation's card (its evidence, assumptions and every "
+        "command), or with model-check every point the model was checked against and what "
+        "each miss touches, from the advice the last `hep-advisor report` of these files "
+        "cached. It never calibrates. With no PATHS, the demo datasets.",
+    )
+    add_explain_arguments(ex)
+
     from hep_advisor.commands.predict import add_predict_arguments
 
     pr = sub.add_parser(
@@ -160,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(argv) if argv is not None else sys.argv[1:]
     try:
         if args.command == "probe":
             from hep_advisor.commands.probe import run_probe
@@ -173,6 +186,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from hep_advisor.commands.report import run_report
 
             return run_report(args)
+        if args.command == "explain":
+            from hep_advisor.commands.explain import run_explain
+
+            return run_explain(args)
         if args.command == "predict":
             from hep_advisor.commands.predict import run_predict
 

@@ -23,7 +23,8 @@ def test_version() -> None:
     assert r.returncode == 0 and r.stdout.strip() == f"hep-advisor {__version__}"
 
 
-COMMANDS = ["probe", "calibrate", "predict", "demo", "report", "tui", "try", "apply", "trace"]
+COMMANDS = ["probe", "calibrate", "predict", "demo", "report", "explain", "tui", "try", "apply",
+            "trace"]
 
 
 @pytest.mark.parametrize("command", [None, *COMMANDS])

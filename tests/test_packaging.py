@@ -24,6 +24,7 @@ RICH_UI = frozenset({
     "hep_advisor.render.advice_view", "hep_advisor.render.calibration_view",
     "hep_advisor.render.model_view", "hep_advisor.render.probe_view",
     "hep_advisor.render.cluster_view", "hep_advisor.render.trace_view",
+    "hep_advisor.render.short_view", "hep_advisor.render.explain_view",
     "hep_advisor.commands.calibrate", "hep_advisor.commands.console", "hep_advisor.commands.demo",
     "hep_advisor.commands.predict", "hep_advisor.commands.probe", "hep_advisor.commands.report",
     "hep_advisor.commands.tui",

@@ -221,5 +221,8 @@ def test_advise_progress_receives_the_time_left_and_the_report_the_skipped_tests
     (skip,) = advice.calibration.skipped
     assert skip.test == "decompression"
     for fmt in ("text", "md", "html"):
-        shown = render_report(advice.report(), fmt, width=400)
+        # the full report says why; the short one (the default text and Markdown) names it
+        shown = render_report(advice.report(), fmt, width=400, verbose=True)
         assert "not measured" in shown and "decompression: no time for one long pass" in shown, fmt
+        short = render_report(advice.report(), fmt, width=400)
+        assert "read tests not measured: decompression (" in short.lower(), fmt

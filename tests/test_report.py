@@ -37,7 +37,8 @@ from hep_advisor.findings.recommendation import (
 from hep_advisor.pipeline.advise import advise
 from hep_advisor.pipeline.derive import advise_from
 from hep_advisor.pipeline.fileio import write_atomically
-from hep_advisor.render import fmt, report_parts, scaling
+from hep_advisor.render import fmt, report_parts, scaling, summary
+from hep_advisor.render.advice_view import advice_view
 from hep_advisor.render.html import report_html, scaling_svg
 from hep_advisor.render.markdown import esc, report_markdown
 
@@ -108,16 +109,17 @@ def _text(renderable: object, width: int) -> str:
 # -- the terminal view ---------------------------------------------------------------------------
 
 def test_text_has_the_verdict_counts_recommendations_and_legend(report: Report) -> None:
+    """The full report (``--verbose``)."""
     assert report.recommendations, "the demo's small files should get recommendations"
-    text = _text(report, 400)
+    text = _text(advice_view(report), 400)
     for a in report.advice:
-        assert a.verdict is not None and a.verdict.headline in text
+        assert a.verdict is not None and summary.headline(a.verdict) in text
         assert f"{a.label}: predicted scaling" in text
-        for s in a.verdict.shares:
-            assert f"{100 * s.share:.0f}%" in text
+        for pct in summary.share_percents(a.verdict.shares):
+            assert f"{pct}%" in text
     for r in report.recommendations:
         assert r.code in text and r.title in text
-        assert fmt.speedup_text(r.predicted_speedup, r.speedup_low, r.speedup_high) in text
+        assert fmt.speedup_level(r.predicted_speedup, r.speedup_low, r.speedup_high) in text
         for act in r.actions:
             assert (act.command or act.description).splitlines()[0] in text
     assert report_parts.counts_line(report) in text
@@ -128,9 +130,10 @@ def test_text_has_the_verdict_counts_recommendations_and_legend(report: Report) 
 @pytest.mark.parametrize("width", [80, 120])
 def test_text_fits_the_terminal(made: Report, report: Report, width: int) -> None:
     for r in (made, report):
-        lines = _text(r, width).splitlines()
-        assert max(cell_len(line) for line in lines) <= width
-    assert "separate disks" in _text(made, width)  # the options table
+        for view in (r, advice_view(r)):  # short, and --verbose
+            lines = _text(view, width).splitlines()
+            assert max(cell_len(line) for line in lines) <= width
+    assert "separate disks" in _text(advice_view(made), width)  # the options table
 
 
 def test_ranking_and_severity_colours(made: Report) -> None:
@@ -138,13 +141,16 @@ def test_ranking_and_severity_colours(made: Report) -> None:
     Console(file=buf, width=100, force_terminal=True, color_system="truecolor").print(made)
     ansi = buf.getvalue()
     assert "\x1b[" in ansi  # coloured on a terminal
-    text = _text(made, 100)
+    text = _text(advice_view(made), 100)
     assert text.index("1. CRITICAL X001") < text.index("2. WARNING X002") < text.index(
         "3. INFO X003")
+    short = _text(made, 100)
+    assert short.index("1. X001") < short.index("critical ·") < short.index("2. X002") \
+        < short.index("warning ·") < short.index("3. X003") < short.index("info ·")
 
 
 def test_advice_renders_itself(small: Advice) -> None:
-    assert small.verdict is not None and small.verdict.headline in _text(small, 400)
+    assert small.verdict is not None and summary.shares_text(small.verdict) in _text(small, 400)
     html = small._repr_html_()
     assert html.startswith('<div class="hepa">') and "<svg" in html
     ET.fromstring(html)
@@ -176,7 +182,13 @@ def _md_tables(md: str) -> list[list[str]]:
 
 
 def test_markdown_has_the_tables_and_the_commands(report: Report, made: Report) -> None:
-    md = report_markdown(report)
+    short = report_markdown(report)
+    assert short.startswith("# hep-advisor report")
+    assert "| dataset | now, 1 job | where the time goes |" in short
+    for row in summary.rec_rows(report)[0]:
+        assert f"**`{row.rec.code}` {esc(row.rec.title)}**" in short
+        assert row.act.command is None or row.act.command in short
+    md = report_markdown(report, verbose=True)
     assert md.startswith("# hep-advisor report")
     for heading in ("## Verdict", "## Recommendations", "## Predicted scaling", "## Site",
                     "## Data", "## Legend"):
@@ -188,14 +200,17 @@ def test_markdown_has_the_tables_and_the_commands(report: Report, made: Report) 
         for act in r.actions:
             if act.command:
                 assert "```" in md and act.command.splitlines()[0] in md
-    for t in _md_tables(md) + _md_tables(report_markdown(made)):
+    for t in (_md_tables(md) + _md_tables(report_markdown(made, verbose=True))
+              + _md_tables(short)):
         cells = {len(re.split(r"(?<!\\)\|", row)) for row in t}
         assert len(cells) == 1, t  # every row has the header's columns (pipes escaped)
         assert re.fullmatch(r"\| (---:?)( \| ---:?)* \|", t[1])
 
 
 def test_markdown_escapes_text(made: Report) -> None:
-    md = report_markdown(made)
+    short = report_markdown(made)
+    assert "<script>" not in short and r"\<script\>" in short
+    md = report_markdown(made, verbose=True)
     assert "<script>" not in md and r"\<script\>" in md
     assert "| caveat" in md and r"\| pipes \|" in md
     assert "```bash\n   echo '<b>' | grep -c b && ls\n   ```" in md  # code is verbatim
@@ -243,7 +258,7 @@ def test_html_is_well_formed_and_self_contained(report: Report) -> None:
     for r in report.recommendations:
         assert r.code in text and r.title in text
     for a in report.advice:
-        assert a.verdict is not None and a.verdict.headline in text
+        assert a.verdict is not None and summary.shares_text(a.verdict) in text
     assert "storage capacity (model)" in text and "ideal linear scaling" in text
     fragment = report_html(report, standalone=False)
     assert fragment.startswith('<div class="hepa"><style>')
@@ -408,7 +423,7 @@ def test_cli_without_paths_reports_on_the_demo(report: Report,
     assert main(["report", "--budget", "7", "--format", "md", "--no-cache"]) == 0
     assert calls and calls[0]["budget_s"] == 7 and calls[0]["cache"] is False
     md = capsys.readouterr().out
-    assert all(f"### {esc(a.label)}" in md for a in report.advice)
+    assert all(f"| {esc(a.label)} |" in md for a in report.advice)
     assert main(["report", "--branches", "a,b"]) == 2  # the demo runs its own event loop
 
 

@@ -67,8 +67,17 @@ def test_a_point_the_model_misses_is_flagged_and_named_in_the_report() -> None:
     assert "storage" in cold.term
     advice = _advise(bad)
     assert advice.model is not None and advice.model.self_check == model.self_check_
-    text = report_markdown(advice.report())
-    assert "Model self-check" in text and "event loop, cold" in text
+    text = report_markdown(advice.report(), verbose=True)
+    assert "Model check" in text and "event loop, cold" in text
+    # the miss touches the storage, decompression and processing terms: where they carry
+    # 10% of a recommendation's time, the short report names it
+    from hep_advisor.render import modelcheck
+
+    mc = modelcheck.model_check([advice])
+    touched = {t.code for m in mc.warnings for t in m.touches}
+    assert touched, mc
+    short = report_markdown(advice.report())
+    assert all(f"⚠ {code}" in short for code in touched)
     doc = advice.to_json()
     entry = next(c for c in doc["datasets"][0]["model"]["self_check"]
                  if c["test"] == "event loop, cold")
@@ -156,8 +165,10 @@ def test_workers_contradicted_by_the_measured_loop_are_not_a_gain() -> None:
     assert w.severity == "info" and w.title.startswith("Not recommended")
     assert "0.50x" in w.contradicted
     assert advice.report().recommendations[-1].code == "W001"
-    text = report_markdown(advice.report())
+    text = report_markdown(advice.report(), verbose=True)
     assert "Not recommended: its own measurement says otherwise" in text
+    short = report_markdown(advice.report())
+    assert "1 not recommended" in short and "its own measurement says otherwise (1)" in short
     # measured scaling that agrees with the model: no contradiction
     agreeing = _advise(_parallel(cal, 1.9))
     w2 = agreeing.recommendation("W001")

@@ -47,6 +47,11 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
                    + " (default: text, the terminal view)")
     p.add_argument("-o", "--output", metavar="FILE",
                    help="write the report to FILE instead of stdout")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="every recommendation's full card (evidence, assumptions, every "
+                   "command), the predicted scaling, the site and the data; by default the "
+                   "text and Markdown reports are short (`hep-advisor explain CODE` prints one "
+                   "card)")
     p.add_argument("--recalibrate", action="store_true",
                    help="run the read tests again even if a cached calibration matches")
     p.add_argument("--no-cache", action="store_true",
@@ -129,13 +134,22 @@ def _compute(args: argparse.Namespace, cancel: threading.Event,
     return advice.report()
 
 
+def command_line(args: argparse.Namespace) -> str:
+    """The command line as typed (for the HTML page's header)."""
+    import shlex
+
+    return shlex.join(["hep-advisor", *getattr(args, "argv", sys.argv[1:])])
+
+
 def _output(report: Report, args: argparse.Namespace) -> int:
     from hep_advisor.commands.console import err_console, print_error_line
 
+    verbose = bool(getattr(args, "verbose", False))
     if args.output:
         path = Path(args.output)
         try:
-            write_atomically(path, render_report(report, args.format, width=TEXT_WIDTH))
+            write_atomically(path, render_report(report, args.format, width=TEXT_WIDTH,
+                                                 verbose=verbose, command=command_line(args)))
         except OSError as exc:
             print_error_line(str(path), f"cannot write: {exc.strerror or exc}")
             return EXIT_WRITE
@@ -144,9 +158,12 @@ def _output(report: Report, args: argparse.Namespace) -> int:
     if args.format == "text":
         from rich.console import Console
 
-        Console().print(report)
+        from hep_advisor.render.hooks import rich
+
+        Console().print(rich(report, verbose=verbose))
     else:
-        sys.stdout.write(render_report(report, args.format))
+        sys.stdout.write(render_report(report, args.format, verbose=verbose,
+                                       command=command_line(args)))
         sys.stdout.flush()
     return EXIT_OK
 

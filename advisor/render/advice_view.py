@@ -1,9 +1,10 @@
-"""Rich view of a ``Report`` (and of one ``Advice``): the verdict, the ranked recommendations
-with their evidence and commands, the predicted scaling, the site and the data, and a legend.
+"""The full Rich view of a ``Report`` (``hep-advisor report --verbose``): the verdict, every
+recommendation's card with its evidence, assumptions and commands, the predicted scaling, the
+model check, the site and the data, and a legend.  The default report is the short one
+(:mod:`.short_view`); ``hep-advisor explain CODE`` prints one card (:func:`recommendation_view`).
 
 Readable at 80 columns; wider terminals give the tables room (the evidence gets its notes in
-a column of their own from 100 columns).  ``hep-advisor report`` prints it, and renders it as
-plain text, 100 columns wide, for ``-o report.txt``.
+a column of their own from 100 columns).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from rich.text import Text
 from hep_advisor._version import __version__
 from hep_advisor.findings.advice import Advice, Report, Verdict
 from hep_advisor.findings.recommendation import Recommendation
-from hep_advisor.render import fmt, scaling
+from hep_advisor.render import fmt, modelcheck, scaling, site_parts, summary
 from hep_advisor.render import report_parts as parts
 
 SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "uncertain": "magenta",
@@ -51,8 +52,8 @@ def shares_chart(v: Verdict) -> Table:
     t.add_column(no_wrap=True)
     t.add_column(no_wrap=True)
     t.add_column(justify="right", no_wrap=True)
-    for s in v.shares:
-        t.add_row(s.limit, _bar(s.share), f"{100 * s.share:.0f}%")
+    for s, pct in zip(v.shares, summary.share_percents(v.shares), strict=True):
+        t.add_row(s.limit, _bar(s.share), f"{pct}%")
     return t
 
 
@@ -65,14 +66,8 @@ def _verdict_block(a: Advice, several: bool) -> RenderableType:
         head.append("no verdict: the calibration could not be fitted", style="yellow")
         rows.append(head)
     else:
-        head.append(a.verdict.headline)
+        head.append(summary.headline(a.verdict))
         rows += [head, Padding(shares_chart(a.verdict), (0, 0, 0, 2))]
-    warning = parts.self_check_warning(a)
-    if warning:
-        rows.append(Text(f"  ⚠ {warning}", style="bold red"))
-        # the worst is in the warning itself: the terminal lists the next two at most
-        rows += [Text(f"      – {x}", style="red")
-                 for x in parts.self_check_failures(a, shown=3)[1:]]
     rows += [Text(f"  • {n}", style="yellow") for n in a.notes]
     return Group(*rows)
 
@@ -83,15 +78,12 @@ def header(report: Report) -> RenderableType:
     if not report.advice:
         blocks.append(Text("no dataset was advised on (cancelled before the first)",
                            style="yellow"))
-    c = report.counts()
-    counts = Text()
-    for i, piece in enumerate(parts.counts_line(report).split(" · ")):
-        if i:
-            counts.append(" · ")
-        style = ("bold red" if i == 0 and c["critical"] else "yellow" if i == 1 and c["warning"]
-                 else "bold")
-        counts.append(piece, style=style)
-    blocks.append(counts)
+    mc = modelcheck.report_check(report)
+    blocks.append(Text(modelcheck.header_line(mc), style="yellow" if mc.warnings else ""))
+    blocks += [Text(f"  ⚠ {w}", style="yellow")
+               for w in modelcheck.warning_lines(mc, len(report.advice))]
+    blocks.append(Text(parts.counts_line(report), style="bold"))
+    blocks.append(Text(summary.units_line(parts.level_of(report)), style="dim"))
     return Panel(Group(*blocks), title=f"[bold]hep-advisor report[/] — {report.site.hostname}",
                  subtitle=f"hep-advisor {__version__}", title_align="left",
                  subtitle_align="right")
@@ -130,7 +122,7 @@ class EvidenceTable:
 def options_table(rec: Recommendation) -> Table:
     t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="dim")
     t.add_column("option")
-    t.add_column("speed-up", justify="right", no_wrap=True)
+    t.add_column("speed-up (90%)", justify="right", no_wrap=True)
     t.add_column("caveat", overflow="fold")
     for o in rec.options:
         t.add_row(o.name, fmt.speedup_text(o.predicted_speedup, o.speedup_low, o.speedup_high),
@@ -143,18 +135,21 @@ def _command(command: str) -> RenderableType:
                   background_color="default", word_wrap=True, padding=(0, 0, 0, 4))
 
 
-def recommendation_view(rank: int, rec: Recommendation) -> RenderableType:
+def recommendation_view(rank: int, rec: Recommendation, level: float = 0.9) -> RenderableType:
     style = SEVERITY_STYLE[rec.severity]
     body: list[RenderableType] = [Text(rec.title, style="bold")]
     line = Text()
     if rec.contradicted:
-        line.append(parts.speedup_line(rec), style="bold yellow")
+        line.append(parts.speedup_line(rec, level), style="bold yellow")
     else:
         line.append("predicted speed-up ", style="bold")
-        line.append(fmt.speedup_text(rec.predicted_speedup, rec.speedup_low,
-                                     rec.speedup_high), style=f"bold {style.split()[-1]}")
+        line.append(fmt.speedup_level(rec.predicted_speedup, rec.speedup_low,
+                                      rec.speedup_high, level),
+                    style=f"bold {style.split()[-1]}")
     line.append("  " + parts.meta_line(rec), style="dim")
     body.append(line)
+    if rec.severity == "uncertain":
+        body.append(Text(f"uncertain: {parts.uncertain_text(rec)}", style="magenta"))
     if rec.rank_note:
         body.append(Text(f"ranking: {rec.rank_note}", style="dim yellow"))
     body.append(Text(rec.summary))
@@ -180,12 +175,12 @@ def recommendation_view(rank: int, rec: Recommendation) -> RenderableType:
     return Panel(Group(*body), title=title, title_align="left", border_style=style.split()[-1])
 
 
-def scaling_table(a: Advice, level: float) -> Table:
+def scaling_table(a: Advice, level: float, report: Report | None = None) -> Table:
     now = scaling.now_workers(a)
-    summary = scaling.summary_text(scaling.scaling_data(a))
+    said = site_parts.scaling_text(report or a.report(), a)
     t = Table(title=f"{a.label}: predicted scaling", title_justify="left",
               caption=f"speed-up over {now} job{'s' if now != 1 else ''} (as now); "
-              f"{fmt.percent(level)} intervals" + (f"\n{summary}" if summary else ""),
+              f"{fmt.percent(level)} intervals" + (f"\n{said}" if said else ""),
               caption_justify="left")
     t.add_column("workers", justify="right")
     t.add_column("MB/s (interval)", justify="right")
@@ -203,6 +198,9 @@ def site_summary(report: Report) -> RenderableType:
     g = _grid()
     for k, v in parts.site_lines(report.site):
         g.add_row(k, v)
+    for d in site_parts.device_figures(report):
+        if d.rows:
+            g.add_row(f"{d.name} measured", "\n".join(f"{a}: {b} ({c})" for a, b, c in d.rows))
     return Panel(g, title="[bold]site[/]", title_align="left")
 
 
@@ -211,6 +209,30 @@ def dataset_summary(a: Advice) -> RenderableType:
     for k, v in parts.dataset_lines(a):
         g.add_row(k, Text(v, style="yellow") if k == "note" else Text(v))
     return Panel(g, title=f"[bold]dataset[/] {a.label}", title_align="left")
+
+
+def model_check_view(report: Report) -> RenderableType:
+    """Every dataset's model check: the points it passes and misses, each miss with the
+    recommendations whose time its term carries (``hep-advisor explain model-check``)."""
+    mc = modelcheck.report_check(report)
+    rows: list[RenderableType] = [Text(modelcheck.header_line(mc), style="bold")]
+    for a in report.advice:
+        checks = a.model.self_check if a.model is not None else ()
+        ok = sum(1 for c in checks if c.ok)
+        rows.append(Text(f"{a.label}: {ok} of {len(checks)} points within tolerance",
+                         style="bold"))
+        misses = [m for m in mc.misses if m.dataset == a.label]
+        if not misses:
+            continue
+        g = Table.grid(padding=(0, 1))  # a hanging indent
+        g.add_column(no_wrap=True)
+        g.add_column(overflow="fold")
+        for m in misses:
+            g.add_row(" –", Text(m.line, style="yellow" if m.touches else ""))
+            g.add_row("", Text(modelcheck.miss_consequence(m), style="dim"))
+        rows.append(g)
+    rows.append(Text(modelcheck.RULE_TEXT, style="dim"))
+    return Group(*rows)
 
 
 def legend(level: float) -> RenderableType:
@@ -226,8 +248,8 @@ def advice_view(report: Report) -> RenderableType:
     if not recs:
         out.append(Text("Nothing to change: no recommendation is predicted to gain "
                         f"{fmt.times(parts.MIN_SPEEDUP)} or more.", style="green"))
-    out += [recommendation_view(i, r) for i, r in enumerate(recs, 1)]
-    tables = [scaling_table(a, level) for a in report.advice if a.model is not None]
+    out += [recommendation_view(i, r, level) for i, r in enumerate(recs, 1)]
+    tables = [scaling_table(a, level, report) for a in report.advice if a.model is not None]
     if tables:
         out.append(Rule("predicted scaling", align="left"))
         out.append(Columns(tables, padding=(1, 4)))
@@ -239,6 +261,8 @@ def advice_view(report: Report) -> RenderableType:
         from hep_advisor.render.trace_view import trace_section
 
         out.append(trace_section(report.trace))
+    out.append(Rule("model check", align="left"))
+    out.append(model_check_view(report))
     out.append(Rule("site and data", align="left"))
     out.append(site_summary(report))
     out += [dataset_summary(a) for a in report.advice]

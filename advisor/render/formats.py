@@ -12,8 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from hep_advisor.render.options import RenderOptions
+
 if TYPE_CHECKING:
     from hep_advisor.findings.advice import Report
+
+__all__ = ["FORMATS", "OutputFormat", "RenderOptions", "by_suffix", "file_formats",
+           "render_report"]
 
 
 @dataclass(frozen=True)
@@ -29,10 +34,12 @@ class OutputFormat:
     description: str = ""
     file: bool = True
 
-    def render(self, report: Report, width: int | None = None) -> str:
+    def render(self, report: Report, width: int | None = None,
+               options: RenderOptions | None = None) -> str:
         module, func = self.renderer.split(":")
-        fn: Callable[[Report, int | None], str] = getattr(importlib.import_module(module), func)
-        return fn(report, width)
+        fn: Callable[[Report, int | None, RenderOptions], str] = getattr(
+            importlib.import_module(module), func)
+        return fn(report, width, options or RenderOptions())
 
 
 FORMATS: dict[str, OutputFormat] = {f.name: f for f in (
@@ -56,40 +63,44 @@ def file_formats() -> list[OutputFormat]:
     return [f for f in FORMATS.values() if f.file]
 
 
-def render_report(report: Report, fmt: str, width: int | None = None) -> str:
+def render_report(report: Report, fmt: str, width: int | None = None, *,
+                  verbose: bool = False, command: str | None = None) -> str:
     """``fmt``: a name in :data:`FORMATS` (``text`` is plain, no ANSI codes; ``width``
-    columns, default the terminal's)."""
+    columns, default the terminal's); ``verbose``: every card in full; ``command``: the
+    command line that made the report (the HTML page names it)."""
     found = FORMATS.get(fmt)
     if found is None:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    return found.render(report, width)
+    return found.render(report, width, RenderOptions(verbose=verbose, command=command))
 
 
-def _json(report: Report, width: int | None = None) -> str:
+def _json(report: Report, width: int | None, options: RenderOptions) -> str:
     import json
 
     return json.dumps(report.to_json(), indent=2) + "\n"
 
 
-def _markdown(report: Report, width: int | None = None) -> str:
+def _markdown(report: Report, width: int | None, options: RenderOptions) -> str:
     from hep_advisor.render.markdown import report_markdown
 
-    return report_markdown(report)
+    return report_markdown(report, verbose=options.verbose)
 
 
-def _html(report: Report, width: int | None = None) -> str:
+def _html(report: Report, width: int | None, options: RenderOptions) -> str:
     from hep_advisor.render.html import report_html
 
-    return report_html(report)
+    return report_html(report, options=options)
 
 
-def _text(report: Report, width: int | None = None) -> str:
+def _text(report: Report, width: int | None, options: RenderOptions) -> str:
     import io
 
     from rich.console import Console
 
+    from hep_advisor.render import hooks
+
     buf = io.StringIO()
     console = Console(file=buf, width=width, force_terminal=False, color_system=None,
                       highlight=False, emoji=False, legacy_windows=False)
-    console.print(report)
+    console.print(hooks.rich(report, verbose=options.verbose))
     return buf.getvalue()

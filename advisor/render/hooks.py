@@ -13,11 +13,16 @@ if TYPE_CHECKING:
     from hep_advisor.findings.advice import Advice, Report
 
 
-def rich(report: Report) -> Any:
-    """The terminal view (Rich renderable) of ``report``."""
-    from hep_advisor.render.advice_view import advice_view
+def rich(report: Report, verbose: bool = False) -> Any:
+    """The terminal view (Rich renderable) of ``report``: short, the answer first (every
+    card with ``verbose``)."""
+    if verbose:
+        from hep_advisor.render.advice_view import advice_view
 
-    return advice_view(report)
+        return advice_view(report)
+    from hep_advisor.render.short_view import summary_view
+
+    return summary_view(report)
 
 
 def html(report: Report) -> str:

@@ -1,5 +1,11 @@
-"""The report as one self-contained HTML page (``hep-advisor report --format html``), and as a
-fragment for Jupyter (``Advice._repr_html_``).
+"""The report as one self-contained HTML page to share (``hep-advisor report --format html``),
+and as a fragment for Jupyter (``Advice._repr_html_``).
+
+The answer first: when, where and how it was made; where each dataset's time goes; what to do
+(each recommendation with its speed-up and the one command), the reader assumed and the model
+check.  Each card's evidence, assumptions and every command, the model check's points, the
+predicted scaling and the data (with their paths) are one click away, in collapsed
+``<details>``; a section for the site admin has the storage's measured figures.
 
 Inline CSS, no script, no external resource: the scaling plot is SVG written here by hand
 (:func:`scaling_svg`).  Every piece of text is escaped.  The markup is also well-formed XML,
@@ -8,6 +14,7 @@ so that it can be checked (and embedded) with an XML parser.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import math
 from collections.abc import Iterable
@@ -15,7 +22,7 @@ from collections.abc import Iterable
 from hep_advisor._version import __version__
 from hep_advisor.findings.advice import Advice, Report
 from hep_advisor.findings.recommendation import Recommendation
-from hep_advisor.render import fmt, scaling
+from hep_advisor.render import fmt, modelcheck, scaling, site_parts, summary
 from hep_advisor.render import report_parts as parts
 from hep_advisor.render.htmlkit import (
     COLORS,
@@ -32,6 +39,7 @@ from hep_advisor.render.htmlkit import (
     ticks_linear,
     ticks_log,
 )
+from hep_advisor.render.options import RenderOptions
 
 
 def scaling_svg(advice: Advice, uid: str = "") -> str:
@@ -173,56 +181,59 @@ def scaling_svg(advice: Advice, uid: str = "") -> str:
             + "".join(out) + "</svg>")
 
 
-# -- the sections ------------------------------------------------------------------------------
+# -- the answer --------------------------------------------------------------------------------
 
-def _bars(a: Advice) -> str:
-    if a.verdict is None:
-        return ""
-    cells = "".join(
-        f"<span>{e(s.limit)}</span><div><div class=\"bar\" style=\"width:"
-        f"{100 * max(0.0, min(1.0, s.share)):.1f}%\"></div></div>"
-        f'<span class="num">{100 * s.share:.0f}%</span>' for s in a.verdict.shares)
-    return f'<div class="bars">{cells}</div>'
+def _open(is_open: bool) -> str:
+    """``<details>``'s attribute that opens it (``--verbose``), as XML allows it."""
+    return ' open="open"' if is_open else ""
 
 
-def _verdict(a: Advice, several: bool) -> str:
-    name = f"<strong>{e(a.label)}</strong>: " if several else ""
-    text = (e(a.verdict.headline) if a.verdict is not None
-            else "no verdict: the calibration could not be fitted")
-    notes = "".join(f'<p class="note">{e(n)}</p>' for n in a.notes)
-    warning = parts.self_check_warning(a)
-    if warning:
-        items = "".join(f"<li>{e(x)}</li>" for x in parts.self_check_failures(a))
-        notes = (f'<div class="selfcheck"><p><strong>{e(warning)}</strong></p>'
-                 f"<ul>{items}</ul></div>{notes}")
-    return f"<p>{name}{text}</p>{_bars(a)}{notes}"
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in text.lower())
 
 
-def _counts(report: Report) -> str:
-    c = report.counts()
-    pieces = parts.counts_line(report).split(" · ")
-    classes = ["critical" if c["critical"] else "", "warning" if c["warning"] else "", ""]
-    return '<p class="counts">' + "".join(
-        f'<span class="{k}">{e(p)}</span>' if k else f"<span>{e(p)}</span>"
-        for p, k in zip(pieces, classes, strict=True)) + "</p>"
+def _stacked(a: Advice) -> str:
+    """One bar per dataset, a segment per limit (its share of the time), and the shares in
+    words beside it."""
+    v = a.verdict
+    if v is None:
+        why = "; ".join(a.notes) or "the calibration could not be fitted"
+        return f'<td colspan="2" class="note">no verdict: {e(why)}</td>'
+    segs = "".join(
+        f'<span class="seg seg-{_slug(s.limit)}" style="width:{pct}%" '
+        f'title="{e(s.limit)} {pct}%"></span>'
+        for s, pct in zip(v.shares, summary.share_percents(v.shares), strict=True) if pct > 0)
+    return (f'<td><div class="stack">{segs}</div></td>'
+            f"<td>{e(summary.shares_text(v))}</td>")
 
 
-def _recommendation(rank: int, rec: Recommendation) -> str:
-    sev = rec.severity
-    out = [f'<section class="rec {e(sev)}">',
-           f'<h3>{rank}. <span class="sev {e(sev)}">{e(parts.SEVERITY_LABEL[sev])}</span>'
-           f"<code>{e(rec.code)}</code> {e(rec.kind)}: {e(rec.title)}</h3>",
-           f'<p><span class="speedup">{e(parts.speedup_line(rec))}'
-           f'</span> <span class="dim">· {e(parts.meta_line(rec))}</span></p>',
-           *([f'<p class="note">ranking: {e(rec.rank_note)}</p>'] if rec.rank_note else []),
-           f"<p>{e(rec.summary)}</p>"]
+def _where_time_goes(report: Report) -> str:
+    rows = summary.dataset_rows(report)
+    head = (f"<tr><th>dataset</th><th class=\"num\">{e(summary.rate_heading(rows))}</th>"
+            "<th>where the time goes</th><th></th></tr>")
+    body = "".join(f'<tr><th class="ds">{e(r.label)}</th><td class="num">{e(r.rate)}</td>'
+                   f"{_stacked(a)}</tr>" for r, a in zip(rows, report.advice, strict=True))
+    limits = sorted({s.limit for a in report.advice if a.verdict is not None
+                     for s in a.verdict.shares})
+    key = "".join(f'<span class="key"><span class="seg seg-{_slug(x)}"></span>{e(x)}</span>'
+                  for x in limits)
+    return (f'<table class="verdict"><thead>{head}</thead><tbody>{body}</tbody></table>'
+            f'<p class="keys">{key}</p>')
+
+
+def _card(rec: Recommendation) -> str:
+    """A recommendation's full card, as ``--verbose`` and ``explain`` print it."""
+    out = [f"<p>{e(rec.summary)}</p>",
+           f'<p class="dim">{e(parts.speedup_line(rec))} · {e(parts.meta_line(rec))}</p>']
+    if rec.rank_note:
+        out.append(f'<p class="note">ranking: {e(rec.rank_note)}</p>')
     if rec.evidence:
         out.append(table(["evidence", "value", "source", "note"], (
             [e(x.name), e(parts.evidence_value(x.value, x.unit)),
              f'<span class="src-{e(x.source)}">{e(x.source)}</span>', e(x.note or "")]
             for x in rec.evidence), numeric=(1,)))
     if rec.options:
-        out.append(table(["option", "speed-up", "caveat"], (
+        out.append(table(["option", "speed-up (90%)", "caveat"], (
             [e(o.name), e(fmt.speedup_text(o.predicted_speedup, o.speedup_low,
                                              o.speedup_high)), e(o.caveat or "")]
             for o in rec.options), numeric=(1,)))
@@ -232,14 +243,90 @@ def _recommendation(rank: int, rec: Recommendation) -> str:
             + (f'<pre><code class="language-{parts.command_language(a.command)}">'
                f"{e(a.command)}</code></pre>" if a.command else "")
             + "</li>" for a in rec.actions)
-        out.append(f"<ol>{items}</ol>")
+        out.append(f"<h4>Every command</h4><ol>{items}</ol>")
     if rec.assumptions:
         out.append(f'<p class="assume">assumes: {e("; ".join(rec.assumptions))}</p>')
-    out.append("</section>")
     return "".join(out)
 
 
-def _scaling(a: Advice, level: float, index: int) -> str:
+def _recommendation(row: summary.RecRow, is_open: bool) -> str:
+    rec, act = row.rec, row.act
+    sev = rec.severity
+    sev_text, _, rest = row.line.partition(" · ")
+    what = (f'<span class="lead">{e(act.lead)}:</span> <code class="cmd">{e(act.command)}'
+            f"</code>" if act.command else f'<span class="lead">{e(act.lead)}:</span> ')
+    if act.note:
+        what += f' <span class="dim">{e(act.note)}</span>'
+    uncertain = (f'<p class="why-uncertain">uncertain: {e(parts.uncertain_why(rec))}</p>'
+                 if sev == "uncertain" else "")
+    return (f'<li class="rec {e(sev)}"><div class="rec-head">'
+            f'<span class="sev {e(sev)}">{e(sev_text)}</span> <code>{e(rec.code)}</code> '
+            f'<strong>{e(rec.title)}</strong></div>'
+            f'<div class="rec-line">{e(rest)}</div><div class="act">{what}</div>{uncertain}'
+            f'<details{_open(is_open)}><summary>evidence, assumptions and every '
+            f"command</summary>{_card(rec)}</details></li>")
+
+
+def _what_to_do(report: Report, is_open: bool) -> str:
+    rows, rejected = summary.rec_rows(report)
+    out = [f'<h2>What to do <span class="counts">{e(parts.counts_line(report))}</span></h2>']
+    if not rows and not rejected:
+        out.append(f"<p>{e(summary.nothing_line())}</p>")
+    if rows:
+        out.append('<ol class="recs">' + "".join(_recommendation(r, is_open) for r in rows)
+                   + "</ol>")
+    if rejected:
+        several = len(report.advice) > 1
+        items = "".join(f"<li>{e(summary.rejected_line(r, several))}<details{_open(is_open)}>"
+                        "<summary>"
+                        f"why</summary><p>{e(r.summary)}</p>{_card(r)}</details></li>"
+                        for r in rejected)
+        head = e(summary.REJECTED_HEAD.capitalize())
+        out.append(f'<h3>{head} ({len(rejected)})</h3><ul class="rejected">{items}</ul>')
+    return "".join(out)
+
+
+def _model_check(report: Report, is_open: bool) -> str:
+    mc = modelcheck.report_check(report)
+    warn = "".join(f"<li>{e(w)}</li>"
+                   for w in modelcheck.warning_lines(mc, len(report.advice)))
+    rows = []
+    for a in report.advice:
+        for c in a.model.self_check if a.model is not None else ():
+            miss = next((m for m in mc.misses if m.check is c), None)
+            rows.append([e(a.label), e(modelcheck.point_label(c.test)), e(fmt.sig(c.predicted)),
+                         e(fmt.sig(c.measured)), e(f"{c.ratio:.2f}x"),
+                         e(f"±{100 * c.tolerance:.0f}%"),
+                         "ok" if miss is None else
+                         f'<span class="note">miss: {e(miss.check.term)}; '
+                         f"{e(modelcheck.miss_consequence(miss))}</span>"])
+    points = table(["dataset", "point", "predicted MB/s", "measured MB/s", "ratio",
+                    "tolerance", ""], rows, numeric=(2, 3, 4, 5), cls="points") if rows else ""
+    cls = "mc warn" if mc.warnings else "mc"
+    return (f'<p class="{cls}">{e(modelcheck.header_line(mc))}</p>'
+            + (f'<ul class="mc-warn">{warn}</ul>' if warn else "")
+            + f'<details{_open(is_open)}><summary>the model check, point by '
+            f"point</summary>{points}<p class=\"dim\">{e(modelcheck.RULE_TEXT)}</p>"
+            "</details>")
+
+
+def _site_admin(report: Report) -> str:
+    host = kv([(k, v) for k, v in parts.site_lines(report.site) if k != "storage"])
+    devices = []
+    for d in site_parts.device_figures(report):
+        on = f" · data of {', '.join(d.datasets)}" if d.datasets else ""
+        rows = table(["measured", "value", "how"],
+                     ([e(a), e(b), e(c)] for a, b, c in d.rows), numeric=(1,)) \
+            if d.rows else "<p>no read test ran on it</p>"
+        devices.append(f"<h3>Storage {e(d.name)}</h3><p class=\"dim\">{e(d.about)}{e(on)}"
+                       f"</p>{rows}")
+    return ('<section class="admin"><h2>For the site admin</h2>' + host + "".join(devices)
+            + '<p class="dim">MB/s here are bytes read from the files as stored '
+            "(compressed), by the calibration's raw read tests; access time and 4 KiB reads "
+            "from its request sweep.</p></section>")
+
+
+def _scaling(report: Report, a: Advice, level: float, index: int) -> str:
     now = scaling.now_workers(a)
     rows = ([f"<strong>{r.workers}</strong> (now)" if r.now else str(r.workers),
              e(fmt.rate(r.mb_per_s)), e(f"{fmt.rate(r.low)}–{fmt.rate(r.high)}"),
@@ -249,32 +336,42 @@ def _scaling(a: Advice, level: float, index: int) -> str:
     tbl = table(["workers", "MB/s", f"interval ({fmt.percent(level)})", "events/s",
                 f"speed-up over {now} (now)"], rows, numeric=(0, 1, 2, 3, 4))
     svg = scaling_svg(a, uid=f"{index}-{hashlib.sha1(a.label.encode()).hexdigest()[:6]}")
-    summary = "".join(f"<li>{e(k)}: <strong>{e(v)}</strong></li>"
-                      for k, v in scaling.summary_parts(scaling.scaling_data(a)))
-    summary = f'<ul class="dim">{summary}</ul>' if summary else ""
+    summary_ = "".join(f"<li>{e(k)}: <strong>{e(v)}</strong></li>"
+                       for k, v in site_parts.scaling_parts(report, a))
+    summary_ = f'<ul class="dim">{summary_}</ul>' if summary_ else ""
     return (f"<h3>{e(a.label)}</h3>"
-            f'<div class="scaling"><figure>{svg}</figure><div>{tbl}{summary}</div></div>')
+            f'<div class="scaling"><figure>{svg}</figure><div>{tbl}{summary_}</div></div>')
 
 
-def report_body(report: Report) -> str:
+def _units(level: float) -> str:
+    return e(summary.units_line(level)).replace("10^6", "10<sup>6</sup>")
+
+
+def _meta(report: Report, options: RenderOptions) -> str:
+    when = options.created.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    bits = [f"made {e(when)}", f"on {e(report.site.hostname)}",
+            f"hep-advisor {e(__version__)}"]
+    cmd = (f'<p class="meta">command: <code>{e(options.command)}</code></p>'
+           if options.command else "")
+    return f'<p class="meta">{" · ".join(bits)}</p>{cmd}'
+
+
+def report_body(report: Report, options: RenderOptions | None = None) -> str:
+    options = options or RenderOptions()
     level = parts.level_of(report)
-    several = len(report.advice) > 1
-    out = [f"<h1>hep-advisor report: {e(report.site.hostname)}</h1>",
-           f'<p class="dim">hep-advisor {e(__version__)}</p>', "<h2>Verdict</h2>"]
-    if not report.advice:
+    is_open = options.verbose
+    out = [f"<h1>hep-advisor report: {e(report.site.hostname)}</h1>", _meta(report, options),
+           f'<p class="units">{_units(level)}</p>', "<h2>Where the time goes</h2>"]
+    if report.advice:
+        out.append(_where_time_goes(report))
+    else:
         out.append("<p>No dataset was advised on (cancelled before the first).</p>")
-    out += [_verdict(a, several) for a in report.advice]
-    out.append(_counts(report))
-    recs = report.recommendations
-    out.append(f"<h2>Recommendations, ranked by predicted speed-up ({len(recs)})</h2>")
-    if not recs:
-        out.append(f"<p>Nothing to change: no recommendation is predicted to gain "
-                   f"{e(fmt.times(parts.MIN_SPEEDUP))} or more.</p>")
-    out += [_recommendation(i, r) for i, r in enumerate(recs, 1)]
-    modelled = [a for a in report.advice if a.model is not None]
-    if modelled:
-        out.append("<h2>Predicted scaling</h2>")
-        out += [_scaling(a, level, i) for i, a in enumerate(modelled)]
+    out.append(_what_to_do(report, is_open))
+    out.append(f'<p class="reader">{e(summary.reader_line(report))}</p>')
+    skipped = summary.skipped_line(report, "why: under the data and their calibrations")
+    if skipped:
+        out.append(f'<p class="dim">{e(skipped)}</p>')
+    out.append(_model_check(report, is_open))
     if report.cluster is not None:
         from hep_advisor.render.cluster_parts import cluster_html
 
@@ -283,18 +380,29 @@ def report_body(report: Report) -> str:
         from hep_advisor.render.trace_parts import trace_html_section
 
         out.append(trace_html_section(report.trace))
-    out.append("<h2>Site</h2>" + kv(parts.site_lines(report.site)))
-    out.append("<h2>Data</h2>")
-    out += [f"<h3>{e(a.label)}</h3>{kv(parts.dataset_lines(a))}" for a in report.advice]
-    out.append("<h2>Legend</h2><ul>" + "".join(f"<li>{e(x)}</li>"
-                                               for x in parts.legend_lines(level)) + "</ul>")
+    if report.advice:
+        out.append(_site_admin(report))
+    modelled = [a for a in report.advice if a.model is not None]
+    if modelled:
+        out.append(f'<details class="section"{_open(is_open)}><summary>'
+                   "Predicted scaling</summary>"
+                   + "".join(_scaling(report, a, level, i) for i, a in enumerate(modelled))
+                   + "</details>")
+    data = "".join(f"<h3>{e(a.label)}</h3>{kv(parts.dataset_lines(a, absolute=True))}"
+                   for a in report.advice)
+    out.append(f'<details class="section"{_open(is_open)}><summary>The data and '
+               f"their calibrations (paths, read tests)</summary>{data}</details>")
+    out.append(f'<details class="section"{_open(is_open)}><summary>Legend'
+               "</summary><ul>" + "".join(f"<li>{e(x)}</li>"
+                                          for x in parts.legend_lines(level)) + "</ul></details>")
     return "\n".join(out)
 
 
-def report_html(report: Report, standalone: bool = True) -> str:
+def report_html(report: Report, standalone: bool = True,
+                options: RenderOptions | None = None) -> str:
     """The report as HTML: a whole page (``standalone``) or a ``<div>`` with its own scoped
     styles, for a notebook."""
-    body = report_body(report)
+    body = report_body(report, options)
     if not standalone:
         return f'<div class="hepa"><style>{CSS}</style>{body}</div>'
     title = f"hep-advisor report: {report.site.hostname}"

@@ -47,6 +47,48 @@ CSS = """
 .hepa svg{max-width:100%;height:auto;font-family:inherit}
 .hepa .scaling{display:flex;flex-wrap:wrap;gap:0 2em;align-items:flex-start}
 .hepa figure.trace svg{max-width:100%}
+.hepa .meta{margin:.1em 0;color:#57606a}
+.hepa .meta code{background:#f6f8fa;padding:1px 5px;border-radius:4px}
+.hepa .units{margin:.2em 0 .6em;color:#57606a;font-size:.92em}
+.hepa table.verdict{border:none;margin:.3em 0 .2em}
+.hepa table.verdict th,.hepa table.verdict td{border:none;padding:3px 10px 3px 0;
+ vertical-align:middle}
+.hepa table.verdict thead th{background:none;color:#57606a;font-weight:400;font-size:.9em}
+.hepa table.verdict th.ds{white-space:nowrap}
+.hepa .stack{display:flex;width:260px;height:14px;border-radius:3px;overflow:hidden;
+ background:#eaeef2}
+.hepa .seg{display:inline-block;height:14px}
+.hepa .keys{margin:.1em 0 .8em;font-size:.88em;color:#57606a}
+.hepa .key{margin-right:1.2em;white-space:nowrap}
+.hepa .key .seg{width:10px;height:10px;margin-right:4px;border-radius:2px;vertical-align:-1px}
+.hepa .seg-per-file-overhead{background:#8250df}.hepa .seg-decompression{background:#0969da}
+.hepa .seg-processing{background:#1a7f37}.hepa .seg-storage{background:#bc4c00}
+.hepa .seg-network{background:#cf222e}.hepa .seg-other{background:#8c959f}
+.hepa h2 .counts{font-size:.72em;font-weight:600;color:#57606a;margin-left:.6em}
+.hepa ol.recs{padding-left:1.6em;margin:.3em 0}
+.hepa li.rec{border:1px solid #d0d7de;border-left:6px solid #0969da;border-radius:6px;
+ padding:.45em .8em;margin:.55em 0}
+.hepa li.rec.critical{border-left-color:#cf222e}.hepa li.rec.warning{border-left-color:#bf8700}
+.hepa li.rec.uncertain{border-left-color:#8250df}
+.hepa .sev.uncertain{background:#8250df}
+.hepa .rec-head strong{font-size:1.05em}
+.hepa .rec-line{margin:.15em 0;color:#24292f}
+.hepa .act{margin:.25em 0}.hepa .act .lead{font-weight:600}
+.hepa code.cmd{background:#f6f8fa;border:1px solid #d0d7de;border-radius:4px;padding:1px 6px;
+ overflow-wrap:anywhere}
+.hepa .why-uncertain{color:#6639ba;margin:.2em 0;font-size:.95em}
+.hepa details{margin:.3em 0}
+.hepa details>summary{cursor:pointer;color:#0969da}
+.hepa details.section{border-top:1px solid #d0d7de;margin-top:1em;padding-top:.4em}
+.hepa details.section>summary{font-size:1.15em;font-weight:600;color:#1b1f24}
+.hepa h4{font-size:.95em;margin:.6em 0 .2em}
+.hepa .reader{margin:.8em 0 .2em}
+.hepa .mc{margin:.2em 0}.hepa .mc.warn{color:#9a6700;font-weight:600}
+.hepa .admin{background:#f6f8fa;border:1px solid #d0d7de;border-radius:6px;padding:.2em 1em .6em;
+ margin-top:1.2em}
+.hepa .admin h2{border:none;margin-top:.4em}
+.hepa .admin table{background:#fff}
+.hepa table.points td:nth-child(-n+2){white-space:nowrap}
 """
 
 SVG_WIDTH = 640

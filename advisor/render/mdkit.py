@@ -28,3 +28,13 @@ def fence(code: str, language: str) -> list[str]:
     while ticks in code:
         ticks += "`"
     return [f"{ticks}{language}", *code.rstrip("\n").split("\n"), ticks]
+
+
+def code(text: str) -> str:
+    """Inline code: ``text`` verbatim between enough backticks (one line)."""
+    text = " ".join(text.split("\n"))
+    ticks = "`"
+    while ticks in text:
+        ticks += "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"

@@ -36,7 +36,7 @@ def storage_line(s: StorageInfo) -> str:
     if s.rotational is not None:
         parts.append("rotational" if s.rotational else "non-rotational")
     if s.read_ahead_kb is not None:
-        parts.append(f"read-ahead {s.read_ahead_kb} KB")
+        parts.append(f"read-ahead {fmt.kib(s.read_ahead_kb)}")
     if s.scheduler:
         parts.append(f"scheduler {s.scheduler}")
     raid = [d.raid_level for d in s.stack if d.raid_level]

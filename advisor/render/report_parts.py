@@ -43,15 +43,28 @@ def level_of(report: Report) -> float:
 
 
 def counts_line(report: Report) -> str:
-    """``2 critical issues · 1 warning · 5 recommendations``."""
-    c = report.counts()
-    n = len(report.recommendations)
+    """``6 recommendations: 1 critical, 2 warnings, 3 uncertain; 1 not recommended``: those
+    marked not recommended (their own measurement says otherwise) counted apart."""
+    recs = report.recommendations
+    shown = [r for r in recs if r.contradicted is None]
+    rejected = len(recs) - len(shown)
+    by = {k: sum(1 for r in shown if r.severity == k)
+          for k in ("critical", "warning", "uncertain", "info")}
 
     def plural(k: int, word: str) -> str:
         return f"{k} {word}{'' if k == 1 else 's'}"
 
-    return " · ".join((plural(c["critical"], "critical issue"), plural(c["warning"], "warning"),
-                       plural(n, "recommendation")))
+    kinds = [f"{by['critical']} critical" if by["critical"] else "",
+             plural(by["warning"], "warning") if by["warning"] else "",
+             f"{by['uncertain']} uncertain" if by["uncertain"] else "",
+             f"{by['info']} info" if by["info"] else ""]
+    text = plural(len(shown), "recommendation")
+    named = [k for k in kinds if k]
+    if named:
+        text += ": " + ", ".join(named)
+    if rejected:
+        text += f"; {rejected} not recommended"
+    return text
 
 
 def legend_lines(level: float) -> list[str]:
@@ -67,45 +80,46 @@ def legend_lines(level: float) -> list[str]:
         "calibration's run-to-run spread; a parameter nothing measured spans its plausible "
         "range.",
         "A recommendation whose own measurement points the other way beyond its interval is "
-        "marked not recommended (info); the model's self-check lists any measured "
-        "configuration it misses by more than 10% (or the measurement's spread).",
+        "marked not recommended and counted apart. The model check counts the measured "
+        "points the model passes within 10% (or the measurement's spread); a miss touches a "
+        "recommendation where the term it tests carries 10% of the recommendation's time, "
+        "before or after the change, and only then is it a warning.",
         "Evidence sources: " + "; ".join(f"{k}: {v}" for k, v in SOURCE_NOTE.items()) + ".",
-        "MB = 10^6 bytes; MB/s are compressed bytes read per second.",
+        "MB = 10^6 bytes (KiB = 2^10 bytes, as Linux counts its read-ahead); MB/s are "
+        "compressed MB read per second.",
     ]
 
 
-def self_check_warning(advice: Advice) -> str | None:
-    """The warning where the fitted model misses a configuration its calibration measured
-    (``hep_advisor.models.selfcheck``): which term disagrees and by how much; ``None`` where all
-    pass."""
-    from hep_advisor.models.selfcheck import warning_line
-
-    checks = advice.model.self_check if advice.model is not None else ()
-    line = warning_line(checks)
-    return None if line is None else "Model self-check: " + line
-
-
-def self_check_failures(advice: Advice, shown: int = 4) -> list[str]:
-    """One line per configuration the model misses (the worst first), at most ``shown``."""
-    from hep_advisor.models.selfcheck import describe, failures
-
-    checks = advice.model.self_check if advice.model is not None else ()
-    bad = sorted(failures(checks), key=lambda c: -max(c.ratio, 1 / c.ratio))
-    out = [describe(c) for c in bad[:shown]]
-    if len(bad) > shown:
-        out.append(f"and {len(bad) - shown} more (the report's JSON lists every point under "
-                   "model.self_check)")
-    return out
-
-
-def speedup_line(rec: Recommendation) -> str:
-    """``predicted speed-up 1.8× (1.5–2.1×)``, or for a recommendation its own measurement
-    contradicts, ``not recommended: measured ...`` (not a gain)."""
-    text = fmt.speedup_text(rec.predicted_speedup, rec.speedup_low, rec.speedup_high)
+def speedup_line(rec: Recommendation, level: float = 0.9) -> str:
+    """``predicted speed-up 1.8× (90%: 1.5–2.1×)``, or for a recommendation its own
+    measurement contradicts, ``not recommended: measured ...`` (not a gain)."""
+    text = fmt.speedup_level(rec.predicted_speedup, rec.speedup_low, rec.speedup_high, level)
     if rec.contradicted:
         return f"not recommended: its own measurement says otherwise (the model alone " \
             f"predicted {text})"
     return f"predicted speed-up {text}"
+
+
+def uncertain_why(rec: Recommendation) -> str:
+    """Why a recommendation is uncertain: ``the interval 1.2–2.1× reaches below 1.25×``."""
+    lo, hi = rec.speedup_low, rec.speedup_high
+    why = []
+    if lo < WARNING_SPEEDUP:
+        why.append(f"reaches below {times(WARNING_SPEEDUP)}")
+    if lo > 0 and hi / lo > TRUSTED_WIDTH:
+        why.append(f"is wider than {times(TRUSTED_WIDTH)} (high over low)")
+    interval = f"{times(lo)[:-1]}–{times(hi)}"
+    return f"the interval {interval} {' and '.join(why) or 'does not support the gain'}"
+
+
+def uncertain_text(rec: Recommendation) -> str:
+    """Why an uncertain recommendation is so, and what measures it (``try`` where it can,
+    else the rule's ``measure``)."""
+    from hep_advisor.rules.registry import rule
+
+    r = rule(rec.code)
+    measure = r.measure if r is not None else "time the analysis once with the change applied"
+    return f"{uncertain_why(rec)}; measure it first: {measure}"
 
 
 def meta_line(rec: Recommendation) -> str:
@@ -121,7 +135,7 @@ def evidence_value(value: float | str, unit: str) -> str:
     if isinstance(value, float) and not math.isfinite(value):
         text = fmt.UNKNOWN
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        text = f"{value:,g}" if abs(value) < 1e6 else f"{value:,.0f}"
+        text = fmt.plain(float(value))
     else:
         text = str(value)
     return f"{text} {unit}".strip() if unit else text
@@ -152,7 +166,9 @@ def site_lines(site: SiteProfile) -> list[tuple[str, str]]:
     return out
 
 
-def dataset_text(ds: DatasetProfile) -> str:
+def dataset_text(ds: DatasetProfile, open_s: float | None = None) -> str:
+    """The dataset in one line; ``open_s``: the open cost per file the model uses (measured
+    by the calibration), shown instead of the probe's own timing: one figure per fact."""
     from hep_advisor.render.probe_view import compression_text
 
     parts = [f"{ds.files:,} file{'s' if ds.files != 1 else ''}, {fmt.mb(ds.total_bytes)}"]
@@ -167,8 +183,10 @@ def dataset_text(ds: DatasetProfile) -> str:
              f"{'pages' if rntuple else 'baskets'} {fmt.kb(tr.baskets.mean_compressed_bytes)} mean")
         if tr.clusters is not None:
             t += f", clusters of {fmt.num(tr.clusters.mean_entries)} entries"
-        if tr.open_s is not None:
-            t += f", open {fmt.ms(tr.open_s.median_s)} per file"
+        if open_s is not None:
+            t += f", open {fmt.ms(open_s)} per file (measured)"
+        elif tr.open_s is not None:
+            t += f", open {fmt.ms(tr.open_s.median_s)} per file (probed)"
         parts.append(t)
     if any(tr.format == "rntuple" for tr in ds.trees):
         parts.append("RNTuple: the per-call, per-basket and parallel-loop read tests are not made "
@@ -178,7 +196,9 @@ def dataset_text(ds: DatasetProfile) -> str:
     return " · ".join(parts)
 
 
-def calibration_text(advice: Advice) -> str:
+def calibration_text(advice: Advice, absolute: bool = False) -> str:
+    """How the advice was calibrated; ``absolute``: its date and time (UTC) instead of its
+    age (a page to share)."""
     cal = advice.calibration
     if cal is None:
         return "not calibrated"
@@ -186,7 +206,9 @@ def calibration_text(advice: Advice) -> str:
     text = (f"{status}: {cal.elapsed_s:.1f} s of a {cal.budget_s:.0f} s budget, "
             f"{fmt.mb(cal.bytes_read)} read from {cal.files_used} "
             f"file{'s' if cal.files_used != 1 else ''} with {cal.engine}")
-    if advice.calibration_created:
+    if advice.calibration_created and absolute:
+        text += f" · measured {absolute_time(advice.calibration_created)}"
+    elif advice.calibration_created:
         try:
             from hep_advisor.pipeline.cache import age_seconds, describe_age
 
@@ -207,11 +229,30 @@ def skipped_lines(advice: Advice) -> list[str]:
             for s in cal.skipped]
 
 
-def dataset_lines(advice: Advice) -> list[tuple[str, str]]:
-    out = [("data", dataset_text(advice.dataset))]
+def model_open_s(advice: Advice) -> float | None:
+    """The open cost per file the fitted model uses (``None``: no model, or not measured)."""
+    p = advice.model.parameters.get("open_s") if advice.model is not None else None
+    return p.value if p is not None and p.source == "measured" and p.value > 0 else None
+
+
+def absolute_time(iso: str) -> str:
+    """``2026-12-07 04:31 UTC`` from an ISO time (as given where it cannot be read)."""
+    import datetime as dt
+
+    try:
+        t = dt.datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    if t.tzinfo is not None:
+        t = t.astimezone(dt.timezone.utc)
+    return t.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def dataset_lines(advice: Advice, absolute: bool = False) -> list[tuple[str, str]]:
+    out = [("data", dataset_text(advice.dataset, model_open_s(advice)))]
     if advice.inputs:
         out.insert(0, ("inputs", ", ".join(advice.inputs)))
-    out.append(("calibration", calibration_text(advice)))
+    out.append(("calibration", calibration_text(advice, absolute)))
     out += [("not measured", skip) for skip in skipped_lines(advice)]
     out += [("note", n) for n in advice.notes]
     return out

@@ -90,14 +90,16 @@ def compression_rule(ctx: Context) -> Recommendation | None:
     ]
     setting = CANDIDATES[cand]
     merged = codec.merges(ctx)
+    # the title names all the command changes: hadd -O also refills the baskets
     title = f"Recompress with {cand} instead of {alg}"
     taken = (f"{100 * share:.0f}% of the time" if most <= share else
              f"{100 * share:.0f}% of the time with the assumed share of the reads hidden "
              f"behind the CPU, {100 * most:.0f}% with none")
     summary = (f"Decompressing {alg} takes {taken}. {cand} "
                f"decompresses faster here; the files change size by {size_change:+.0f}%.")
+    title += (f", merging the {tree.files} files into one and refilling the baskets" if merged
+              else ", refilling the baskets")
     if merged:
-        title += f", merging the {tree.files} files into one"
         summary += (f" The command also merges the {tree.files} files into one and refills "
                     "the baskets (hadd -O)")
     options: list[Option] = []
