@@ -261,7 +261,9 @@ def test_escape_cancels_the_calibration_and_r_reruns(advice: Any) -> None:
             await wait_until(pilot, lambda: app.query_one(CalibratePane).live,
                              what="the read tests' progress")
             await pilot.pause()
-            assert app.loading and app.active_tab == "calibrate"  # switched to, once
+            # the Overview stays (it says when the advice comes); the tests are one key away
+            assert app.loading and app.active_tab == "overview"
+            await pilot.press("3")
             row = app.query_one(CalibratePane).row("raw_read")
             assert row is not None and row.figures == ["665 MB/s"] and row.fraction == 1.0
             assert "665 MB/s" in str(row.query_one(".test-figure").render())
@@ -351,6 +353,73 @@ def test_real_calibration_cancelled_with_escape(tiny_demo: Path) -> None:
             assert app.cancelled
             assert app.advice is not None and app.advice.calibration is not None
             assert app.advice.calibration.partial
+            await pilot.press("q")
+
+    asyncio.run(main())
+
+
+@pytest.mark.slow
+def test_the_cards_fill_when_the_probes_end_not_when_the_advice_comes(tiny_demo: Path) -> None:
+    """A real probe and calibration, the worker held at the first read test's first step:
+    the site and dataset cards, the Data tab and the time left are shown, the advice is not
+    there yet.  Then Esc: the (partial) advice names the dataset as the card did."""
+    import dataclasses
+    import socket
+
+    from textual.widgets import DataTable, Static
+
+    from hep_advisor.tui import make_app
+    from hep_advisor.tui.source import AdviceSource
+
+    reached, release = threading.Event(), threading.Event()
+
+    @dataclasses.dataclass(frozen=True)
+    class Held(AdviceSource):
+        """The real source; its first read test waits until the test has looked."""
+
+        def __call__(self, progress: Any, cancel: threading.Event, recalibrate: bool,
+                     on_probed: Any = None) -> Any:
+            def held(event: Any) -> None:
+                progress(event)
+                if event.test != "probe" and not reached.is_set():
+                    reached.set()
+                    release.wait(30)
+
+            return super().__call__(held, cancel, recalibrate, on_probed)
+
+    paths = (str(tiny_demo / "small_files"),)
+    app = make_app(loader=Held(paths=paths, budget_s=30), budget_s=30)
+
+    def text(selector: str) -> str:
+        return str(app.query_one(selector, Static).render())
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, reached.is_set, timeout=60, what="the first read test")
+            await wait_until(pilot, lambda: bool(text("#ov-dataset")), what="the cards")
+            await pilot.pause(1.2)  # the countdown ticks once a second
+            try:
+                assert app.loaded is None and app.loading  # the advice is not there yet
+                assert app.probed is not None and app.active_tab == "overview"
+                site, dataset = text("#ov-site"), text("#ov-dataset")
+                assert socket.gethostname() in site and "cores" in site and "RAM" in site
+                ds = app.probed.dataset
+                assert dataset.startswith(f"small_files · {ds.files} files")
+                assert "esdTree" in dataset
+                verdict = text("#ov-verdict")
+                assert "Calibrating:" in verdict and "The advice in about" in verdict
+                left = int(verdict.split("The advice in about ")[1].split(" s")[0])
+                assert 5 <= left <= 30  # what is left of the 30 s budget, as measured
+                await pilot.press("2")
+                await wait_until(pilot, lambda: app.query_one("#branches", DataTable)
+                                 .row_count > 0, what="the branches")
+                await pilot.press("escape")  # cancels the read tests at their next step
+            finally:
+                release.set()
+            await wait_until(pilot, lambda: app.loaded is not None or app.error is not None,
+                             timeout=60, what="the partial advice")
+            assert app.error is None and app.advice is not None
+            assert app.advice.label == "small_files"  # as the card named it
             await pilot.press("q")
 
     asyncio.run(main())
@@ -718,6 +787,7 @@ def test_textual_free_parts_do_not_load_textual() -> None:
     import sys
 
     code = ("import sys, hep_advisor.tui, hep_advisor.tui.plot, hep_advisor.tui.source,"
+            " hep_advisor.tui.waiting,"
             " hep_advisor.commands.tui;"
             "print(','.join(m for m in sys.modules if m.split('.')[0] == 'textual'))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
