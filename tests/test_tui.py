@@ -595,30 +595,81 @@ def test_scaling_plot_fits_its_box(advice: Any) -> None:
     assert nice_ceiling(0) == 1
 
 
-def test_scaling_plot_shows_the_curve_and_the_points_over_the_interval(advice: Any) -> None:
-    """At 80×24 (a 78×15 plot): every measured point and the knee are drawn, the curve is
-    seen in every column between the first and the last worker count (the interval never
-    hides it), the interval is edges only, and a ceiling far above the curve is named."""
+def _cells(rows: list[Any]) -> list[list[tuple[str, str]]]:
+    return [[(ch, style) for text, style in runs for ch in text] for runs in rows]
+
+
+def test_scaling_plot_shows_the_curve_in_its_shaded_interval(advice: Any) -> None:
+    """At 80×24 (a 78×18 plot): the curve is the one line, seen in every column between the
+    first and the last worker count and lying on the interval's shade; the interval is a
+    shaded area (backgrounds and half blocks), not lines; every measured point is a marker;
+    the knee and the cores are one vertical mark, labelled above the plot and numbered under
+    it; the ceiling is a rule labelled with its value; the raw reads, far above, are named
+    with theirs, not drawn; the axes say their units."""
     from hep_advisor.render.scaling import scaling_data
     from hep_advisor.tui.plot import draw
 
     data = scaling_data(advice)
-    rows = draw(data, 78, 15)
-    cells = [[(ch, series) for text, series in runs for ch in text] for runs in rows]
+    assert data.knee == data.cores == 2  # the stored site: 2 cores, the knee at 2 workers
+    rows = draw(data, 78, 18)
+    cells = _cells(rows)
     plot = [row for row, runs in zip(cells, rows, strict=True)
             if runs and runs[0][1] == "axis" and runs[0][0][-1] in "┤│"]
-    assert len(plot) >= 10
-    marks = [ch for row in plot for ch, s in row if s in ("measured", "knee")]
-    assert marks.count("●") == len(data.measured) and marks.count("◆") == 1
-    first = min(i for row in plot for i, (_, s) in enumerate(row) if s == "predicted")
-    last = max(i for row in plot for i, (_, s) in enumerate(row) if s == "predicted")
-    columns = {i for row in plot for i, (_, s) in enumerate(row) if s in ("predicted", "knee")}
-    assert last - first > 60 and set(range(first, last + 1)) <= columns
-    band = [ch for row in plot for ch, s in row if s == "band"]
-    assert band and len(band) < 4 * 78  # two dotted edges, not a filled area
-    text = "".join(ch for row in cells for ch, _ in row)
-    assert "storage capacity (model) 3.33 MB/s" in text and "hardware limit" not in text
-    assert "90% interval" in text and "knee (90%)" in text
+    assert len(plot) >= 11
+    text = ["".join(ch for ch, _ in row) for row in cells]
+
+    def styles(row: list[tuple[str, str]], i: int) -> set[str]:
+        return set(row[i][1].split("+"))
+
+    curve = {i for row in plot for i in range(len(row)) if "predicted" in styles(row, i)}
+    markers = {i for row in plot for i, (ch, _) in enumerate(row) if ch == "●"}
+    first, last = min(curve), max(curve)
+    assert last - first > 60 and set(range(first, last + 1)) <= curve | markers
+    on_band = [i for row in plot for i in range(len(row))
+               if {"predicted", "band"} <= styles(row, i)]
+    assert len(on_band) > 0.8 * len([i for row in plot for i in range(len(row))
+                                     if "predicted" in styles(row, i)])
+    shaded = [i for row in plot for i in range(len(row)) if styles(row, i) & {"band",
+                                                                               "band-edge"}]
+    assert len(shaded) > 3 * (last - first)  # an area, several cells high
+    assert sum(ch == "●" and "measured" in s.split("+") for row in plot for ch, s in row) \
+        == len(data.measured)
+    # the knee and the cores: one mark, its words above the plot, its count under it
+    labels = next(t for t in text if t.lstrip().startswith("MB/s"))
+    assert "knee · 2 cores" in labels
+    column = labels.index("knee · 2 cores")
+    assert sum(row[column][0] == "┊" for row in plot) >= len(plot) // 2
+    assert text[-2][column] == "2" and rows[-3][0][0].strip(" ")[0] == "└"
+    # the ceiling on its rule, with its value; the raw reads off the scale, with theirs
+    assert any("╌ storage capacity (model) 3.33 MB/s ╌" in t for t in text)
+    assert any(t.startswith("↑ raw reads (cold): 619.9–665.7 MB/s, off the scale")
+               for t in text)
+    assert "□" not in "".join(text) and "hardware limit" not in "".join(text)
+    assert "90% interval" in text[0] and "measured (warm)" in text[0]
+    assert text[-1].strip().startswith("workers") and "MB/s: compressed MB" in text[-1]
+
+
+def test_scaling_plot_marks_the_knee_cores_and_now_apart() -> None:
+    """Many worker counts: the knee, the cores and the workers now each get a mark, in order,
+    their words apart; raw reads within the scale are drawn (□) and not named as off it."""
+    from hep_advisor.render.scaling import ScalingData
+    from hep_advisor.tui.plot import draw
+
+    ws = tuple(range(1, 33))
+    pred = tuple(100 * w / (1 + w / 8) for w in ws)
+    data = ScalingData(label="s", level=0.9, workers=ws, predicted=pred,
+                       low=tuple(0.8 * p for p in pred), high=tuple(1.2 * p for p in pred),
+                       measured=((1, 95.0), (8, 420.0)),
+                       raw_reads=((1, 300.0), (16, 780.0)), capacity=900.0, now=4, cores=16)
+    assert [(m.workers, m.label) for m in data.marks()] == \
+        [(4, "now"), (16, "16 cores"), (21, "knee")]
+    text = ["".join(ch for ch, _ in row) for row in _cells(draw(data, 78, 18))]
+    labels = next(t for t in text if t.lstrip().startswith("MB/s"))
+    assert labels.index("now") < labels.index("16 cores") < labels.index("knee")
+    numbers = text[-2].split()
+    assert {"1", "4", "16", "21", "32"} <= set(numbers)
+    assert "".join(text).count("□") == 3 and "off the scale" not in "".join(text)  # 2 + legend
+    assert data.plot_range().ymax == 1000 and data.plot_range().xticks() == (1, *range(4, 33, 4))
 
 
 def test_no_model_is_said_on_every_tab(advice: Any) -> None:
