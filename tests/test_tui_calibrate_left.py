@@ -63,12 +63,12 @@ def test_the_overview_says_when_the_advice_comes() -> None:
     assert c.text() == "The advice comes when the read tests end, within the 60 s budget."
     now[0] += 4  # the probe took 4 s; the first read test reports 55.5 s left
     c.update(55.5)
-    assert c.left() == 55.5 and "about 56 s" in c.text() and "60 s budget" in c.text()
+    assert c.left() == 55.5 and "about 56 s" in c.text() and "60 s calibration budget" in c.text()
     now[0] += 10
     assert "about 46 s" in c.text()
     c.update(None)  # a probe event has no time left: nothing changes
     assert c.left() == 45.5
     now[0] += 50
-    assert c.left() == 0.0 and c.text().startswith("The read tests' budget is spent")
+    assert c.left() == 0.0 and c.text().startswith("The calibration budget is spent")
     assert c.elapsed() == 64
     assert "within" not in Countdown(None).text()

@@ -46,7 +46,7 @@ class Countdown:
             within = f", within the {budget}budget" if budget else ""
             return f"The advice comes when the read tests end{within}."
         if left >= 1:
-            return (f"The advice in about {left:.0f} s: what is left of the read tests' "
-                    f"{budget}budget, then the model is fitted.")
-        return ("The read tests' budget is spent: the advice comes once the test under way "
-                "stops and the model is fitted.")
+            return (f"The advice in about {left:.0f} s: what is left of the {budget}"
+                    "calibration budget, then the model is fitted.")
+        return ("The calibration budget is spent: the advice comes once the read test under "
+                "way stops and the model is fitted.")
