@@ -10,6 +10,7 @@ import json
 import threading
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -130,6 +131,35 @@ def test_cancelled_advice_is_marked_partial(tiny_demo: Path, tmp_path: Path,
     assert a.calibration is not None and a.calibration.partial
     assert any("partial" in n for n in a.notes)
     assert not list(tmp_path.glob("calibrations/*.json"))  # a partial calibration is not cached
+
+
+def test_on_probed_says_the_site_and_dataset_before_the_read_tests(
+        tiny_demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``advise(on_probed=...)`` gets the probes before the calibration starts (the TUI fills
+    its cards with them), with a fresh calibration and with a cached one."""
+    from hep_advisor.probes.readtests.runner import ProgressEvent
+
+    monkeypatch.setenv("HEP_ADVISOR_CACHE", str(tmp_path))
+    seen: list[Any] = []
+
+    def probed(site: Any, dataset: Any) -> None:
+        seen.append(("probed", site, dataset))
+
+    def progress(ev: ProgressEvent) -> None:
+        seen.append((ev.test, ev.fraction, ev.message))
+
+    paths = [str(tiny_demo / "flat" / "pythia_zstd5.root")]
+    a = advise(paths, budget_s=2, progress=progress, on_probed=probed)
+    calls = [x for x in seen if x[0] == "probed"]
+    assert len(calls) == 1 and calls[0][1] == a.site and calls[0][2] == a.dataset
+    where = seen.index(calls[0])
+    assert all(x[0] == "probe" for x in seen[:where])  # nothing of the read tests before it
+    assert any(x[0] not in ("probe", "probed") for x in seen[where:])  # they came after
+    seen.clear()
+    again = advise(paths, budget_s=2, progress=progress, on_probed=probed)
+    assert again.calibration_reused
+    cached = [x[2] for x in seen if x[0] == "probed"]  # the dataset stored with it
+    assert len(cached) == 1 and cached[0].trees == a.dataset.trees
 
 
 def test_verdict_follows_the_slow_part(stored: Advice) -> None:

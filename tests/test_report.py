@@ -259,7 +259,7 @@ def test_html_is_well_formed_and_self_contained(report: Report) -> None:
         assert r.code in text and r.title in text
     for a in report.advice:
         assert a.verdict is not None and summary.shares_text(a.verdict) in text
-    assert "storage capacity (model)" in text and "ideal linear scaling" in text
+    assert "storage capacity (model)" in text and "knee" in text
     fragment = report_html(report, standalone=False)
     assert fragment.startswith('<div class="hepa"><style>')
     assert ET.fromstring(fragment).tag == "div"
@@ -284,21 +284,41 @@ def stored() -> Advice:
 
 
 def test_svg_plot_shows_predictions_measurements_and_limits(stored: Advice) -> None:
+    """The prediction in its shaded interval, the measured points, the knee and the cores,
+    the ceiling; the raw reads of the page cache (200× the rest) named with their values, not
+    drawn; every shape inside the axes (nothing drawn off the chart, no clipping needed)."""
+    from hep_advisor.render.scaling_svg import PLOT_BOX
+
     small = stored
     svg = ET.fromstring(scaling_svg(small))
     text = " ".join(svg.itertext())
     cal = small.calibration
     assert cal is not None and cal.parallel_loop and cal.concurrency
     assert svg.find(".//polygon") is not None  # the interval band
-    assert len(svg.findall(".//polyline")) == 2  # the prediction and ideal scaling
-    assert scaling.MEASURED_LABEL in text and scaling.RAW_LABEL in text
-    assert "storage capacity (model)" in text and "90% interval" in text
+    assert len(svg.findall(".//polyline")) == 1  # the prediction, the one line
+    assert svg.find(".//clipPath") is None
+    assert scaling.MEASURED_LABEL in text and "90% interval" in text
+    assert "storage capacity (model): 3.33 MB/s" in text  # on its rule
+    assert "knee · 2 cores" in text and scaling.UNITS_NOTE in text
+    assert "raw reads (cold): 619.9–665.7 MB/s, off the scale" in text
     titles = [t.text or "" for t in svg.iter("title")]
-    assert sum("measured" in t for t in titles) == len(cal.parallel_loop)
-    assert sum("raw reads" in t for t in titles) == len(cal.concurrency)
-    # an advice without a fitted model still draws its measured points
+    assert sum(t.endswith("(event loop, warm)") for t in titles) == len(cal.parallel_loop)
+    raw = next(t for t in titles if t.startswith(scaling.RAW_LABEL))  # the values, on hover
+    assert raw.count("MB/s") == len(cal.concurrency)
+    left, top, width, height = PLOT_BOX
+    drawn: list[tuple[float, float]] = []  # the plot's shapes (the legend's are in <g>s)
+    for el in svg:
+        if el.tag == "circle":
+            drawn.append((float(el.get("cx", 0)), float(el.get("cy", 0))))
+        elif el.tag in ("polygon", "polyline"):
+            drawn += [(float(x), float(y)) for x, y in
+                      (pt.split(",") for pt in el.get("points", "").split())]
+    assert len(drawn) > 2 * len(small.model.predictions)  # type: ignore[union-attr]
+    assert all(left <= x <= left + width and top <= y <= top + height for x, y in drawn)
+    # an advice without a fitted model still draws its measured points, and names the rest
     bare = replace(small, model=None, verdict=None, baseline=None)
     assert "<polygon" not in scaling_svg(bare) and "raw reads" in scaling_svg(bare)
+    assert "(event loop, warm)" in scaling_svg(bare)
 
 
 # -- the matplotlib plot -----------------------------------------------------------------------
@@ -314,9 +334,16 @@ def test_matplotlib_plot(stored: Advice) -> None:
     ax = small.plot()
     try:
         labels = ax.get_legend_handles_labels()[1]
-        assert scaling.MEASURED_LABEL in labels and scaling.RAW_LABEL in labels
+        assert scaling.MEASURED_LABEL in labels and "predicted" in labels
         assert any(label.startswith("storage capacity") for label in labels)
         assert any("interval" in label for label in labels)
+        # the raw reads of the page cache (200× the rest): named with their values, not drawn
+        assert "raw reads (cold): 619.9–665.7 MB/s, off the scale (not drawn)" in labels
+        assert scaling.RAW_LABEL not in labels
+        r = scaling.scaling_data(small).plot_range()
+        assert ax.get_ylim() == (0, r.ymax) and ax.get_yscale() == "linear"
+        marks = [t.get_text() for t in ax.texts]
+        assert "knee · 2 cores" in marks and "storage capacity (model): 3.33 MB/s" in marks
         fig, other = plt.subplots()
         assert small.plot(ax=other) is other
         plt.close(fig)

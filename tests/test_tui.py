@@ -261,7 +261,9 @@ def test_escape_cancels_the_calibration_and_r_reruns(advice: Any) -> None:
             await wait_until(pilot, lambda: app.query_one(CalibratePane).live,
                              what="the read tests' progress")
             await pilot.pause()
-            assert app.loading and app.active_tab == "calibrate"  # switched to, once
+            # the Overview stays (it says when the advice comes); the tests are one key away
+            assert app.loading and app.active_tab == "overview"
+            await pilot.press("3")
             row = app.query_one(CalibratePane).row("raw_read")
             assert row is not None and row.figures == ["665 MB/s"] and row.fraction == 1.0
             assert "665 MB/s" in str(row.query_one(".test-figure").render())
@@ -351,6 +353,73 @@ def test_real_calibration_cancelled_with_escape(tiny_demo: Path) -> None:
             assert app.cancelled
             assert app.advice is not None and app.advice.calibration is not None
             assert app.advice.calibration.partial
+            await pilot.press("q")
+
+    asyncio.run(main())
+
+
+@pytest.mark.slow
+def test_the_cards_fill_when_the_probes_end_not_when_the_advice_comes(tiny_demo: Path) -> None:
+    """A real probe and calibration, the worker held at the first read test's first step:
+    the site and dataset cards, the Data tab and the time left are shown, the advice is not
+    there yet.  Then Esc: the (partial) advice names the dataset as the card did."""
+    import dataclasses
+    import socket
+
+    from textual.widgets import DataTable, Static
+
+    from hep_advisor.tui import make_app
+    from hep_advisor.tui.source import AdviceSource
+
+    reached, release = threading.Event(), threading.Event()
+
+    @dataclasses.dataclass(frozen=True)
+    class Held(AdviceSource):
+        """The real source; its first read test waits until the test has looked."""
+
+        def __call__(self, progress: Any, cancel: threading.Event, recalibrate: bool,
+                     on_probed: Any = None) -> Any:
+            def held(event: Any) -> None:
+                progress(event)
+                if event.test != "probe" and not reached.is_set():
+                    reached.set()
+                    release.wait(30)
+
+            return super().__call__(held, cancel, recalibrate, on_probed)
+
+    paths = (str(tiny_demo / "small_files"),)
+    app = make_app(loader=Held(paths=paths, budget_s=30), budget_s=30)
+
+    def text(selector: str) -> str:
+        return str(app.query_one(selector, Static).render())
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, reached.is_set, timeout=60, what="the first read test")
+            await wait_until(pilot, lambda: bool(text("#ov-dataset")), what="the cards")
+            await pilot.pause(1.2)  # the countdown ticks once a second
+            try:
+                assert app.loaded is None and app.loading  # the advice is not there yet
+                assert app.probed is not None and app.active_tab == "overview"
+                site, dataset = text("#ov-site"), text("#ov-dataset")
+                assert socket.gethostname() in site and "cores" in site and "RAM" in site
+                ds = app.probed.dataset
+                assert dataset.startswith(f"small_files · {ds.files} files")
+                assert "esdTree" in dataset
+                verdict = text("#ov-verdict")
+                assert "Calibrating:" in verdict and "The advice in about" in verdict
+                left = int(verdict.split("The advice in about ")[1].split(" s")[0])
+                assert 5 <= left <= 30  # what is left of the 30 s budget, as measured
+                await pilot.press("2")
+                await wait_until(pilot, lambda: app.query_one("#branches", DataTable)
+                                 .row_count > 0, what="the branches")
+                await pilot.press("escape")  # cancels the read tests at their next step
+            finally:
+                release.set()
+            await wait_until(pilot, lambda: app.loaded is not None or app.error is not None,
+                             timeout=60, what="the partial advice")
+            assert app.error is None and app.advice is not None
+            assert app.advice.label == "small_files"  # as the card named it
             await pilot.press("q")
 
     asyncio.run(main())
@@ -526,30 +595,81 @@ def test_scaling_plot_fits_its_box(advice: Any) -> None:
     assert nice_ceiling(0) == 1
 
 
-def test_scaling_plot_shows_the_curve_and_the_points_over_the_interval(advice: Any) -> None:
-    """At 80×24 (a 78×15 plot): every measured point and the knee are drawn, the curve is
-    seen in every column between the first and the last worker count (the interval never
-    hides it), the interval is edges only, and a ceiling far above the curve is named."""
+def _cells(rows: list[Any]) -> list[list[tuple[str, str]]]:
+    return [[(ch, style) for text, style in runs for ch in text] for runs in rows]
+
+
+def test_scaling_plot_shows_the_curve_in_its_shaded_interval(advice: Any) -> None:
+    """At 80×24 (a 78×18 plot): the curve is the one line, seen in every column between the
+    first and the last worker count and lying on the interval's shade; the interval is a
+    shaded area (backgrounds and half blocks), not lines; every measured point is a marker;
+    the knee and the cores are one vertical mark, labelled above the plot and numbered under
+    it; the ceiling is a rule labelled with its value; the raw reads, far above, are named
+    with theirs, not drawn; the axes say their units."""
     from hep_advisor.render.scaling import scaling_data
     from hep_advisor.tui.plot import draw
 
     data = scaling_data(advice)
-    rows = draw(data, 78, 15)
-    cells = [[(ch, series) for text, series in runs for ch in text] for runs in rows]
+    assert data.knee == data.cores == 2  # the stored site: 2 cores, the knee at 2 workers
+    rows = draw(data, 78, 18)
+    cells = _cells(rows)
     plot = [row for row, runs in zip(cells, rows, strict=True)
             if runs and runs[0][1] == "axis" and runs[0][0][-1] in "┤│"]
-    assert len(plot) >= 10
-    marks = [ch for row in plot for ch, s in row if s in ("measured", "knee")]
-    assert marks.count("●") == len(data.measured) and marks.count("◆") == 1
-    first = min(i for row in plot for i, (_, s) in enumerate(row) if s == "predicted")
-    last = max(i for row in plot for i, (_, s) in enumerate(row) if s == "predicted")
-    columns = {i for row in plot for i, (_, s) in enumerate(row) if s in ("predicted", "knee")}
-    assert last - first > 60 and set(range(first, last + 1)) <= columns
-    band = [ch for row in plot for ch, s in row if s == "band"]
-    assert band and len(band) < 4 * 78  # two dotted edges, not a filled area
-    text = "".join(ch for row in cells for ch, _ in row)
-    assert "storage capacity (model) 3.33 MB/s" in text and "hardware limit" not in text
-    assert "90% interval" in text and "knee (90%)" in text
+    assert len(plot) >= 11
+    text = ["".join(ch for ch, _ in row) for row in cells]
+
+    def styles(row: list[tuple[str, str]], i: int) -> set[str]:
+        return set(row[i][1].split("+"))
+
+    curve = {i for row in plot for i in range(len(row)) if "predicted" in styles(row, i)}
+    markers = {i for row in plot for i, (ch, _) in enumerate(row) if ch == "●"}
+    first, last = min(curve), max(curve)
+    assert last - first > 60 and set(range(first, last + 1)) <= curve | markers
+    on_band = [i for row in plot for i in range(len(row))
+               if {"predicted", "band"} <= styles(row, i)]
+    assert len(on_band) > 0.8 * len([i for row in plot for i in range(len(row))
+                                     if "predicted" in styles(row, i)])
+    shaded = [i for row in plot for i in range(len(row)) if styles(row, i) & {"band",
+                                                                               "band-edge"}]
+    assert len(shaded) > 3 * (last - first)  # an area, several cells high
+    assert sum(ch == "●" and "measured" in s.split("+") for row in plot for ch, s in row) \
+        == len(data.measured)
+    # the knee and the cores: one mark, its words above the plot, its count under it
+    labels = next(t for t in text if t.lstrip().startswith("MB/s"))
+    assert "knee · 2 cores" in labels
+    column = labels.index("knee · 2 cores")
+    assert sum(row[column][0] == "┊" for row in plot) >= len(plot) // 2
+    assert text[-2][column] == "2" and rows[-3][0][0].strip(" ")[0] == "└"
+    # the ceiling on its rule, with its value; the raw reads off the scale, with theirs
+    assert any("╌ storage capacity (model) 3.33 MB/s ╌" in t for t in text)
+    assert any(t.startswith("↑ raw reads (cold): 619.9–665.7 MB/s, off the scale")
+               for t in text)
+    assert "□" not in "".join(text) and "hardware limit" not in "".join(text)
+    assert "90% interval" in text[0] and "measured (warm)" in text[0]
+    assert text[-1].strip().startswith("workers") and "MB/s: compressed MB" in text[-1]
+
+
+def test_scaling_plot_marks_the_knee_cores_and_now_apart() -> None:
+    """Many worker counts: the knee, the cores and the workers now each get a mark, in order,
+    their words apart; raw reads within the scale are drawn (□) and not named as off it."""
+    from hep_advisor.render.scaling import ScalingData
+    from hep_advisor.tui.plot import draw
+
+    ws = tuple(range(1, 33))
+    pred = tuple(100 * w / (1 + w / 8) for w in ws)
+    data = ScalingData(label="s", level=0.9, workers=ws, predicted=pred,
+                       low=tuple(0.8 * p for p in pred), high=tuple(1.2 * p for p in pred),
+                       measured=((1, 95.0), (8, 420.0)),
+                       raw_reads=((1, 300.0), (16, 780.0)), capacity=900.0, now=4, cores=16)
+    assert [(m.workers, m.label) for m in data.marks()] == \
+        [(4, "now"), (16, "16 cores"), (21, "knee")]
+    text = ["".join(ch for ch, _ in row) for row in _cells(draw(data, 78, 18))]
+    labels = next(t for t in text if t.lstrip().startswith("MB/s"))
+    assert labels.index("now") < labels.index("16 cores") < labels.index("knee")
+    numbers = text[-2].split()
+    assert {"1", "4", "16", "21", "32"} <= set(numbers)
+    assert "".join(text).count("□") == 3 and "off the scale" not in "".join(text)  # 2 + legend
+    assert data.plot_range().ymax == 1000 and data.plot_range().xticks() == (1, *range(4, 33, 4))
 
 
 def test_no_model_is_said_on_every_tab(advice: Any) -> None:
@@ -718,6 +838,7 @@ def test_textual_free_parts_do_not_load_textual() -> None:
     import sys
 
     code = ("import sys, hep_advisor.tui, hep_advisor.tui.plot, hep_advisor.tui.source,"
+            " hep_advisor.tui.waiting,"
             " hep_advisor.commands.tui;"
             "print(','.join(m for m in sys.modules if m.split('.')[0] == 'textual'))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -50,3 +50,25 @@ def test_the_state_line_shows_the_time_left() -> None:
 
     asyncio.run(main())
     assert CalibratePane.time_left(0.4) == "budget spent"
+
+
+def test_the_overview_says_when_the_advice_comes() -> None:
+    """From what is measured: no number before a read test says what is left of the budget;
+    then that, counting down with the clock between steps; then that the budget is spent."""
+    from hep_advisor.tui.waiting import Countdown
+
+    now = [100.0]
+    c = Countdown(60.0, clock=lambda: now[0])
+    assert c.left() is None
+    assert c.text() == "The advice comes when the read tests end, within the 60 s budget."
+    now[0] += 4  # the probe took 4 s; the first read test reports 55.5 s left
+    c.update(55.5)
+    assert c.left() == 55.5 and "about 56 s" in c.text() and "60 s calibration budget" in c.text()
+    now[0] += 10
+    assert "about 46 s" in c.text()
+    c.update(None)  # a probe event has no time left: nothing changes
+    assert c.left() == 45.5
+    now[0] += 50
+    assert c.left() == 0.0 and c.text().startswith("The calibration budget is spent")
+    assert c.elapsed() == 64
+    assert "within" not in Countdown(None).text()

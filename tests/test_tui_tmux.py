@@ -85,6 +85,7 @@ def test_tui_in_tmux(tmux: Tmux, tiny_demo: Path, tmp_path: Path) -> None:
     tmux.start(command(tmp_path, paths, budget=3))
     # the first screen at once; the read tests, live on the Calibrate tab (3 s budget)
     tmux.wait_for("1 Overview", "6 What-if", "Quit", timeout=30)
+    tmux.keys("3")
     tmux.wait_for("storage, cold", "page cache", timeout=60)
     screen = tmux.wait_for("Calibrated in", "storage (cold)", timeout=120)
     assert "Traceback" not in screen

@@ -178,8 +178,9 @@ class Advice:
         return self.report().to_json()
 
     def plot(self, ax: Any = None) -> Any:
-        """The scaling plot (matplotlib): predicted aggregate MB/s with its interval against
-        workers, the measured points, ideal linear scaling and the storage capacity (model)."""
+        """The scaling plot (matplotlib): predicted aggregate MB/s in its interval against
+        workers, the measured points, the knee and the cores, and the storage capacity
+        (model)."""
         from hep_advisor.render import hooks
 
         return hooks.plot(self, ax)

@@ -56,7 +56,8 @@ def advise(paths: Paths,
            cache: bool = True, recalibrate: bool = False, label: str | None = None,
            sample: int | None = DEFAULT_SAMPLE, uses: Sequence[str] | None = None,
            replay_merge: bool = False, dask: Any = None, trace: Any = None,
-           reader: Any = None) -> Advice:
+           reader: Any = None,
+           on_probed: Callable[[SiteProfile, DatasetProfile], None] | None = None) -> Advice:
     """Probe, calibrate within ``budget_s`` seconds, fit the model and advise.
 
     ``paths``: ROOT files, directories or globs (one dataset; the demo's are
@@ -82,6 +83,10 @@ def advise(paths: Paths,
     ``"uproot.iterate"``, a trace JSON file, or a
     ``hep_advisor.probes.readtests.readers.ReaderSpec``): the event loop runs it and
     ``advice.reader_baseline`` is its replayed baseline (``ValueError`` for a bad spec).
+    ``on_probed(site, dataset)`` is called once both are known, before the read tests start
+    (seconds into the budget; with a cached calibration, with the dataset probe stored with
+    it), so that a view can show them while the calibration runs; it is not called when no
+    input is usable.
     """
     from hep_advisor.pipeline import cache as calcache
     from hep_advisor.probes import probe_site, storage_paths
@@ -102,6 +107,8 @@ def advise(paths: Paths,
         site = probe_site(storage_paths(inputs))
     if hit is not None:
         dataset, cal, created = hit.dataset, hit.calibration, hit.created
+        if on_probed is not None:
+            on_probed(site, dataset)
         if progress is not None:
             progress(ProgressEvent("probe", 1.0, "cached calibration reused",
                                    f"calibrated {calcache.describe_age(hit.age_s)}"))
@@ -111,6 +118,8 @@ def advise(paths: Paths,
                 progress(ProgressEvent("probe", done / total, message))
 
         dataset = _usable(inputs, sample, on_file)
+        if on_probed is not None:
+            on_probed(site, dataset)
         if progress is not None:
             progress(ProgressEvent("probe", 1.0, "probed",
                                    f"{dataset.files} files, {dataset.total_bytes / 1e6:.1f} MB"))

@@ -2,8 +2,10 @@
 
 The app draws at once; the advice (probe, calibration or the cached one, model, verdict,
 recommendations) comes from a loader (``source.py``) run in a thread worker, whose progress
-arrives as messages.  Esc cancels a calibration (the read tests stop at their next step and
-the advice rests on what was measured), ``r`` runs it again ignoring the cache.
+arrives as messages.  What is known is shown when it is known: the site and dataset probes
+as soon as they end (seconds in), and the time left until the advice (``waiting.py``).  Esc
+cancels a calibration (the read tests stop at their next step and the advice rests on what
+was measured), ``r`` runs it again ignoring the cache.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from textual.lazy import Lazy
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 
 from hep_advisor.tui.commands import AdvisorCommands
-from hep_advisor.tui.messages import AdviceReady, CalibrationProgress, LoadFailed
+from hep_advisor.tui.messages import AdviceReady, CalibrationProgress, LoadFailed, ProbeReady
 from hep_advisor.tui.panes import (
     AdvicePane,
     CalibratePane,
@@ -35,12 +37,13 @@ from hep_advisor.tui.panes import (
     WhatIfPane,
 )
 from hep_advisor.tui.panes.calibrate import TEST_LABELS
+from hep_advisor.tui.waiting import Countdown
 
 if TYPE_CHECKING:
     from hep_advisor.findings.advice import Advice
     from hep_advisor.probes.readtests.runner import ProgressEvent
     from hep_advisor.render.scaling import ScalingData
-    from hep_advisor.tui.source import Loaded, Loader
+    from hep_advisor.tui.source import Loaded, Loader, Probed
 
 DARK, LIGHT = "textual-dark", "textual-light"
 
@@ -80,13 +83,16 @@ class AdvisorApp(App[None]):
         if theme:
             self.theme = theme
         self.loaded: Loaded | None = None
+        #: the site and dataset probes, once they end (before the advice)
+        self.probed: Probed | None = None
         self.scaling: ScalingData | None = None
         self.loading = False
         self.cancelled = False
         self.error: str | None = None
         self.load_count = 0
         self._cancel = threading.Event()
-        self._auto_switched = False
+        self.countdown = Countdown(budget_s)
+        self._step = ""  # the step under way, while the advice is on its way
         self._started = time.perf_counter()
 
     # -- layout ----------------------------------------------------------------------------------
@@ -115,6 +121,7 @@ class AdvisorApp(App[None]):
         # Draw the first frame before the worker starts importing the core (which holds the
         # GIL for a second: scikit-learn, SciPy, uproot).
         self.call_after_refresh(self.start_load, False)
+        self.set_interval(1.0, self._show_waiting)  # the time left counts down between steps
 
     @property
     def advice(self) -> Advice | None:
@@ -128,6 +135,9 @@ class AdvisorApp(App[None]):
     def start_load(self, recalibrate: bool) -> None:
         self._cancel = threading.Event()
         self.loading, self.cancelled, self.error = True, False, None
+        self.countdown = Countdown(self.budget_s)
+        self._step = "Probing this machine and the files"
+        self._show_waiting()
         self.query_one(CalibratePane).start(self.loader.description, self.budget_s, recalibrate)
         self._status(Content.assemble(("Loading ", "bold"), self.loader.description,
                                       ("  ·  Esc cancels the read tests", "$text-muted")))
@@ -155,8 +165,11 @@ class AdvisorApp(App[None]):
                                               time.perf_counter() - t0, False))
                 # let the screen draw it before the model's imports take the GIL
                 self._drawn.wait(1.0)
+        from hep_advisor.tui.source import takes_on_probed
+
+        extra = {"on_probed": self._probed} if takes_on_probed(self.loader) else {}
         try:
-            loaded = self.loader(self._progress, cancel, recalibrate)
+            loaded = self.loader(self._progress, cancel, recalibrate, **extra)
         except Exception as exc:  # any failure is shown, never a traceback over the UI
             self.post_message(LoadFailed(_one_line(exc)))
             return
@@ -170,25 +183,39 @@ class AdvisorApp(App[None]):
     def _progress(self, event: ProgressEvent) -> None:
         self.post_message(CalibrationProgress(event))
 
+    def _probed(self, probed: Probed) -> None:
+        self.post_message(ProbeReady(probed))
+
+    @on(ProbeReady)
+    def _on_probed(self, message: ProbeReady) -> None:
+        self.probed = message.probed
+        if self.loaded is not None:  # an advice of these files is shown already
+            return
+        self.show_safely("overview-pane",
+                         partial(self.query_one(OverviewPane).show_probed, message.probed))
+        for pane in self.query(DataPane):  # (mounted lazily: it shows them when it mounts)
+            self.show_safely(pane.id or "", partial(pane.show_probed, message.probed))
+
+    def _show_waiting(self) -> None:
+        """The Overview, until the first advice: the step under way and when the advice
+        comes."""
+        if self.loading and self.loaded is None and not self._cancel.is_set():
+            self.query_one(OverviewPane).show_waiting(self._step, self.countdown.text())
+
     @on(CalibrationProgress)
     def _on_progress(self, message: CalibrationProgress) -> None:
         ev = message.event
         self.query_one(CalibratePane).progress(ev)
-        if ev.test != "probe" and not self._auto_switched and self.loaded is None:
-            # A calibration is running (no cached one): show it, once.
-            self._auto_switched = True
-            if self.active_tab == "overview":
-                self.action_show_tab("calibrate")
+        if ev.test != "probe":
+            self.countdown.update(ev.left_s)
         if not self._cancel.is_set():
             name = TEST_LABELS.get(ev.test, ev.test)
             what = "Probing" if ev.test == "probe" else "Calibrating"
             self._status(Content.assemble((f"{what} ", "bold"), (name, "bold"),
                                           f": {ev.figure or ev.message}",
                                           ("  ·  Esc cancels", "$text-muted")))
-            if self.loaded is None:
-                self.query_one(OverviewPane).show_message(
-                    f"{what}: {name}, {ev.message}.  The advice appears when the read tests "
-                    "end; the Calibrate tab (3) shows them.")
+            self._step = _step_text(ev, name)
+            self._show_waiting()
 
     @on(AdviceReady)
     def _on_ready(self, message: AdviceReady) -> None:
@@ -362,6 +389,18 @@ class AdvisorApp(App[None]):
     async def action_quit(self) -> None:
         self._cancel.set()  # a calibration under way stops at its next step
         self.exit()
+
+
+def _step_text(ev: ProgressEvent, name: str) -> str:
+    """The step under way, as the Overview says it while the advice is on its way."""
+    if ev.test != "probe":
+        return f"Calibrating: {name}, {ev.message}"
+    said = ev.message[:1].upper() + ev.message[1:]
+    if ev.fraction >= 1.0:  # "Probed: 6 files, 2.0 MB", "Cached calibration reused: ..."
+        return said + (f": {ev.figure}" if ev.figure else "")
+    if ev.message.startswith(("probing", "writing")):
+        return said
+    return f"Probing the files: {Path(ev.message).name} ({ev.fraction:.0%})"
 
 
 def _one_line(exc: BaseException) -> str:

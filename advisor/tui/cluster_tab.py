@@ -17,10 +17,8 @@ from hep_advisor.render import cluster_parts as cp
 from hep_advisor.render.scaling import ScalingData
 from hep_advisor.tui.panes.base import show_if_loaded
 from hep_advisor.tui.panes.scaling import ScalingPlot
-from hep_advisor.tui.plot import draw
 
 if TYPE_CHECKING:
-    from textual.visual import VisualType
 
     from hep_advisor.findings.cluster import ClusterAdvice
     from hep_advisor.tui.source import Loaded
@@ -39,14 +37,12 @@ def cluster_scaling(cl: ClusterAdvice) -> ScalingData | None:
                    key=lambda p: p.nodes)
     if not preds:
         return None
-    one = preds[0].aggregate_mb_per_s if preds[0].nodes == 1 else None
     return ScalingData(
         label=f"cluster, {w} per node", level=0.9,
         workers=tuple(p.nodes for p in preds),
         predicted=tuple(p.aggregate_mb_per_s for p in preds),
         low=tuple(p.low or p.aggregate_mb_per_s for p in preds),
         high=tuple(p.high or p.aggregate_mb_per_s for p in preds),
-        ideal=tuple(one * p.nodes for p in preds) if one else (),
         measured=tuple((n, y) for n, y, _ in cp.measured_points(cl)), raw_reads=(),
         capacity=cp.capacity(cl), now=len(cl.nodes))
 
@@ -54,17 +50,8 @@ def cluster_scaling(cl: ClusterAdvice) -> ScalingData | None:
 class ClusterPlot(ScalingPlot):
     """The Scaling tab's plot with node counts on its x axis."""
 
-    def render(self) -> VisualType:
-        if self.data is None or not self.data.workers:
-            return Content.styled("No cluster prediction.", "$text-muted")
-        styles = {name: self.get_visual_style(f"plot--{name}") for name in self.SERIES}
-        rows = draw(self.data, self.size.width, self.size.height)
-        lines = []
-        for runs in rows:
-            parts = [Content.styled(text.replace("workers   (", "nodes   ("), styles[s])
-                     if s in styles else Content(text) for text, s in runs]
-            lines.append(Content("").join(parts))
-        return Content("\n").join(lines)
+    X_NAME = "nodes"
+    EMPTY = "No cluster prediction."
 
 
 class ClusterPane(VerticalScroll):

@@ -11,7 +11,7 @@ from textual.message import Message
 if TYPE_CHECKING:  # the probes load in the worker, not before the first screen
     from hep_advisor.probes.readtests.runner import ProgressEvent
     from hep_advisor.render.scaling import ScalingData
-    from hep_advisor.tui.source import Loaded
+    from hep_advisor.tui.source import Loaded, Probed
 
 
 @dataclass
@@ -24,6 +24,13 @@ class CalibrationProgress(Message):
     def can_replace(self, message: Message) -> bool:
         return (isinstance(message, CalibrationProgress) and message.event.test == self.event.test
                 and message.event.figure is None)
+
+
+@dataclass
+class ProbeReady(Message):
+    """The site and dataset probes, before the read tests (the cards fill with them)."""
+
+    probed: Probed
 
 
 @dataclass

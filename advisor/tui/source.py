@@ -3,19 +3,26 @@
 
 Textual-free: a loader is called in a worker thread with the progress callback, the cancel
 event and whether to recalibrate, and returns the ``Advice`` with how old its calibration is.
+A loader whose call also takes ``on_probed`` (:func:`takes_on_probed`; ``AdviceSource`` does)
+is given a callback for the site and dataset probes (:class:`Probed`), which it calls as soon
+as they are known, seconds into a calibration that takes a minute.
 Heavy modules (the core, uproot, scikit-learn) are imported here, inside the call, so that the
 app draws its first screen before they load.
 """
 
 from __future__ import annotations
 
+import inspect
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from hep_advisor.findings.advice import Advice
     from hep_advisor.probes.readtests.runner import ProgressCallback
+    from hep_advisor.probes.results import DatasetProfile, SiteProfile
 
 
 @dataclass(frozen=True)
@@ -25,6 +32,34 @@ class Loaded:
 
     advice: Advice
     cached_age_s: float | None = None
+
+
+@dataclass(frozen=True)
+class Probed:
+    """What the probes found, before the read tests: the site, the dataset and its name (as
+    the advice will name it)."""
+
+    site: SiteProfile
+    dataset: DatasetProfile
+    label: str
+
+
+OnProbed = Callable[[Probed], None]
+
+
+def takes_on_probed(loader: object) -> bool:
+    """Whether ``loader``'s call takes the ``on_probed`` keyword."""
+    try:
+        return "on_probed" in inspect.signature(loader).parameters  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+
+
+def dataset_label(paths: Sequence[str]) -> str:
+    """The dataset's name when none is given: as ``advise`` names it."""
+    if len(paths) == 1:
+        return Path(paths[0].rstrip("/")).name or paths[0]
+    return f"{Path(paths[0]).name} and {len(paths) - 1} more"
 
 
 class Loader(Protocol):
@@ -70,7 +105,7 @@ class AdviceSource:
         return f"{self.paths[0]} and {len(self.paths) - 1} more"
 
     def __call__(self, progress: ProgressCallback, cancel: threading.Event,
-                 recalibrate: bool) -> Loaded:
+                 recalibrate: bool, on_probed: OnProbed | None = None) -> Loaded:
         from hep_advisor.pipeline import cache
         from hep_advisor.pipeline.advise import advise
 
@@ -87,10 +122,16 @@ class AdviceSource:
             demo = ensure_demo(progress=writing)
             paths, label = [str(demo / "small_files")], label or "small files"
         branches = list(self.branches) if self.branches else None
+        name = label or dataset_label(paths)
+
+        def probed(site: SiteProfile, dataset: DatasetProfile) -> None:
+            if on_probed is not None:
+                on_probed(Probed(site, dataset, name))
+
         advice = advise(paths, budget_s=self.budget_s, engine=self.engine, progress=progress,
                         branches=branches, analysis=self.analysis, cancel=cancel,
                         recalibrate=recalibrate, label=label, uses=self.uses, dask=self.dask,
-                        trace=self.trace, reader=self.reader)
+                        trace=self.trace, reader=self.reader, on_probed=probed)
         created = advice.calibration_created
         reused = advice.calibration_reused and created is not None
         return Loaded(advice, cache.age_seconds(created) if reused and created else None)

@@ -19,7 +19,7 @@ from hep_advisor.tui.panes.base import show_if_loaded
 if TYPE_CHECKING:
     from hep_advisor.probes.results import DatasetProfile
     from hep_advisor.render.scaling import ScalingData
-    from hep_advisor.tui.source import Loaded
+    from hep_advisor.tui.source import Loaded, Probed
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ class DataPane(Vertical):
     def compose(self) -> ComposeResult:
         yield Input(placeholder="Filter branches by name or type (/)", id="data-filter",
                     compact=True)
-        yield Static("Loading…", id="data-summary")
+        yield Static("Loading: probing the files…", id="data-summary")
         yield DataTable(id="branches", zebra_stripes=True, cursor_type="row")
 
     def on_mount(self) -> None:
@@ -121,7 +121,13 @@ class DataPane(Vertical):
         return sorted(rows, key=key, reverse=self.sort_reverse)
 
     def show(self, loaded: Loaded, scaling: ScalingData | None) -> None:
-        ds = loaded.advice.dataset
+        self.show_dataset(loaded.advice.dataset)
+
+    def show_probed(self, probed: Probed) -> None:
+        """The dataset probe, before the read tests."""
+        self.show_dataset(probed.dataset)
+
+    def show_dataset(self, ds: DatasetProfile) -> None:
         self.rows = branch_rows(ds)
         self.with_tree = len({r.tree for r in self.rows}) > 1
         trees = "; ".join(

@@ -1,5 +1,6 @@
 """Overview: the verdict with each limit's share of the time, the site and dataset cards, and
-the top recommendations."""
+the top recommendations.  While the advice is on its way: the step under way, how long until
+the advice, and the site and dataset cards as soon as the probes end."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from hep_advisor.tui import views
 
 if TYPE_CHECKING:
     from hep_advisor.render.scaling import ScalingData
-    from hep_advisor.tui.source import Loaded
+    from hep_advisor.tui.source import Loaded, Probed
 
 
 class OverviewPane(VerticalScroll):
@@ -37,6 +38,23 @@ class OverviewPane(VerticalScroll):
 
     def show_message(self, text: str, style: str = "$text-muted") -> None:
         self.query_one("#ov-verdict", Static).update(Content.styled(text, style))
+
+    def show_waiting(self, step: str, when: str) -> None:
+        """The advice is on its way: ``step`` under way, ``when`` it comes."""
+        self.query_one("#ov-verdict", Static).update(Content.assemble(
+            (when, "bold"), "\n", step, "\n",
+            ("The Calibrate tab (3) shows the read tests live; Esc stops them (the advice then "
+             "rests on what was measured).", "$text-muted")))
+        recs = self.query_one("#ov-recs", Static)
+        if not recs.border_subtitle:  # nothing shown yet (not an earlier advice)
+            recs.update(Content.styled("The ranked recommendations come with the advice.",
+                                       "$text-muted"))
+
+    def show_probed(self, probed: Probed) -> None:
+        """The site and dataset cards, from the probes (before the read tests)."""
+        self.query_one("#ov-site", Static).update(views.site_card(probed.site))
+        self.query_one("#ov-dataset", Static).update(
+            views.dataset_card(probed.label, probed.dataset))
 
     def show(self, loaded: Loaded, scaling: ScalingData | None) -> None:
         a = loaded.advice

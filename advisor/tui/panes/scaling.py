@@ -1,5 +1,5 @@
-"""Scaling: the predicted aggregate rate against workers, with its interval, the measured
-points, the knee, ideal linear scaling and the storage's capacity (see ``tui.plot``); under it
+"""Scaling: the predicted aggregate rate against workers in its shaded interval, the measured
+points, the knee and the cores marked, the storage's capacity (see ``tui.plot``); under it
 the same figures as the report's (``render.scaling.summary_parts``)."""
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from textual.widgets import Static
 
 from hep_advisor.render.scaling import summary_parts
 from hep_advisor.tui.panes.base import show_if_loaded
-from hep_advisor.tui.plot import draw
+from hep_advisor.tui.plot import SERIES, draw
 
 if TYPE_CHECKING:
+    from textual.style import Style
     from textual.visual import VisualType
 
     from hep_advisor.render.scaling import ScalingData
@@ -24,23 +25,32 @@ if TYPE_CHECKING:
 
 
 class ScalingPlot(Widget):
-    """Draws ``data`` to fit its size; each series styled by a component class."""
+    """Draws ``data`` to fit its size; each series styled by a component class (a cell of
+    the curve on the interval's shade takes both)."""
 
-    SERIES = ("predicted", "band", "measured", "knee", "ideal", "capacity", "cores", "axis",
-              "label")
-    COMPONENT_CLASSES: ClassVar[set[str]] = {f"plot--{name}" for name in SERIES}
+    #: what the x axis counts
+    X_NAME = "workers"
+    EMPTY = "No scaling prediction yet."
+    #: where the light theme needs a look of its own (a lighter shade, a darker curve)
+    LIGHT: ClassVar[set[str]] = {"band", "band-edge", "predicted"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {f"plot--{name}" for name in SERIES} | \
+        {f"plot--{name}-light" for name in LIGHT}
 
     DEFAULT_CSS = """
     ScalingPlot { height: 1fr; min-height: 8; }
     ScalingPlot > .plot--predicted { color: $accent; text-style: bold; }
-    ScalingPlot > .plot--band { color: $primary-lighten-1; }
-    ScalingPlot > .plot--measured { color: $foreground; text-style: bold; }
-    ScalingPlot > .plot--knee { color: $success; text-style: bold; }
-    ScalingPlot > .plot--ideal { color: $foreground-muted; }
-    ScalingPlot > .plot--capacity { color: $error; }
-    ScalingPlot > .plot--cores { color: $foreground-muted; }
+    ScalingPlot > .plot--band { background: $primary 40%; }
+    ScalingPlot > .plot--band-edge { color: $primary 40%; }
+    ScalingPlot > .plot--measured { color: $text-success; text-style: bold; }
+    ScalingPlot > .plot--raw { color: $text-warning; text-style: bold; }
+    ScalingPlot > .plot--capacity { color: $text-error; }
+    ScalingPlot > .plot--mark { color: $foreground; }
     ScalingPlot > .plot--axis { color: $foreground-muted; }
-    ScalingPlot > .plot--label { color: $foreground-muted; }
+    ScalingPlot > .plot--label { color: $foreground; }
+    ScalingPlot > .plot--off { color: $text-error; text-style: bold; }
+    ScalingPlot > .plot--band-light { background: $primary 20%; }
+    ScalingPlot > .plot--band-edge-light { color: $primary 20%; }
+    ScalingPlot > .plot--predicted-light { color: $accent-darken-3; text-style: bold; }
     """
 
     def __init__(self, **kw: object) -> None:
@@ -53,11 +63,19 @@ class ScalingPlot(Widget):
 
     def render(self) -> VisualType:
         if self.data is None or not self.data.workers:
-            return Content.styled("No scaling prediction yet.", "$text-muted")
-        styles = {name: self.get_visual_style(f"plot--{name}") for name in self.SERIES}
+            return Content.styled(self.EMPTY, "$text-muted")
+        styles: dict[str, Style] = {}
+        light = "-light" if not self.app.current_theme.dark else ""
+
+        def style(key: str) -> Style:
+            if key not in styles:
+                styles[key] = self.get_visual_style(
+                    *(f"plot--{s}{light if s in self.LIGHT else ''}" for s in key.split("+")))
+            return styles[key]
+
         lines = []
-        for runs in draw(self.data, self.size.width, self.size.height):
-            parts = [Content.styled(text, styles[s]) if s in styles else Content(text)
+        for runs in draw(self.data, self.size.width, self.size.height, self.X_NAME):
+            parts = [Content.styled(text, style(s)) if s else Content(text)
                      for text, s in runs]
             lines.append(Content("").join(parts))
         return Content("\n").join(lines)
