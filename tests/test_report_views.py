@@ -74,7 +74,8 @@ def test_the_demos_report_fits_a_screen_with_the_first_command_near_the_top(
                                  row.rec.speedup_high) in flat
         assert row.act.command is not None and row.act.command in flat
     # the reader, the model check, where the detail is; the units once; no card's evidence
-    assert "reader assumed: the advisor's own event loop (uproot" in text
+    assert "reader assumed: the default reader, uproot iterate, step_size='100 MB'" in flat
+    assert "(--reader names yours)" in flat
     assert sum(line.startswith("model check: ") for line in lines) == 1
     assert "--verbose" in flat and "hep-advisor explain CODE" in flat \
         and "hep-advisor try CODE" in flat
@@ -292,7 +293,9 @@ def cached_demo(tiny_demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     root.symlink_to(tiny_demo, target_is_directory=True)
     for label, (_, rel) in DEMO.items():
         advice = stored_advice(label, root)
-        cache.store_advice(cache.cache_key([str(root / rel)], "uproot", None, None), advice)
+        key = cache.cache_key([str(root / rel)],
+                              core.engine_key("uproot", core.reader_spec(None)), None, None)
+        cache.store_advice(key, advice)
 
     def no_calibration(*args: object, **kwargs: object) -> None:
         raise AssertionError("explain calibrated")

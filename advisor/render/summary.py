@@ -294,30 +294,30 @@ def units_line(level: float) -> str:
 
 
 def reader_of(advice: Advice) -> str:
-    """The reader an advice's figures assume: the program's (``--reader``, a trace), else the
-    advisor's own event loop."""
-    if advice.reader_baseline is not None:
-        return f"your program's reader, {advice.reader_baseline.description}"
-    spec = advice.options.reader
-    if spec is not None and hasattr(spec, "describe"):
-        return f"your program's reader, {spec.describe()}"
-    engine = advice.calibration.engine if advice.calibration is not None else None
-    return "the advisor's own event loop" + (f" ({engine})" if engine else "")
+    """The reader an advice's figures are for (``advice.reader``): the program's (``--reader``,
+    a trace), the engine's default where none was named (assumed), or the advisor's own loop."""
+    r = advice.reader
+    if r is None:  # an advice made before the reader was recorded
+        engine = advice.calibration.engine if advice.calibration is not None else None
+        return "the advisor's own event loop" + (f" ({engine})" if engine else "")
+    if r.spec == "advisor":
+        return r.description
+    return f"{'the default reader' if r.assumed else 'your reader'}, {r.description}"
 
 
 def reader_line(report: Report) -> str:
-    """``reader assumed: the advisor's own event loop (uproot; --reader names yours)``."""
+    """``reader assumed: the default reader, uproot iterate, step_size='100 MB' ...
+    (--reader names yours)``: the reader the figures are for, and how to name another where it
+    was assumed."""
     readers = [(a.label, reader_of(a)) for a in report.advice]
     if not readers:
         return "reader assumed: none (no dataset advised on)"
-    own = all(a.reader_baseline is None and a.options.reader is None for a in report.advice)
-    hint = "; --reader names yours" if own else ""
+    assumed = any(a.reader is None or a.reader.assumed for a in report.advice)
+    head = "reader assumed" if assumed else "reader"
+    hint = " (--reader names yours)" if assumed else ""
     if len({r for _, r in readers}) == 1:
-        text = readers[0][1]
-        if hint and text.endswith(")"):
-            return f"reader assumed: {text[:-1]}{hint})"
-        return f"reader assumed: {text}{hint}"
-    return "reader assumed: " + "; ".join(f"{label}: {r}" for label, r in readers)
+        return f"{head}: {readers[0][1]}{hint}"
+    return f"{head}: " + "; ".join(f"{label}: {r}" for label, r in readers) + hint
 
 
 def skipped_line(report: Report, why: str = "--verbose: why") -> str | None:
