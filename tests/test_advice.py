@@ -20,6 +20,7 @@ from hep_advisor.models import scenarios as sc
 from hep_advisor.models.physics import PARAMS
 from hep_advisor.pipeline.advise import NoUsableData, advise
 from hep_advisor.pipeline.derive import advise_from
+from hep_advisor.probes.readtests.readers import parse_reader
 from hep_advisor.probes.readtests.results import RequestPoint
 from hep_advisor.rules import Context, recommend
 from hep_advisor.rules.branches import branches_rule
@@ -398,9 +399,13 @@ def test_workers_trigger_and_absence(stored: Advice) -> None:
     n = max(p.workers for p in ctx.summary.predictions)
     assert r is not None and r.kind == "workers" and r.workers == n
     commands = [a.command or "" for a in r.actions]
-    # what today's ROOT, uproot, coffea and Dask run comes first; PROOF-Lite last, labelled
-    # for the ROOT builds that still have it (the `root` extra's ROOT 6.40 has no TProof)
-    assert "EnableImplicitMT" in commands[0]
+    # what today's ROOT, uproot, coffea and Dask run comes first, the reader's own way first
+    # (the context has no reader: uproot's processes); PROOF-Lite last, labelled for the ROOT
+    # builds that still have it (the `root` extra's ROOT 6.40 has no TProof)
+    assert "ProcessPoolExecutor" in commands[0] and "EnableImplicitMT" in commands[1]
+    with_root = workers_rule(replace(ctx, summary=scaling,
+                                     reader=parse_reader("root.ttreecache")))
+    assert with_root is not None and "EnableImplicitMT" in (with_root.actions[0].command or "")
     assert "TProof::Open" in commands[-1] and "proof" in (r.actions[-1].requires or "")
     assert not any("TProof" in c for c in commands[:-1])
     for a in r.actions:

@@ -91,17 +91,21 @@ def workers_rule(ctx: Context) -> Recommendation | None:
                      + "); the parallel efficiency of the CPU work "
                      + ("is assumed over its plausible range" if _assumed(ctx) else
                         "is the fitted one, with its interval"))
+    rdf = Action.labelled("RDataFrame: run the event loop on N threads (call it before "
+                          "creating the RDataFrame)", f"ROOT.EnableImplicitMT({n})",
+                          versions.ROOT_IMT)
+    procs = Action.labelled("uproot with processes, each task a file or, with fewer files "
+                            "than workers, an entry range on cluster boundaries",
+                            f"concurrent.futures.ProcessPoolExecutor(max_workers={n})",
+                            versions.UPROOT_PROCESSES)
+    # the reader's own way first: the one command the short report shows
+    first = [rdf, procs] if ctx.reader is not None and ctx.reader.engine == "root" else \
+        [procs, rdf]
     rec = ctx.make(
         rule=W001, title=f"Run {n} workers in parallel",
         audience="analyst", point=point, scenario=scen, summary=summary, evidence=ev,
         actions=[
-            Action.labelled("RDataFrame: run the event loop on N threads (call it before "
-                            "creating the RDataFrame)", f"ROOT.EnableImplicitMT({n})",
-                            versions.ROOT_IMT),
-            Action.labelled("uproot with processes, each task a file or, with fewer files "
-                            "than workers, an entry range on cluster boundaries",
-                            f"concurrent.futures.ProcessPoolExecutor(max_workers={n})",
-                            versions.UPROOT_PROCESSES),
+            *first,
             Action.labelled("coffea", f"coffea.processor.FuturesExecutor(workers={n})",
                             versions.COFFEA),
             Action.labelled("Dask", f"dask.distributed.LocalCluster(n_workers={n}, "
