@@ -129,14 +129,17 @@ EXPECTED = {"flat_small": "M001", "jagged_small": "M001", "tiny_baskets": "R001"
             "root_jagged": "M001"}
 
 
-def read_pairs(before: list[str], after: list[str], tree: str, args: argparse.Namespace
-               ) -> tuple[float, float, int, int, int, list[float], list[float]]:
+def read_pairs(before: list[str], after: list[str], tree: str, args: argparse.Namespace,
+               reader: Any = None) -> tuple[float, float, int, int, int, list[float],
+                                            list[float]]:
     """The full dataset before and after, timed the way ``try`` times its sample
-    (``hep_advisor.pipeline.trial_run.alternate``): median seconds before and after, pairs, reads
+    (``hep_advisor.pipeline.trial_run.alternate``), with the same reader (the one the advice is
+    for: named, or uproot's default, assumed): median seconds before and after, pairs, reads
     per phase before and after."""
     from hep_advisor.pipeline.trial_run import alternate
 
-    p = alternate(before, after, tree, budget_s=args.full_budget, min_pairs=args.pairs)
+    p = alternate(before, after, tree, budget_s=args.full_budget, min_pairs=args.pairs,
+                  reader=reader)
     return (statistics.median(r.seconds for r in p.before),
             statistics.median(r.seconds for r in p.after), len(p.before),
             p.repeats_before, p.repeats_after,
@@ -187,7 +190,8 @@ def bench(root: Path, name: str, args: argparse.Namespace) -> dict[str, Any]:
     ins = sorted(str(p) for p in data.iterdir())
     outs = [o.path for o in result.outputs]
     t_full = time.perf_counter()
-    tb, ta, n, rb, ra, sb, sa = read_pairs(ins, outs, tree, args)
+    tb, ta, n, rb, ra, sb, sa = read_pairs(ins, outs, tree, args, advice.options.reader)
+    row["reader"] = advice.reader.spec if advice.reader is not None else None
     row.update(full_s=round(time.perf_counter() - t_full, 1), full_samples=[sb, sa],
                try_samples=[list(trial.before.samples_s), list(trial.after.samples_s)],
                load=[round(x, 2) for x in os.getloadavg()])
