@@ -74,7 +74,7 @@ def test_the_demos_report_fits_a_screen_with_the_first_command_near_the_top(
                                  row.rec.speedup_high) in flat
         assert row.act.command is not None and row.act.command in flat
     # the reader, the model check, where the detail is; the units once; no card's evidence
-    assert "reader assumed: the default reader, uproot iterate, step_size='100 MB'" in flat
+    assert "reader assumed: uproot.iterate, step_size='100 MB'" in flat
     assert "(--reader names yours)" in flat
     assert sum(line.startswith("model check: ") for line in lines) == 1
     assert "--verbose" in flat and "hep-advisor explain CODE" in flat \

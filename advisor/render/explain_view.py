@@ -50,7 +50,8 @@ def explain_card(report: Report, code: str) -> RenderableType:
         out.append(Text(_source(report, rec.dataset), style="dim"))
         out.append(recommendation_view(rank, rec, parts.level_of(report)))
         act = summary.action(report, rec)
-        out.append(CommandLine(act.lead, act.command, act.note, indent=0))
+        out.append(CommandLine(act.lead, act.command, act.note, indent=0,
+                               caution=act.caution))
         if r is not None:
             out.append(Text(f"what measures it: {r.measure}", style="dim"))
         out.append(Text(""))

@@ -118,6 +118,8 @@ def _short(report: Report) -> list[str]:
                 f"{esc(act.lead)}: {esc(act.note)}")
         if act.command and act.note:
             what += f" {esc(act.note)}"
+        if act.caution:
+            what += f"  \n   {esc(act.caution)}"
         out += [f"{row.rank}. **`{row.rec.code}` {esc(row.rec.title)}**  ",
                 f"   {esc(row.line)}  ", f"   {what}"]
     if recs:

@@ -28,24 +28,29 @@ class CommandLine:
     where the terminal is narrower than it (so that what is copied runs as one line)."""
 
     def __init__(self, lead: str, command: str | None, note: str = "",
-                 indent: int = INDENT) -> None:
+                 indent: int = INDENT, caution: str = "") -> None:
         self.lead, self.command, self.note, self.indent = lead, command, note, indent
+        self.caution = caution
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         pad = " " * self.indent
         if self.command is None:
             yield Text(f"{pad}{self.lead}: {self.note}", style="dim")
-            return
-        prefix = f"{pad}{self.lead}: "
-        shell = parts.command_language(self.command) == "bash"
-        lines = summary.command_lines(self.command, options.max_width, len(prefix),
-                                      self.indent + 2) if shell else [self.command]
-        for i, line in enumerate(lines):
-            t = Text(prefix if i == 0 else " " * (self.indent + 2), style="dim")
-            t.append(line, style="bold cyan")
-            if i == len(lines) - 1 and self.note:
-                t.append(f"  {self.note}", style="dim")
-            yield t
+        else:
+            prefix = f"{pad}{self.lead}: "
+            shell = parts.command_language(self.command) == "bash"
+            lines = summary.command_lines(self.command, options.max_width, len(prefix),
+                                          self.indent + 2) if shell else [self.command]
+            for i, line in enumerate(lines):
+                t = Text(prefix if i == 0 else " " * (self.indent + 2), style="dim")
+                t.append(line, style="bold cyan")
+                # where the command leaves room: where it goes (it is in --verbose too)
+                if i == len(lines) - 1 and self.note and \
+                        t.cell_len + 2 + len(self.note) <= options.max_width:
+                    t.append(f"  {self.note}", style="dim")
+                yield t
+        if self.caution:
+            yield Text(f"{pad}{self.caution}", style="magenta", overflow="fold")
 
 
 def _datasets(report: Report) -> RenderableType:
@@ -78,7 +83,8 @@ def _recommendations(report: Report) -> list[RenderableType]:
         line.append(sev, style=SEVERITY_STYLE.get(sev, ""))
         if rest:
             line.append(" · " + rest)
-        out += [head, line, CommandLine(row.act.lead, row.act.command, row.act.note)]
+        out += [head, line, CommandLine(row.act.lead, row.act.command, row.act.note,
+                                        caution=row.act.caution)]
     several = len(report.advice) > 1
     if rejected:
         out.append(Text(f"{summary.REJECTED_HEAD} ({len(rejected)}):", style="bold yellow"))

@@ -70,9 +70,13 @@ def headline(v: Verdict) -> str:
             f"{top.detail.split(' (')[0]} ({jobs}, {fmt.mb_per_s(v.mb_per_s)} predicted)")
 
 
-def shares_text(v: Verdict) -> str:
-    """``per-file overhead 89%, decompression 10%, processing 1%``."""
-    return ", ".join(f"{limit} {pct}%" for limit, pct in share_pairs(v))
+def shares_text(v: Verdict, top: int | None = None) -> str:
+    """``per-file overhead 89%, decompression 10%, processing 1%``; ``top``: the largest
+    ``top`` shares and ``other`` for the rest (a line of the short report)."""
+    pairs = share_pairs(v)
+    if top is not None and len(pairs) > top + 1:
+        pairs = [*pairs[:top], ("other", sum(p for _, p in pairs[top:]))]
+    return ", ".join(f"{limit} {pct}%" for limit, pct in pairs)
 
 
 # -- the datasets -----------------------------------------------------------------------------
@@ -94,7 +98,7 @@ def dataset_rows(report: Report) -> list[DatasetRow]:
             out.append(DatasetRow(a.label, fmt.UNKNOWN, None, f"no verdict: {why}"))
         else:
             out.append(DatasetRow(a.label, fmt.mb_per_s(v.mb_per_s), v.workers,
-                                  shares_text(v)))
+                                  shares_text(v, top=2)))
     return out
 
 
@@ -177,6 +181,8 @@ class Act:
     lead: str
     command: str | None
     note: str = ""
+    #: why to measure first (an uncertain gain): said on a line of its own
+    caution: str = ""
 
 
 def _first_command(rec: Recommendation) -> tuple[str, str] | None:
@@ -223,7 +229,7 @@ def action(report: Report, rec: Recommendation) -> Act:
             if b]
     note = f"({'; '.join(bits)})" if bits else ""
     if rec.severity == "uncertain":
-        note = (note + " " if note else "") + f"uncertain: {measure}"
+        return Act("measure it first", shown, note, f"uncertain: {measure}")
     return Act("do it", shown, note)
 
 
@@ -302,13 +308,18 @@ def reader_of(advice: Advice) -> str:
         return "the advisor's own event loop" + (f" ({engine})" if engine else "")
     if r.spec == "advisor":
         return r.description
-    return f"{'the default reader' if r.assumed else 'your reader'}, {r.description}"
+    if r.spec.startswith("uproot.iterate:step_size="):  # uproot.iterate, step_size='100 MB'
+        step = r.spec.split("=", 1)[1].split(",")[0]
+        what = f"uproot.iterate, step_size={step if step.isdigit() else repr(step)}"
+    else:
+        what = r.description
+    return what if r.assumed else f"your reader, {what}"
 
 
 def reader_line(report: Report) -> str:
-    """``reader assumed: the default reader, uproot iterate, step_size='100 MB' ...
-    (--reader names yours)``: the reader the figures are for, and how to name another where it
-    was assumed."""
+    """``reader assumed: uproot.iterate, step_size='100 MB' (--reader names yours)``: the
+    reader the figures are for, and how to name another where it was assumed (the engine's
+    default)."""
     readers = [(a.label, reader_of(a)) for a in report.advice]
     if not readers:
         return "reader assumed: none (no dataset advised on)"
