@@ -224,23 +224,32 @@ def header_line(mc: ModelCheck) -> str:
         return head
     if not mc.warnings:
         return f"{head}; no miss touches a recommendation"
-    codes = sorted({t.code for m in mc.warnings for t in m.touches})
-    return f"{head}; {len(mc.warnings)} of the {n} misses touch {', '.join(codes)}"
+    return f"{head}; {len(mc.warnings)} of {n} misses touch one:"
 
 
-def warning_lines(mc: ModelCheck, datasets: int = 1) -> list[str]:
-    """One line per recommendation a miss touches (its largest share), naming it."""
+#: The short views' warning lines at most (the rest: ``explain model-check``).
+WARNINGS_SHOWN = 2
+
+
+def warning_lines(mc: ModelCheck, datasets: int = 1,
+                  limit: int | None = WARNINGS_SHOWN) -> list[str]:
+    """One line per miss that touches a shown recommendation (its term carries
+    :data:`CONSEQUENCE` of the recommendation's time before or after its change), naming those
+    recommendations; at most ``limit`` lines, then how many more (``None``: every one)."""
     out: list[str] = []
-    seen: set[tuple[str, str]] = set()
     for m in mc.warnings:
+        by_dataset: dict[str, list[str]] = {}
         for t in m.touches:
-            if (t.code, t.dataset) in seen:
-                continue
-            seen.add((t.code, t.dataset))
-            where = f" ({t.dataset})" if datasets > 1 else ""
-            out.append(f"{t.code}{where}: the {m.check.term} term carries "
-                       f"{100 * t.share:.0f}% of its time {t.when}, and the model misses "
-                       f"{point_label(m.check.test)} by {m.check.ratio:.2f}x")
+            codes = by_dataset.setdefault(t.dataset, [])
+            if t.code not in codes:
+                codes.append(t.code)
+        names = "; ".join(", ".join(codes) + (f" ({d})" if datasets > 1 else "")
+                          for d, codes in by_dataset.items())
+        out.append(f"{point_label(m.check.test)} missed ({m.check.ratio:.2f}x): {names}")
+    if limit is not None and len(out) > limit:
+        rest = len(out) - limit
+        out = [*out[:limit], f"and {rest} more miss{'es' if rest > 1 else ''} "
+                             "(hep-advisor explain model-check)"]
     return out
 
 

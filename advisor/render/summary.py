@@ -228,8 +228,8 @@ def action(report: Report, rec: Recommendation) -> Act:
                         f"{others} more way{'s' if others != 1 else ''}" if others > 0 else "")
             if b]
     note = f"({'; '.join(bits)})" if bits else ""
-    if rec.severity == "uncertain":
-        return Act("measure it first", shown, note, f"uncertain: {measure}")
+    if rec.severity == "uncertain":  # not a file change: the one run that measures it
+        return Act("time it once with", shown, note)
     return Act("do it", shown, note)
 
 
