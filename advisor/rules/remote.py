@@ -21,7 +21,6 @@ fastest and slowest samples, and how much the same read through the client varie
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from hep_advisor.findings.recommendation import (
     MIN_SPEEDUP,
@@ -35,14 +34,9 @@ from hep_advisor.models.remote_reads import (
     ReaderCpu,
     RemoteLink,
     RemotePrediction,
-    Round,
     break_even_fraction,
-    job,
     needed_bytes,
-    reader_cpu_s,
     root_rounds,
-    stage,
-    stream,
     treecache_remote,
     uproot_rounds,
 )
@@ -51,145 +45,25 @@ from hep_advisor.probes.basketmap import BasketMap
 from hep_advisor.probes.readtests.remote_results import RemoteCalibration, RemoteSamples
 from hep_advisor.probes.readtests.results import Calibration
 from hep_advisor.probes.results import DatasetProfile
-from hep_advisor.rules import versions
+from hep_advisor.rules import link_terms, versions
+from hep_advisor.rules.link_terms import (
+    XRDCP_ROUND_TRIPS,
+    XRDCP_START_S,
+    cpu_corners,
+    cpu_text,
+    io_s,
+    link_corners,
+    reader_cpu,
+    repeat_spread,
+    scale,
+    stage_s,
+    stream_s,
+    widened,
+)
 from hep_advisor.rules.rule import Rule
 
-#: X001: ``xrdcp``'s fixed cost per file, fitted to the test bench's measurements
-#: (benchmarks/validation/bench_remote.py predict: a 32 MB copy less its bytes at the bandwidth took
-#: 0.02-0.05 s at a 1 ms round trip, 0.10-0.20 s at 20 ms, 0.43 s at 80 ms): its start
-#: (process, client library) and the round trips it makes (handshake, log in, stat, open,
-#: close), counting the open
-XRDCP_START_S = 0.02
-XRDCP_ROUND_TRIPS = 5
 #: X003: parallel streams recommended when k streams measured at least this much faster
 STREAMS_MIN_GAIN = 1.10
-#: T001 over the link: the round trip and bandwidth are varied by this fraction where the
-#: calibration kept no samples to take their spread from (an assumption, stated)
-NO_SPREAD = 0.10
-IO_ONLY = ("the speed-up is of the time on the link (round trips and transfer, replayed); "
-           "decompression and processing take the same time either way, so the whole job "
-           "gains less")
-
-
-@dataclass(frozen=True)
-class _Links:
-    mid: RemoteLink
-    fast: RemoteLink
-    slow: RemoteLink
-
-
-WITH_CPU = ("the whole job: link time (replayed) and the reader's CPU measured on one of the "
-            "files fetched whole ({what}), scaled by the compressed MB read and, for ROOT's "
-            "loop, the entries it visits")
-
-
-def reader_cpu(rc: RemoteCalibration, engine: str, client: str | None = None
-               ) -> ReaderCpu | None:
-    """The reader's CPU terms where the calibration measured them for ``engine``, with its
-    client's terms through the link (``client``: the engine's own by default) where
-    measured."""
-    if rc.cpu is None or rc.cpu.engine != engine:
-        return None
-    try:
-        link: RemoteLink | None = RemoteLink.from_calibration(rc)
-    except ValueError:
-        link = None
-    return ReaderCpu.from_measured(rc.cpu, link, client)
-
-
-def _cpu_corners(rc: RemoteCalibration, cpu: ReaderCpu | None) -> list[ReaderCpu | None]:
-    """The CPU terms at the lowest and highest timed pass, each with the client's terms at
-    their fastest and slowest samples (``[cpu]`` without samples)."""
-    if cpu is None or rc.cpu is None or not rc.cpu.samples or not rc.cpu.loop_s:
-        return [cpu]
-    clients = [None] if cpu.client is None else [cpu.client.corner(h) for h in (False, True)]
-    return [ReaderCpu(cpu.open_s, cpu.mb_s * v / rc.cpu.loop_s, cpu.basket_s, k,
-                      cpu.entry_s * v / rc.cpu.loop_s)
-            for v in (min(rc.cpu.samples), max(rc.cpu.samples)) for k in clients]
-
-
-def _cpu_text(rc: RemoteCalibration, cpu: ReaderCpu | None) -> str:
-    if cpu is None or rc.cpu is None:
-        return IO_ONLY
-    per_entry = f", {1e6 * cpu.entry_s:.2f} us per entry" if cpu.entry_s else ""
-    text = WITH_CPU.format(what=f"{rc.cpu.engine}: {1e3 * cpu.mb_s:.1f} ms per compressed MB"
-                                f"{per_entry}, open {1e3 * cpu.open_s:.1f} ms")
-    k = cpu.client
-    if k is None:
-        return text + ("; the reader's own client through the link was not measured (its "
-                       "costs beyond the round trips are not counted)")
-    return text + (f"; the reader's client read the same file through the link: "
-                   f"{1e3 * k.request_s:+.2f} ms per round trip, {1e3 * k.file_s:+.1f} ms per "
-                   f"file, {1e6 * k.basket_s:+.0f} us per basket and {1e3 * k.process_s:.0f} ms "
-                   "once per process beyond the model's round trips, transfer and local CPU "
-                   "(measured less modelled)")
-
-
-def _repeat_spread(rc: RemoteCalibration, cpu: ReaderCpu | None) -> float:
-    """How much the same read through the reader's client varied from pass to pass in the
-    calibration (half its range over its median; 0 where not measured): the run-to-run
-    spread a prediction of one run cannot remove."""
-    if cpu is None or cpu.client is None or rc.cpu is None:
-        return 0.0
-    cost = rc.cpu.client(rc.cpu.engine)
-    if cost is None or len(cost.read_samples) < 2 or not cost.read_s:
-        return 0.0
-    return (max(cost.read_samples) - min(cost.read_samples)) / 2 / cost.read_s
-
-
-def _widened(ratios: Sequence[float], spread: float) -> list[float]:
-    """The speed-ups' corners with each of the two ways ``spread`` faster or slower."""
-    f = (1 + spread) / max(1 - spread, 1e-3)
-    return [min(ratios) / f, max(ratios) * f]
-
-
-def _quartiles(samples: Sequence[float]) -> tuple[float, float]:
-    s = sorted(samples)
-    if not s:
-        return 0.0, 0.0
-    return s[len(s) // 4], s[(3 * len(s)) // 4]
-
-
-def _links(rc: RemoteCalibration) -> _Links | None:
-    try:
-        mid = RemoteLink.from_calibration(rc)
-    except ValueError:
-        return None
-    rtt_lo, rtt_hi = _quartiles(rc.rtt.samples if rc.rtt else ())
-    bw_lo, bw_hi = _quartiles(rc.bandwidth.samples if rc.bandwidth else ())
-    fast = RemoteLink((rtt_lo or rc.rtt_ms or 0) / 1e3, bw_hi or mid.mb_per_s, mid.open_s,
-                      mid.vector_reads)
-    slow = RemoteLink((rtt_hi or rc.rtt_ms or 0) / 1e3, bw_lo or mid.mb_per_s, mid.open_s,
-                      mid.vector_reads)
-    return _Links(mid, fast, slow)
-
-
-def _scale(dataset: DatasetProfile, maps: Sequence[BasketMap]) -> float:
-    """The replay covers ``maps`` (a sample of the files): times scale to the whole dataset."""
-    return max(dataset.files, 1) / max(len(maps), 1)
-
-
-def _io(rounds: list[Round], link: RemoteLink, files: int) -> float:
-    return stream("", rounds, link, 0.0, 0, files).io_s
-
-
-def _stream_s(rounds: list[Round], link: RemoteLink, files: int, cpu: ReaderCpu | None
-              ) -> float:
-    """Streaming: link time, or the whole job with the reader's CPU."""
-    if cpu is None:
-        return _io(rounds, link, files)
-    return job("", rounds, link, cpu, 0, files, overlap=False).total_s
-
-
-def _stage_s(sizes: list[int], rounds: list[Round], link: RemoteLink, cpu: ReaderCpu | None,
-             need: int) -> float:
-    """Staging: the copies (``xrdcp``'s start, its round trips besides the open, the protocol
-    open, the bytes at the bandwidth), then the local read's CPU where measured (the copy is
-    read back from the page cache)."""
-    n = len(sizes)
-    read = reader_cpu_s(rounds, cpu, n) if cpu is not None else 0.0
-    return stage(sizes, link, read, need, copy_start_s=XRDCP_START_S,
-                 copy_rtts=XRDCP_ROUND_TRIPS - 1).total_s + link.open_s * n
 
 
 def link_rows(calibration: Calibration) -> list[tuple[str, str]]:
@@ -262,7 +136,7 @@ def _cpu_note(rc: RemoteCalibration) -> str:
 
 def _choice_note(calibration: Calibration, rc: RemoteCalibration, dataset: DatasetProfile,
                  maps: Sequence[BasketMap], branches: Sequence[str] | None) -> str | None:
-    links = _links(rc)
+    links = link_terms.links(rc)
     if links is None or not maps:
         return None
     sel = list(branches) if branches else None
@@ -272,13 +146,13 @@ def _choice_note(calibration: Calibration, rc: RemoteCalibration, dataset: Datas
         need = needed_bytes(maps, sel)
     except (KeyError, ValueError):
         return None
-    k = _scale(dataset, maps)
+    k = scale(dataset, maps)
     cpu = reader_cpu(rc, calibration.engine)
     sizes = [m.file_bytes for m in maps]
-    s = _stream_s(rounds, links.mid, len(maps), cpu) * k
-    g = _stage_s(sizes, rounds, links.mid, cpu, need) * k
+    s = stream_s(rounds, links.mid, len(maps), cpu) * k
+    g = stage_s(sizes, rounds, links.mid, cpu, need) * k
     total = sum(sizes)
-    per_byte = _io(rounds, links.mid, len(maps)) / need if need else 0.0
+    per_byte = io_s(rounds, links.mid, len(maps)) / need if need else 0.0
     even = break_even_fraction(int(total / max(len(maps), 1)), links.mid, per_byte)
     best = "stream" if s <= g else "stage"
     reader = "ROOT with TTreeCache" if calibration.engine == "root" else "uproot"
@@ -312,7 +186,7 @@ def stage_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[Ba
                branches: Sequence[str] | None, engine: str = "uproot",
                label: str = "dataset") -> Recommendation | None:
     """X001: stage whole files first where copying them beats streaming what is read."""
-    links = _links(rc)
+    links = link_terms.links(rc)
     if links is None or not maps:
         return None
     sel = list(branches) if branches else None
@@ -322,23 +196,23 @@ def stage_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[Ba
         need = needed_bytes(maps, sel)
     except (KeyError, ValueError):
         return None
-    k = _scale(dataset, maps)
+    k = scale(dataset, maps)
     sizes = [m.file_bytes for m in maps]
     total = sum(sizes)
     cpu = reader_cpu(rc, engine)
 
     def times(link: RemoteLink, c: ReaderCpu | None = cpu) -> tuple[float, float]:
-        s = _stream_s(rounds, link, len(maps), c) * k
-        return s, _stage_s(sizes, rounds, link, c, need) * k
+        s = stream_s(rounds, link, len(maps), c) * k
+        return s, stage_s(sizes, rounds, link, c, need) * k
 
     s_mid, g_mid = times(links.mid)
     speed = s_mid / g_mid if g_mid > 0 else 0.0
-    ratios = [a / b for lk in (links.slow, links.fast) for c in _cpu_corners(rc, cpu)
+    ratios = [a / b for lk in (links.slow, links.fast) for c in cpu_corners(rc, cpu)
               for a, b in [times(lk, c)] if b > 0] or [speed]
-    repeat = _repeat_spread(rc, cpu)
-    lo, hi = min(_widened(ratios, repeat)), max(_widened(ratios, repeat))
+    repeat = repeat_spread(rc, cpu)
+    lo, hi = min(widened(ratios, repeat)), max(widened(ratios, repeat))
     fraction = need / total if total else None
-    per_byte = _io(rounds, links.mid, len(maps)) / need if need else 0.0
+    per_byte = io_s(rounds, links.mid, len(maps)) / need if need else 0.0
     even = break_even_fraction(int(total / max(len(maps), 1)), links.mid, per_byte)
     what = "link time" if cpu is None else "whole job"
     ev = [
@@ -378,7 +252,7 @@ def stage_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[Ba
                             "a thread or process running xrdcp one file ahead",
                             "Python's concurrent.futures"),
         ),
-        assumptions=(_cpu_text(rc, cpu), f"xrdcp's fixed cost per file ({XRDCP_ROUND_TRIPS} "
+        assumptions=(cpu_text(rc, cpu), f"xrdcp's fixed cost per file ({XRDCP_ROUND_TRIPS} "
                      f"round trips and {1e3 * XRDCP_START_S:.0f} ms to start) as measured on "
                      "the project's test bench", "the local disk writes and rereads the copies at "
                      "least as fast as the link (the copy is then read from the page cache)"),
@@ -390,7 +264,7 @@ def source_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[B
                 ) -> Recommendation | None:
     """X002: uproot's XRootDSource (baskets as vector reads, no gaps) over root:// where the
     default source's range merging moves enough extra bytes to cost link time."""
-    links = _links(rc)
+    links = link_terms.links(rc)
     if links is None or not maps or rc.scheme != "root":
         return None
     if rc.vector_reads is None or not rc.vector_reads.supported:
@@ -404,12 +278,12 @@ def source_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[B
     cpu = reader_cpu(rc, "uproot")
     cpu_x = reader_cpu(rc, "uproot", "uproot XRootDSource")
     n = len(maps)
-    t_fs = _stream_s(fs, links.mid, n, cpu)
-    t_x = _stream_s(xs, links.mid, n, cpu_x)
+    t_fs = stream_s(fs, links.mid, n, cpu)
+    t_x = stream_s(xs, links.mid, n, cpu_x)
     speed = t_fs / t_x if t_x > 0 else 0.0
-    ratios = [_stream_s(fs, lk, n, c) / _stream_s(xs, lk, n, cx)
+    ratios = [stream_s(fs, lk, n, c) / stream_s(xs, lk, n, cx)
               for lk in (links.slow, links.fast)
-              for c, cx in zip(_cpu_corners(rc, cpu), _cpu_corners(rc, cpu_x), strict=False)]
+              for c, cx in zip(cpu_corners(rc, cpu), cpu_corners(rc, cpu_x), strict=False)]
     if speed < MIN_SPEEDUP:
         return None
     b_fs = sum(r.nbytes for r in fs)
@@ -417,8 +291,8 @@ def source_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[B
     return Recommendation(
         code="X002", kind="remote", title="Read with uproot's XRootDSource",
         severity=severity_for(speed), audience="analyst", predicted_speedup=round(speed, 3),
-        speedup_low=round(min(_widened(ratios, _repeat_spread(rc, cpu))), 3),
-        speedup_high=round(max(_widened(ratios, _repeat_spread(rc, cpu))), 3), workers=1,
+        speedup_low=round(min(widened(ratios, repeat_spread(rc, cpu))), 3),
+        speedup_high=round(max(widened(ratios, repeat_spread(rc, cpu))), 3), workers=1,
         scenario="uproot handler=XRootDSource (vector reads of the baskets only)",
         summary=(f"uproot's default source merges ranges with gaps up to 32 KiB and moves "
                  f"{b_fs / 1e6:.2f} MB where the baskets read hold {b_x / 1e6:.2f} MB "
@@ -436,7 +310,7 @@ def source_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[B
             "default memory-size step fails over root:// with the default source)",
             'uproot.iterate({"root://HOST//FILE.root": "TREE"}, step_size=100_000, '
             "handler=uproot.source.xrootd.XRootDSource)", versions.UPROOT),),
-        assumptions=(_cpu_text(rc, cpu),),
+        assumptions=(cpu_text(rc, cpu),),
         dataset=label)
 
 
@@ -450,7 +324,7 @@ def step_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[Bas
     the link (``RemoteCalibration.default_iterate_error``), the recommendation says so."""
     from hep_advisor.models.replay.predict import cluster_step
 
-    links = _links(rc)
+    links = link_terms.links(rc)
     if links is None or not maps or (rc.cpu is not None and rc.cpu.engine != "uproot"):
         return None
     sel = list(branches) if branches else None
@@ -462,17 +336,17 @@ def step_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[Bas
         return None
     cpu = reader_cpu(rc, "uproot")
     n = len(maps)
-    t_keyed = _stream_s(keyed, links.mid, n, cpu)
-    t_step = _stream_s(stepped, links.mid, n, cpu)
+    t_keyed = stream_s(keyed, links.mid, n, cpu)
+    t_step = stream_s(stepped, links.mid, n, cpu)
     speed = t_keyed / t_step if t_step > 0 else 0.0
     error = rc.default_iterate_error
     if speed < MIN_SPEEDUP and error is None:
         return None
-    ratios = [_stream_s(keyed, lk, n, c) / _stream_s(stepped, lk, n, c)
-              for lk in (links.slow, links.fast) for c in _cpu_corners(rc, cpu)]
+    ratios = [stream_s(keyed, lk, n, c) / stream_s(stepped, lk, n, c)
+              for lk in (links.slow, links.fast) for c in cpu_corners(rc, cpu)]
     keys = sum(1 for r in keyed if r.ranges and r.baskets == 0 and r.nbytes <= 64) \
         - sum(1 for r in stepped if r.ranges and r.baskets == 0 and r.nbytes <= 64)
-    k = _scale(dataset, maps)
+    k = scale(dataset, maps)
     fails = (f"uproot's default iterate fails over this link as installed here ({error}); "
              if error else "")
     title = ("Step uproot by entries over the link: its default iterate fails here" if error
@@ -480,8 +354,8 @@ def step_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[Bas
     return Recommendation(
         code="X004", kind="remote", title=title,
         severity=severity_for(speed), audience="analyst", predicted_speedup=round(speed, 3),
-        speedup_low=round(min(_widened(ratios, _repeat_spread(rc, cpu))), 3),
-        speedup_high=round(max(_widened(ratios, _repeat_spread(rc, cpu))), 3), workers=1,
+        speedup_low=round(min(widened(ratios, repeat_spread(rc, cpu))), 3),
+        speedup_high=round(max(widened(ratios, repeat_spread(rc, cpu))), 3), workers=1,
         scenario=f"uproot iterate: step_size='100 MB' -> {step:,} entries",
         summary=(f"{fails}uproot's default step_size ('100 MB', a memory size) first reads "
                  f"every basket's key, one request each: {keys * k:,.0f} round trips of "
@@ -503,7 +377,7 @@ def step_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequence[Bas
             "iterate with an entry-count step (whole clusters): no key pre-pass",
             f'uproot.iterate({{"root://HOST//FILE.root": "TREE"}}, step_size={step})',
             versions.UPROOT),),
-        assumptions=(_cpu_text(rc, cpu),),
+        assumptions=(cpu_text(rc, cpu),),
         dataset=label)
 
 
@@ -535,24 +409,6 @@ def streams_rule(rc: RemoteCalibration, label: str = "dataset") -> Recommendatio
                      "XRootD's client shares one connection per server between the files of "
                      "one process: separate processes open separate connections"),
         dataset=label)
-
-
-def _corners(rc: RemoteCalibration, mid: RemoteLink) -> tuple[list[RemoteLink], str]:
-    """The link at the corners of its measured spread (round trip and bandwidth at their
-    quartiles), or at +-10% of both where the calibration kept no samples; and how."""
-    rtt = rc.rtt.samples if rc.rtt else ()
-    bw = rc.bandwidth.samples if rc.bandwidth else ()
-    if rtt and bw:
-        (r_lo, r_hi), (b_lo, b_hi) = _quartiles(rtt), _quartiles(bw)
-        r_lo, r_hi = r_lo / 1e3, r_hi / 1e3
-        how = "the link's measured spread (round trip and bandwidth at their quartiles)"
-    else:
-        r_lo, r_hi = mid.rtt_s * (1 - NO_SPREAD), mid.rtt_s * (1 + NO_SPREAD)
-        b_lo, b_hi = mid.mb_per_s * (1 - NO_SPREAD), mid.mb_per_s * (1 + NO_SPREAD)
-        how = (f"assumed: round trip and bandwidth +-{100 * NO_SPREAD:.0f}% (the calibration "
-               "kept no samples to take their spread from)")
-    return [RemoteLink(r, b or mid.mb_per_s, mid.open_s, mid.vector_reads)
-            for r in (r_lo, r_hi) for b in (b_lo, b_hi)], how
 
 
 def _cache_code(size: int, sel: list[str] | None, python: bool) -> str:
@@ -589,17 +445,17 @@ def treecache_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequenc
     if on.total_s <= 0 or off.total_s / on.total_s < MIN_SPEEDUP:
         return None
     speed = off.total_s / on.total_s
-    corners, how = _corners(rc, mid)
-    ratios = [a.total_s / b.total_s for lk in corners for c in _cpu_corners(rc, cpu)
+    corners, how = link_corners(rc, mid)
+    ratios = [a.total_s / b.total_s for lk in corners for c in cpu_corners(rc, cpu)
               for a, b in [treecache_remote(maps, sel, lk, c)] if b.total_s > 0] or [speed]
     if cpu is not None:
         how += "; the reader's CPU at its lowest and highest timed pass"
-    repeat = _repeat_spread(rc, cpu)
+    repeat = repeat_spread(rc, cpu)
     if repeat:
-        ratios = _widened(ratios, repeat)
+        ratios = widened(ratios, repeat)
         how += (f"; the same read through ROOT's client repeated: +-{100 * repeat:.0f}% pass to "
                 "pass, for each way")
-    k = _scale(dataset, maps)
+    k = scale(dataset, maps)
 
     def amp(p: RemotePrediction) -> float | str:
         return round(p.amplification, 2) if p.amplification is not None else "?"
@@ -651,12 +507,12 @@ def treecache_rule(dataset: DatasetProfile, rc: RemoteCalibration, maps: Sequenc
                             "ROOT.gEnv.SetValue('TTreeCache.Size', 1.0)  # x the cluster size",
                             versions.PYROOT),
         ),
-        assumptions=(_cpu_text(rc, cpu), f"the interval: {how}"),
+        assumptions=(cpu_text(rc, cpu), f"the interval: {how}"),
         dataset=label)
 
 
-__all__ = ["link_notes", "link_rows", "reader_cpu", "remote_rules", "source_rule", "stage_rule",
-           "streams_rule", "treecache_rule"]
+__all__ = ["link_notes", "link_rows", "remote_rules", "source_rule", "stage_rule", "streams_rule",
+           "treecache_rule"]
 
 
 #: X001-X003 come from the link's read tests (:func:`remote_rules`); T001 over a link is the
