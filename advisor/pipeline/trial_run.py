@@ -15,10 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-#: Entries per read chunk: about this many uncompressed bytes (uproot's iterate step the
-#: model assumes: one read call per 50 MB of arrays).
-STEP_BYTES = 50_000_000
-
 
 @contextlib.contextmanager
 def scratch_dir(data: Sequence[str], scratch: str | None = None) -> Iterator[Path]:
@@ -78,36 +74,14 @@ def timed_read(paths: Sequence[str], tree_name: str, branches: Sequence[str] | N
     does (:func:`hep_advisor.probes.readtests.readerpass.read_with`), calling ``analysis`` on
     each chunk of arrays; without a reader, into arrays chunk by chunk as the advisor's own
     event loop does.  Opening is timed too."""
-    import uproot
-
-    from hep_advisor.pipeline.apply_verify import leaf_branches
     from hep_advisor.probes.readtests.pagecache import evict
+    from hep_advisor.probes.readtests.readerpass import read_with
 
     confirmed: bool | None = None
     if cold:
         confirmed = all([evict(p).cold for p in paths])
-    if reader is not None:
-        from hep_advisor.probes.readtests.readerpass import read_with
-
-        done = read_with(reader, paths, tree_name, branches, entry_stop, analysis, check)
-        return Read(done.seconds, done.entries, confirmed)
-    entries = 0
-    t0 = time.perf_counter()
-    for p in paths:
-        with uproot.open(p) as f:
-            tree = f[tree_name]
-            names = list(branches) if branches else leaf_branches(tree)
-            stop = (entry_stop or {}).get(p, int(tree.num_entries))
-            total = sum(int(tree[b].member("fTotBytes")) for b in names)
-            n = max(int(tree.num_entries), 1)
-            step = max(1, int(n * STEP_BYTES / max(total, 1)))
-            for arrays in tree.iterate(names, step_size=step, entry_stop=stop, library="ak"):
-                if analysis is not None:
-                    analysis(arrays)
-                entries += len(arrays)
-                if check is not None:
-                    check()
-    return Read(time.perf_counter() - t0, entries, confirmed)
+    done = read_with(reader, paths, tree_name, branches, entry_stop, analysis, check)
+    return Read(done.seconds, done.entries, confirmed)
 
 
 #: A timed phase (one read of the sample) shorter than this is read again, cold again, within

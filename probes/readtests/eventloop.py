@@ -196,10 +196,7 @@ def read_pass(
             tree = f[plan.tree_name]
             f0 = minor_faults()
             t0 = time.perf_counter()
-            chunks = tree.iterate(list(plan.branches), step_size=step, entry_stop=part.entries,
-                                  library="ak") if reader is None else \
-                uproot_chunks(tree, reader, plan.branches, part.entries, step)
-            for arrays in chunks:
+            for arrays in uproot_chunks(tree, reader, plan.branches, part.entries, step):
                 if analysis is not None:
                     try:
                         analysis(arrays)

@@ -27,15 +27,17 @@ class ReaderPass:
     entries: int
 
 
-def read_with(spec: ReaderSpec, paths: Sequence[str], tree_name: str,
+def read_with(spec: ReaderSpec | None, paths: Sequence[str], tree_name: str,
               branches: Sequence[str] | None, entry_stop: dict[str, int] | None = None,
               analysis: Callable[[Any], Any] | None = None,
               check: Callable[[], None] | None = None) -> ReaderPass:
     """``paths`` read by ``spec`` (entries up to ``entry_stop[path]`` where given), timed from
     the first file's opening to the last one's end.  ``analysis`` (uproot readers only) is
-    called on each chunk of arrays.  Raises ``ValueError`` (one line) where it cannot read."""
+    called on each chunk of arrays.  Without a spec, the advisor's own loop (uproot's
+    ``iterate`` at about ``DEFAULT_STEP_BYTES`` uncompressed per chunk, as the event loop
+    reads).  Raises ``ValueError`` (one line) where it cannot read."""
     stops = entry_stop or {}
-    if spec.engine == "uproot":
+    if spec is None or spec.engine == "uproot":
         return _uproot(spec, paths, tree_name, branches, stops, analysis, check)
     if analysis is not None:
         raise ValueError(f"--analysis calls a Python function on uproot's arrays: not with "
@@ -61,12 +63,13 @@ def read_with(spec: ReaderSpec, paths: Sequence[str], tree_name: str,
     return ReaderPass(time.perf_counter() - t0, result.total_entries)
 
 
-def _uproot(spec: ReaderSpec, paths: Sequence[str], tree_name: str,
+def _uproot(spec: ReaderSpec | None, paths: Sequence[str], tree_name: str,
             branches: Sequence[str] | None, stops: dict[str, int],
             analysis: Callable[[Any], Any] | None,
             check: Callable[[], None] | None) -> ReaderPass:
     import uproot
 
+    from .eventloop import DEFAULT_STEP_BYTES
     from .readers import uproot_chunks
     from .readplan import leaf_branches
 
@@ -77,7 +80,10 @@ def _uproot(spec: ReaderSpec, paths: Sequence[str], tree_name: str,
             tree = f[tree_name]
             names = list(branches) if branches else leaf_branches(tree)
             stop = stops.get(p, int(tree.num_entries))
-            for arrays in uproot_chunks(tree, spec, names, stop, default_step=stop or 1):
+            total = sum(int(tree[b].member("fTotBytes")) for b in names)
+            step = max(1, int(max(int(tree.num_entries), 1) * DEFAULT_STEP_BYTES
+                              / max(total, 1)))
+            for arrays in uproot_chunks(tree, spec, names, stop, step):
                 if analysis is not None:
                     analysis(arrays)
                 entries += _length(arrays)

@@ -343,17 +343,21 @@ def with_branches(spec: ReaderSpec | None, branches: Sequence[str] | None
 
 
 # -- the passes ------------------------------------------------------------------------------
-def uproot_chunks(tree: Any, spec: ReaderSpec, branches: Sequence[str], entry_stop: int,
+def uproot_chunks(tree: Any, spec: ReaderSpec | None, branches: Sequence[str], entry_stop: int,
                   default_step: int) -> Any:
     """The chunks of arrays ``spec`` reads from ``tree`` (its ``library``), first
-    ``entry_stop`` entries: ``iterate`` at its step, or ``arrays`` in one call.
-    ``default_step``: the event loop's own entry step (no spec)."""
+    ``entry_stop`` entries: ``iterate`` at its step, or ``arrays`` in one call.  Without a
+    spec, the advisor's own loop: ``iterate`` at ``default_step`` entries into awkward
+    arrays."""
     names = list(branches)
+    if spec is None:
+        yield from tree.iterate(names, step_size=default_step, entry_stop=entry_stop,
+                                library="ak")
+        return
     if spec.kind == "uproot.arrays":
         yield tree.arrays(names, entry_stop=entry_stop, library=spec.library)
         return
-    step = spec.step if spec.kind == "uproot.iterate" else default_step
-    yield from tree.iterate(names, step_size=step, entry_stop=entry_stop,
+    yield from tree.iterate(names, step_size=spec.step, entry_stop=entry_stop,
                             library=spec.library)
 
 
