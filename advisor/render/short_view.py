@@ -69,8 +69,7 @@ def _datasets(report: Report) -> RenderableType:
 def _recommendations(report: Report) -> list[RenderableType]:
     rows, rejected = summary.rec_rows(report)
     out: list[RenderableType] = []
-    counts = Text(parts.counts_line(report), style="bold")
-    out.append(counts)
+    out.append(Text(parts.counts_line(report), style="bold"))
     if not rows and not rejected:
         out.append(Text(summary.nothing_line(), style="green"))
     for row in rows:

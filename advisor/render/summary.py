@@ -237,12 +237,11 @@ def action(report: Report, rec: Recommendation) -> Act:
 
 @dataclass(frozen=True)
 class RecRow:
-    """One recommendation in the short report: ``head`` (rank, code, title), ``line``
-    (severity, speed-up with its interval, dataset) and what to do."""
+    """One recommendation in the short report: its rank, ``line`` (severity, speed-up with its
+    interval, dataset) and what to do."""
 
     rank: int
     rec: Recommendation
-    head: str
     line: str
     act: Act
 
@@ -267,8 +266,7 @@ def rec_rows(report: Report) -> tuple[list[RecRow], list[Recommendation]]:
             bits.append(rec.dataset)
         if rec.workers > 1 and rec.kind != "workers":
             bits.append(f"at {rec.workers} workers")
-        rows.append(RecRow(rank, rec, f"{rank}. {rec.code}  {rec.title}", " · ".join(bits),
-                           action(report, rec)))
+        rows.append(RecRow(rank, rec, " · ".join(bits), action(report, rec)))
     return rows, rejected
 
 
@@ -281,11 +279,6 @@ def rejected_line(rec: Recommendation, several: bool) -> str:
 
 
 REJECTED_HEAD = "not recommended, its own measurement says otherwise"
-
-
-def counts_line(report: Report) -> str:
-    """``6 recommendations: 1 critical, 2 warnings, 3 uncertain; 1 not recommended``."""
-    return parts.counts_line(report)
 
 
 # -- the lines around them ---------------------------------------------------------------------
