@@ -80,9 +80,11 @@ def _uproot(spec: ReaderSpec | None, paths: Sequence[str], tree_name: str,
             tree = f[tree_name]
             names = list(branches) if branches else leaf_branches(tree)
             stop = stops.get(p, int(tree.num_entries))
-            total = sum(int(tree[b].member("fTotBytes")) for b in names)
-            step = max(1, int(max(int(tree.num_entries), 1) * DEFAULT_STEP_BYTES
-                              / max(total, 1)))
+            step = 0  # the reader's own step
+            if spec is None:  # the advisor's loop: about DEFAULT_STEP_BYTES per chunk
+                total = sum(int(tree[b].member("fTotBytes")) for b in names)
+                step = max(1, int(max(int(tree.num_entries), 1) * DEFAULT_STEP_BYTES
+                                  / max(total, 1)))
             for arrays in uproot_chunks(tree, spec, names, stop, step):
                 if analysis is not None:
                     analysis(arrays)
