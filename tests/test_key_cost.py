@@ -93,7 +93,8 @@ def test_a_measured_key_cost_sets_the_interval_of_a_step_change() -> None:
     before, after = Reader(step="100 MB"), Reader(step=2000)
     costs = CpuCosts(open_s=0.01, call_s=0.05, key_s=100e-6, key_range=(90e-6, 120e-6))
     r = reader_change([m], 5, warm, costs, before, after)
-    for k, end in ((90e-6, r.low), (120e-6, r.high)):
+    # a range's 5% and 95% points (one input alone: its shift is the interval's)
+    for k, end in ((90e-6 + 0.05 * 30e-6, r.low), (90e-6 + 0.95 * 30e-6, r.high)):
         at = reader_change([m], 5, warm, replace(costs, key_s=k), before, after)
         assert at.speedup == pytest.approx(end)
     # the assumed cost, half this one, credits the entry step less

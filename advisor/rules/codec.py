@@ -146,8 +146,8 @@ def codec_replay(ctx: Context, cand: str, size_factor: float, rate: float, *,
             ctx.basket_maps, tree.files, device, costs, size_factor=factor,
             decompress_mb_per_s=dec, reader=reader, merge=together,
             branches=rctx.branches or None,
-            device_sd=(_rel(ctx, "storage_mb_per_s"), _rel(ctx, "access_ms")),
-            cpu_sd=max(_rel(ctx, "open_s"), _rel(ctx, "call_s"), _rel(ctx, "basket_s")),
+            device_sd=(ctx.input_spread.bandwidth, ctx.input_spread.access),
+            cpu_sd=ctx.input_spread.cpu,
             rate_sd=sds, size_range=sizes, z=z, alignment=alignment, interval=interval,
             memo=rctx.replay_memo, new_basket_s=c0)
 

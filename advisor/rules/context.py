@@ -30,6 +30,7 @@ from hep_advisor.models.calcosts import (
     step_touch,
     uproot_key_cost,
 )
+from hep_advisor.models.inputspread import InputSpread, input_spread
 from hep_advisor.models.reader_baseline import ReaderBaseline
 from hep_advisor.models.replay import LocalDevice
 from hep_advisor.models.replay.cpucosts import (
@@ -187,19 +188,21 @@ class Context:
         return self._replays[key]
 
     def reader_replay(self, before: Reader, after: Reader,
-                      read_ahead_kb: int | None = None, *, after_warm: bool = False
+                      read_ahead_kb: int | None = None, *, after_warm: bool = False,
+                      after_branches: Sequence[str] | None = None
                       ) -> MergePrediction | None:
         """Today's files read with ``before``, then with ``after`` (and the read-ahead
-        ``read_ahead_kb``; from the page cache where ``after_warm``: pre-staged), replayed:
-        ``None`` as for :meth:`merge_replay`."""
-        key = ("reader", before, after, read_ahead_kb, after_warm)
+        ``read_ahead_kb``; from the page cache where ``after_warm``: pre-staged; only
+        ``after_branches`` where given), replayed: ``None`` as for :meth:`merge_replay`."""
+        key = ("reader", before, after, read_ahead_kb, after_warm,
+               tuple(after_branches) if after_branches is not None else None)
         if key not in self._replays:
             self._replays[key] = self._replay(
                 lambda dev, costs, sds, cpu_sd, tree_files: reader_change(
                     self.basket_maps, tree_files, dev, costs, before, after,
                     after_read_ahead_kb=read_ahead_kb, branches=self.branches or None,
                     device_sd=sds, cpu_sd=cpu_sd, memo=self._replay_memo,
-                    after_warm=after_warm))
+                    after_warm=after_warm, after_branches=after_branches))
         return self._replays[key]
 
     def replay_device(self) -> LocalDevice:
@@ -387,18 +390,18 @@ class Context:
         if not self.basket_maps or tree is None or self.baseline.workers != 1:
             return None
 
-        def rel(name: str) -> float:
-            p = self.summary.parameters.get(name)
-            if p is None or p.uncertainty is None or not p.value:
-                return 0.0
-            return min(abs(p.uncertainty / p.value), 1.0)
-
-        cpu_sd = max(rel("open_s"), rel("call_s"), rel("basket_s"))
+        sp = self.input_spread
         try:
-            return run(self.replay_device(), self.replay_costs(),
-                       (rel("storage_mb_per_s"), rel("access_ms")), cpu_sd, tree.files)
+            return run(self.replay_device(), self.replay_costs(), (sp.bandwidth, sp.access),
+                       sp.cpu, tree.files)
         except (KeyError, ValueError):  # a branch the maps lack, an empty map
             return None
+
+    @cached_property
+    def input_spread(self) -> InputSpread:
+        """The replays' inputs' run-to-run spreads, from the calibration's repeats
+        (:func:`hep_advisor.models.inputspread.input_spread`)."""
+        return input_spread(self.calibration)
 
     @cached_property
     def paths(self) -> Inputs:

@@ -39,9 +39,8 @@ over the sampled files; merged files are built from the sampled maps in turn
 from __future__ import annotations
 
 import functools
-import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from hep_advisor.probes.basketmap import BasketMap, BranchBaskets
@@ -428,20 +427,22 @@ def reader_change(maps: Sequence[BasketMap], files: int, device: LocalDevice,
                   costs: CpuCosts, before: Reader, after: Reader, *,
                   after_read_ahead_kb: int | None = None, after_warm: bool = False,
                   branches: Sequence[str] | None = None,
+                  after_branches: Sequence[str] | None = None,
                   device_sd: tuple[float, float] = (0.0, 0.0), cpu_sd: float = 0.0,
                   z: float = 1.645, memo: dict[object, object] | None = None
                   ) -> MergePrediction:
     """Today's ``files`` files (``maps``: a sample) read with ``before``, then with ``after``
     (and the read-ahead ``after_read_ahead_kb`` where given; from the page cache where
-    ``after_warm``: pre-staged, the pre-read not counted): the speed-up and its range as
-    in :func:`merge_prediction` (``per_output`` 1: the layout is unchanged)."""
+    ``after_warm``: pre-staged, the pre-read not counted; only ``after_branches`` where
+    given): the speed-up and its range as in :func:`merge_prediction` (``per_output`` 1: the
+    layout is unchanged)."""
     if not maps:
         raise ValueError("no basket maps")
     scale = files / len(maps)
     b, a, s, low, high = _compare(
         maps, maps, scale, scale, device, costs, before, after, branches=branches,
         after_read_ahead_kb=after_read_ahead_kb, after_warm=after_warm, device_sd=device_sd,
-        cpu_sd=cpu_sd, z=z, memo=memo)
+        cpu_sd=cpu_sd, z=z, memo=memo, after_branches=after_branches)
     return MergePrediction(b, a, s, low, high, False, 1, files)
 
 
@@ -450,52 +451,74 @@ def _compare(before_maps: Sequence[BasketMap], after_maps: Sequence[BasketMap],
              first: Reader, then: Reader, *, branches: Sequence[str] | None,
              device_sd: tuple[float, float], cpu_sd: float, z: float,
              after_warm: bool = False, after_read_ahead_kb: int | None = None,
-             memo: dict[object, object] | None = None
+             memo: dict[object, object] | None = None,
+             after_branches: Sequence[str] | None = None
              ) -> tuple[LayoutTime, LayoutTime, float, float, float]:
     """(before, after, speed-up, low, high): the two replays at the device's and CPU costs'
-    central values, and the extreme ratios over all corners at ``z`` sigmas.  Each layout is
-    replayed once: a replay's time is linear in the access time and the inverse bandwidth
-    (:func:`retimed`), so the corners rescale it."""
+    central values, and the interval: each input moved alone to its ends (``z`` sigmas of
+    ``device_sd`` and ``cpu_sd``; an assumed range's 5% and 95% points), before and after
+    together, the shifts of the log speed-up added in quadrature.  Each layout is replayed
+    once: a replay's time is linear in the access time and the inverse bandwidth
+    (:func:`retimed`), so the device's ends rescale it."""
     memo = {} if memo is None else memo
     ra = device.read_ahead_kb if after_read_ahead_kb is None else after_read_ahead_kb
     later = replace(device, warm=device.warm or after_warm, read_ahead_kb=ra)
-    tbl = tuple(branches) if branches is not None else None
-
     def replayed(maps: Sequence[BasketMap], dev: LocalDevice, scale: float,
-                 reader: Reader) -> LayoutTime:
-        key = ("layout", id(maps), dev, scale, reader, tbl)
+                 reader: Reader, chosen: Sequence[str] | None) -> LayoutTime:
+        key = ("layout", id(maps), dev, scale, reader,
+               tuple(chosen) if chosen is not None else None)
         if key not in memo:
-            memo[key] = layout_time(maps, dev, costs, branches=branches, scale=scale,
+            memo[key] = layout_time(maps, dev, costs, branches=chosen, scale=scale,
                                     reader=reader)
         return memo[key]  # type: ignore[return-value]
 
-    b0 = replayed(before_maps, device, scale_before, first)
-    a0 = replayed(after_maps, later, scale_after, then)
+    b0 = replayed(before_maps, device, scale_before, first, branches)
+    a0 = replayed(after_maps, later, scale_after, then,
+                  branches if after_branches is None else after_branches)
     # the decompression rate holds at today's baskets per MB (the codec's fixed cost per
     # basket: a layout of larger baskets decompresses faster per MB)
     costs = costs.at_density(b0.baskets, b0.compressed_mb)
     before, after = b0.with_costs(costs), a0.with_costs(costs)
     s = before.total_s / after.total_s
-    lows, highs = [s], [s]
     sd_bw, sd_acc = device_sd
-    overlaps = costs.overlap_range or (costs.overlap,)
-    keys = costs.key_range if costs.key_s else (0.0,)  # the pre-pass's cost per key, its range
-    touches = costs.touch_range or (costs.touch_s,)  # fresh memory per MB of a step, its range
-    if sd_bw > 0 or sd_acc > 0 or cpu_sd > 0 or len(overlaps) > 1 or costs.key_s or \
-            costs.variants or len(touches) > 1:
-        io: dict[tuple[int, int], tuple[LayoutTime, LayoutTime]] = {}  # the device's corners
-        for fb, fa, fc, phi, k, t, v in itertools.product(
-                (-1, 1), (-1, 1), (-1, 1), overlaps, keys, touches, costs.alternatives()):
+    io: dict[tuple[float, float], tuple[LayoutTime, LayoutTime]] = {(0.0, 0.0): (b0, a0)}
+
+    def ratio(fb: float = 0.0, fa: float = 0.0, fc: float = 0.0, cpu: CpuCosts | None = None
+              ) -> float:
+        """The speed-up with the bandwidth, the access time and the CPU ``fb``, ``fa``, ``fc``
+        sigmas off (before and after together: what they share cancels)."""
+        if (fb, fa) not in io:  # a retimed throttled replay is costly: once per setting
             bw, acc = math.exp(fb * z * sd_bw), math.exp(fa * z * sd_acc)
-            f = math.exp(fc * z * cpu_sd)
-            cpu = replace(v.scaled(f), overlap=phi, key_s=k * f, touch_s=t * f)
-            if (fb, fa) not in io:  # a retimed throttled replay is costly: once per corner
-                io[fb, fa] = retimed(b0, device, bw, acc), retimed(a0, later, bw, acc)
-            b, a = (x.with_costs(cpu) for x in io[fb, fa])
-            r = b.total_s / a.total_s
-            lows.append(r)
-            highs.append(r)
-    return before, after, s, min(lows), max(highs)
+            io[fb, fa] = retimed(b0, device, bw, acc), retimed(a0, later, bw, acc)
+        c = (cpu or costs).scaled(math.exp(fc * z * cpu_sd)) if fc else (cpu or costs)
+        b, a = (x.with_costs(c) for x in io[fb, fa])
+        return b.total_s / a.total_s
+
+    # one input at a time at its 90% ends, the others at their points; the log speed-up's
+    # shifts added in quadrature (independent inputs, to first order): a 90% interval, where
+    # the corners of every range at once made a box far wider
+    effects: list[list[float]] = []
+    if sd_bw > 0:
+        effects.append([ratio(fb=f) for f in (-1.0, 1.0)])
+    if sd_acc > 0:
+        effects.append([ratio(fa=f) for f in (-1.0, 1.0)])
+    if cpu_sd > 0:
+        effects.append([ratio(fc=f) for f in (-1.0, 1.0)])
+    ranges: list[tuple[Sequence[float], Callable[[float], CpuCosts]]] = [
+        (costs.overlap_range or (), lambda v: replace(costs, overlap=v)),
+        (costs.key_range if costs.key_s else (), lambda v: replace(costs, key_s=v)),
+        (costs.touch_range or (), lambda v: replace(costs, touch_s=v))]
+    for rng, at in ranges:  # an assumed range: uniform, its 5% and 95% points
+        if len(rng) > 1 and max(rng) > min(rng):
+            lo, hi = min(rng), max(rng)
+            effects.append([ratio(cpu=at(lo + q * (hi - lo))) for q in (0.05, 0.95)])
+    alts = [v for v in costs.alternatives() if v != costs]
+    if alts:  # the assumed splits of the warm loop's time (e.g. the per-basket cost's ends)
+        effects.append([ratio(cpu=v) for v in alts])
+    up = math.sqrt(sum(max(max(math.log(r / s) for r in e), 0.0) ** 2 for e in effects))
+    down = math.sqrt(sum(max(max(math.log(s / r) for r in e), 0.0) ** 2 for e in effects))
+    return before, after, s, s * math.exp(-down), s * math.exp(up)
+
 
 
 def _scaled(io: Transfer, scale: float) -> float:

@@ -26,9 +26,8 @@ keeps the files' buffers throughout.  Where the printed command does not merge
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -156,15 +155,16 @@ def recompression_prediction(
     """``files`` files (``maps``: a sample) read with ``reader`` now, and after the rewrite
     (:func:`rewritten_layout`) with the new codec (:func:`recoded_costs`).
 
-    The range: every corner at ``z`` sigmas of the device's bandwidth and access time
+    The range: each input alone at its ends, the shifts of the log speed-up added in
+    quadrature: ``z`` sigmas of the device's bandwidth and access time
     (``device_sd``, relative), the per-file costs (``cpu_sd``), today's and the new codec's
-    decompression rates (``rate_sd``), uproot's overlap range (``costs.overlap_range``), and
-    the size factor at both ends of ``size_range`` (the rewritten layout built and replayed
-    again at each size: ROOT's AutoFlush of 30 MB may cut the merged file's baskets at one
-    size and not at the other), and where the rewritten file's bytes
+    decompression rates (``rate_sd``), uproot's overlap range (``costs.overlap_range``, its 5%
+    and 95% points), and the size factor at both ends of ``size_range`` (the rewritten layout
+    built and replayed again at each size: ROOT's AutoFlush of 30 MB may cut the merged
+    file's baskets at one size and not at the other), and where the rewritten file's bytes
     fall against the device's read-ahead windows (``alignment``; :data:`ALIGNMENT`: the
     layout replayed again with every basket a little smaller and larger, its bytes then scaled
-    back, at the central costs; the ratio to the central replay widens every corner).
+    back, at the central costs).
     ``interval``: ``False`` for the central figure alone (low = high = it: a candidate's scan).
     ``memo``: kept between calls on the same ``maps`` (layouts and replays reused).
     ``new_basket_s``: the new codec's fixed cost per basket (measured on the recompressed
@@ -188,53 +188,65 @@ def recompression_prediction(
         memo[bkey] = layout_time(maps, device, costs, branches=branches,
                                  scale=files / len(maps), reader=reader)
     b0: LayoutTime = memo[bkey]  # type: ignore[assignment]
-    factors = sorted({size_factor, *(size_range or ())})
     central = after_replay(size_factor)
     costs = costs.at_density(b0.baskets, b0.compressed_mb)
     before = b0.with_costs(costs)
     recoded = recoded_costs(costs, decompress_mb_per_s, size_factor, new_basket_s)
     after = central.with_costs(recoded)
     s = before.total_s / after.total_s
-    lows, highs = [s], [s]
-    # the alignment's effect at the central costs (each other layout's bytes scaled back to
-    # the central size's), applied to every corner's after
-    best = worst = 1.0
-    if alignment and interval:
-        for j in ALIGNMENT:
-            back = resized(after_replay(size_factor * j), device, 1 / j).with_costs(recoded)
-            best = min(best, back.total_s / after.total_s)
-            worst = max(worst, back.total_s / after.total_s)
+    if not interval:
+        return RecompressionPrediction(before, after, s, s, s, merge, 1 if merge else files,
+                                       size_factor)
     sd_bw, sd_acc = device_sd
     sd_old, sd_new = rate_sd
-    overlaps = costs.overlap_range or (costs.overlap,)
-    signs = (-1, 1)
-    # a retimed (throttled) replay is costly: once per device corner (and size), reused
-    # over the CPU corners
-    io: dict[tuple[int, int, float], LayoutTime] = {}
-    # a corner's before depends on today's rate (fo), its after on the new rate and the size
-    # (fn, f), both on the rest: per shared corner the extremes are the extreme befores over
-    # the extreme afters, each paced replay computed once (not once per full corner)
-    touches = costs.touch_range or (costs.touch_s,)
-    for fb, fa, fc, phi, t in itertools.product(signs, signs, signs, overlaps, touches) \
-            if interval else ():
-        bw, acc = math.exp(fb * z * sd_bw), math.exp(fa * z * sd_acc)
-        f = math.exp(fc * z * cpu_sd)
-        cpu = replace(costs.scaled(f), overlap=phi, touch_s=t * f)
-        if (fb, fa, 0.0) not in io:
-            io[fb, fa, 0.0] = retimed(b0, device, bw, acc)
-        befores = [io[fb, fa, 0.0].with_costs(_rate_scaled(cpu, math.exp(fo * z * sd_old)))
-                   .total_s for fo in signs]
-        afters = []
-        for f in factors:
-            if (fb, fa, f) not in io:  # another size: its own layout (a flush may come or go)
-                io[fb, fa, f] = retimed(after_replay(f), device, bw, acc)
-            afters += [io[fb, fa, f].with_costs(recoded_costs(
-                cpu, decompress_mb_per_s * math.exp(fn * z * sd_new), f, new_basket_s)).total_s
-                for fn in signs]
-        lows.append(min(befores) / (max(afters) * worst))
-        highs.append(max(befores) / (min(afters) * best))
-    return RecompressionPrediction(before, after, s, min(lows), max(highs), merge,
-                                   1 if merge else files, size_factor)
+    # a retimed (throttled) replay is costly: once per device setting and size
+    io: dict[tuple[float, float, float], LayoutTime] = {}
+
+    def replayed(fb: float, fa: float, f: float) -> LayoutTime:
+        if (fb, fa, f) not in io:
+            base = b0 if f == 0.0 else after_replay(f)
+            io[fb, fa, f] = base if fb == fa == 0.0 else \
+                retimed(base, device, math.exp(fb * z * sd_bw), math.exp(fa * z * sd_acc))
+        return io[fb, fa, f]
+
+    def ratio(fb: float = 0.0, fa: float = 0.0, fc: float = 0.0, fo: float = 0.0,
+              fn: float = 0.0, f: float = size_factor, cpu: CpuCosts | None = None) -> float:
+        """The speed-up with each input ``f*`` sigmas off (before and after together)."""
+        c = (cpu or costs).scaled(math.exp(fc * z * cpu_sd)) if fc else (cpu or costs)
+        bt = replayed(fb, fa, 0.0).with_costs(_rate_scaled(c, math.exp(fo * z * sd_old)))
+        at = replayed(fb, fa, f).with_costs(recoded_costs(
+            c, decompress_mb_per_s * math.exp(fn * z * sd_new), f, new_basket_s))
+        return bt.total_s / at.total_s
+
+    # one input at a time at its 90% ends, the others at their points; the log speed-up's
+    # shifts added in quadrature (independent inputs, to first order)
+    effects: list[list[float]] = []
+    moved: list[tuple[float, Callable[[float], float]]] = [
+        (sd_bw, lambda v: ratio(fb=v)), (sd_acc, lambda v: ratio(fa=v)),
+        (cpu_sd, lambda v: ratio(fc=v)), (sd_old, lambda v: ratio(fo=v)),
+        (sd_new, lambda v: ratio(fn=v))]
+    for sd, at in moved:
+        if sd > 0:
+            effects.append([at(v) for v in (-1.0, 1.0)])
+    ranges: list[tuple[Sequence[float], Callable[[float], CpuCosts]]] = [
+        (costs.overlap_range or (), lambda v: replace(costs, overlap=v)),
+        (costs.touch_range or (), lambda v: replace(costs, touch_s=v))]
+    for rng, with_ in ranges:  # an assumed range: its 5% and 95% points
+        if len(rng) > 1 and max(rng) > min(rng):
+            lo, hi = min(rng), max(rng)
+            effects.append([ratio(cpu=with_(lo + q * (hi - lo))) for q in (0.05, 0.95)])
+    others = [f for f in (size_range or ()) if f != size_factor]
+    if others:  # the size change's ends: the rewritten layout built again at each
+        effects.append([ratio(f=f) for f in others])
+    if alignment:  # where the rewritten bytes fall against the read-ahead windows
+        backs = [resized(after_replay(size_factor * j), device, 1 / j).with_costs(recoded)
+                 for j in ALIGNMENT]
+        effects.append([s * after.total_s / back.total_s for back in backs])
+    up = math.sqrt(sum(max(max(math.log(r / s) for r in e), 0.0) ** 2 for e in effects))
+    down = math.sqrt(sum(max(max(math.log(s / r) for r in e), 0.0) ** 2 for e in effects))
+    return RecompressionPrediction(before, after, s, s * math.exp(-down), s * math.exp(up),
+                                   merge, 1 if merge else files, size_factor)
+
 
 
 def resized(lt: LayoutTime, device: LocalDevice, r: float, bw_factor: float = 1.0,

@@ -211,7 +211,8 @@ def overlap(job: SharedJob, measured_s: float | None) -> tuple[SharedJob, str]:
 def workers_gain(job: SharedJob, workers: int, efficiency: Sequence[float], cores: Cores,
                  measured_s: float | None = None,
                  oversubscribed: Sequence[float] = (1.0, 1.0, 1.0)) -> WorkersGain:
-    """The speed-up of ``workers`` processes over one.  ``efficiency``: (point, low, high) of
+    """The speed-up of ``workers`` processes over one, with a 90% interval: each input alone
+    at its ends, the log shifts added in quadrature.  ``efficiency``: (point, low, high) of
     what each core beyond the first adds; ``measured_s``: a cold pass of the reader over the
     whole job, measured (see :func:`splits`); ``oversubscribed``: (point, low, high) of the
     CPU work's rate beyond the logical cores (:meth:`SharedJob.seconds`)."""
@@ -223,18 +224,28 @@ def workers_gain(job: SharedJob, workers: int, efficiency: Sequence[float], core
     other = replace(job, limit="additive" if job.limit == "max" else "max")
     if measured_s is not None and measured_s > 0:  # the other form, as the replay splits it
         cases.append((f"{other.limit} form", other))
-    corners: list[tuple[str, float]] = []
-    for label, j in cases:
-        one = j.one()
-        for e in (lo_eff, hi_eff):
-            for o in sorted({lo_eta, hi_eta}):
-                what = f", oversubscribed {o:.2f}" if lo_eta != hi_eta else ""
-                corners.append((f"{label}, efficiency {e:.2f}{what}",
-                                one / j.seconds(workers, e, cores, o)))
     t = job.seconds(workers, eff, cores, eta)
     point = job.one() / t
-    values = [point, *(g for _, g in corners)]
-    return WorkersGain(workers=workers, speedup=point, low=min(values), high=max(values),
+    # each input alone at its ends (the split of the time, the efficiency, the
+    # oversubscription), the others at their points; the log shifts added in quadrature
+    corners: list[tuple[str, float]] = []
+    effects: list[list[float]] = []
+    one = job.one()
+    groups = [
+        [(f"efficiency {e:.2f}", one / job.seconds(workers, e, cores, eta))
+         for e in (lo_eff, hi_eff)],
+        [(f"oversubscribed {o:.2f}", one / job.seconds(workers, eff, cores, o))
+         for o in sorted({lo_eta, hi_eta})] if lo_eta != hi_eta else [],
+        [(label, j.one() / j.seconds(workers, eff, cores, eta)) for label, j in cases[1:]],
+    ]
+    for values in groups:
+        if values:
+            corners += values
+            effects.append([g for _, g in values])
+    up = math.sqrt(sum(max(max(math.log(g / point) for g in e), 0.0) ** 2 for e in effects))
+    down = math.sqrt(sum(max(max(math.log(point / g) for g in e), 0.0) ** 2 for e in effects))
+    return WorkersGain(workers=workers, speedup=point, low=point * math.exp(-down),
+                       high=point * math.exp(up),
                        one_s=job.one(), seconds=t, device_s=job.device_s(workers),
                        bound=job.bound(workers, eff, cores), split=how,
                        corners=tuple(corners))
