@@ -80,6 +80,15 @@ class ReaderBaseline:
     #: how the reader was deduced (from a trace), one line each
     how: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    #: the compressed MB the pass reads (all files)
+    compressed_mb: float = 0.0
+    #: parts of ``cpu_s``: the per-file overhead (opening the files, with Python's collector
+    #: per file and a run's one-off set-up such as RDataFrame's compilation, and the fixed
+    #: cost of each read call, basket key and basket) and decompressing the baskets read (the
+    #: decompression test's rate on the dataset's own baskets; 0 where not measured); the rest
+    #: of ``cpu_s`` is the reader's unpacking and the analysis' processing
+    open_cpu_s: float = 0.0
+    decompress_s: float = 0.0
 
 
 def replay_reader(spec: ReaderSpec) -> Reader:
@@ -112,17 +121,26 @@ def _paced(lt: LayoutTime, device: LocalDevice, cpu_s: float, setup_s: float,
 
 def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
                     calibration: Calibration | None, site: SiteProfile, baseline: Baseline,
-                    branches: Sequence[str] | None = None) -> ReaderBaseline:
+                    branches: Sequence[str] | None = None,
+                    algorithm: str | None = None) -> ReaderBaseline:
     """``spec`` replayed on ``maps`` (a sample of the dataset's ``files`` files, which they
     stand for) through the calibration's device, with ``baseline``'s fitted CPU terms.
     ``branches``: what the program reads (the spec's own, from a trace, first; default: every
-    branch).  Raises ``ValueError`` without maps, or for a branch the maps lack."""
+    branch); ``algorithm``: the data's compression, whose measured decompression rate splits
+    the CPU time (:attr:`ReaderBaseline.decompress_s`).  Raises ``ValueError`` without maps,
+    or for a branch the maps lack."""
     if not maps:
         raise ValueError("no basket map of the dataset's files to replay the reader on")
     raw = calibration.raw_read if calibration is not None else None
     device = site_device(baseline.params, raw, site)
     opened = calibration.open_overhead_s if calibration is not None else None
-    from .calcosts import collector_per_file, first_call_extra, loop_cpu_rate, step_touch
+    from .calcosts import (
+        collector_per_file,
+        dataset_decompression_mb_per_s,
+        first_call_extra,
+        loop_cpu_rate,
+        step_touch,
+    )
 
     # Python's garbage collector per file, a program reading with uproot pays it (full
     # collections every few files, which the medians of the open test and the loop leave out)
@@ -187,6 +205,21 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
         notes.append(f"includes {setup:.2f} s paid once per run (RDataFrame's first "
                      f"just-in-time compilation: its first set-up pass less a second one, "
                      f"measured): the rate grows with the events read")
+    # the fixed costs of the read calls, basket keys and baskets: the fitted terms, or, where
+    # the loop's CPU was measured, that CPU in the fitted terms' proportion
+    c = costs.for_engine(lt.engine)
+    fixed = lt.calls * c.call_s + lt.keys * c.key_s + \
+        (lt.extra_touches if c.extra_baskets else lt.baskets) * c.basket_s
+    if source == "measured":
+        loop_fitted = lt.cpu_s - lt.cpu_open_s - lt.step_mb * c.touch_s
+        loop_measured = lt.entries / warm if warm else 0.0
+        fixed = loop_measured * min(fixed / loop_fitted, 1.0) if loop_fitted > 0 else 0.0
+        open_cpu = lt.files * open_s + setup + fixed
+    else:
+        open_cpu = lt.cpu_open_s + fixed + setup
+    dec = dataset_decompression_mb_per_s(calibration, algorithm) \
+        if calibration is not None and algorithm is not None else None
+    decompress = min(lt.compressed_mb / dec, max(cpu_s - open_cpu, 0.0)) if dec else 0.0
     limit = str(getattr(device, "limit", "additive"))
     total = io_s + cpu_s
     if limit == "max":
@@ -215,7 +248,8 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
         measured_events_per_s=measured, measured_cache=cache,
         ratio=rate / measured if measured else None, cpu_source=source, how=spec.how,
         measured_baseline_events_per_s=derived,
-        notes=tuple(notes))
+        notes=tuple(notes), compressed_mb=lt.compressed_mb,
+        open_cpu_s=min(open_cpu, cpu_s), decompress_s=decompress)
 
 
 __all__ = ["ReaderBaseline", "reader_baseline", "replay_reader"]

@@ -87,6 +87,7 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
     said in the note)."""
     from hep_advisor.rules import Context, recommend
     from hep_advisor.rules.branches import selection_notes
+    from hep_advisor.rules.engine import ENGINE_RATE_MODEL, replay_engine
     from hep_advisor.rules.verdict import verdict
 
     notes: list[str] = list(selection_notes(dataset, branches, uses))
@@ -130,6 +131,14 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
                       label=label, inputs=tuple(inputs), branches=tuple(branches or ()),
                       level=level, uses=tuple(uses or ()), basket_maps=maps,
                       replay_merge=replay_merge, reader=spec, reader_baseline=rb)
+        replayed = replay_engine(ctx)  # the verdict and the scaling: the reader replayed
+        if isinstance(replayed, str):
+            summary = replace(fitted.summary, engine=ENGINE_RATE_MODEL,
+                              engine_note=f"the fitted rate model: {replayed}")
+        else:
+            v, summary = replayed
+        fitted = replace(fitted, summary=summary)
+        ctx = replace(ctx, verdict=v, summary=summary)
         recs = tuple(recommend(ctx))
     if calibration is not None and calibration.remote is not None:  # X001-X003, T001: the link
         from hep_advisor.findings.recommendation import rank_key
@@ -297,6 +306,6 @@ def reader_baseline_of(spec: ReaderSpec, dataset: DatasetProfile,
         return None, [f"reader {spec.text}: no baseline: no basket map of the files"]
     try:
         return reader_baseline(spec, maps, tree.files, calibration, site, baseline,
-                               branches), []
+                               branches, tree.compression.algorithm), []
     except ValueError as exc:
         return None, [f"reader {spec.text}: no baseline: {exc}"]

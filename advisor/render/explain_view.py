@@ -58,12 +58,19 @@ def explain_card(report: Report, code: str) -> RenderableType:
     return Group(*out)
 
 
-def _points_table(report: Report, label: str) -> RenderableType:
+def _points_table(report: Report, label: str, rate_model: bool = False) -> RenderableType:
+    """The engine's points of dataset ``label`` (``rate_model``: the fitted rate model's,
+    kept where the replay is the engine)."""
     a = next(x for x in report.advice if x.label == label)
-    checks = a.model.self_check if a.model is not None else ()
+    checks = (a.model.rate_model_check if rate_model else a.model.self_check) \
+        if a.model is not None else ()
+    title = (f"{label}: {sum(1 for c in checks if c.ok)} of {len(checks)} points within "
+             "tolerance")
+    if rate_model:
+        title = (f"{label}, the fitted rate model (what-ifs of other sites, fallbacks): "
+                 f"{sum(1 for c in checks if c.ok)} of {len(checks)} points")
     t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="dim",
-              title=f"{label}: {sum(1 for c in checks if c.ok)} of {len(checks)} points "
-              "within tolerance", title_justify="left", title_style="bold")
+              title=title, title_justify="left", title_style="bold")
     t.add_column("point")
     t.add_column("predicted", justify="right", no_wrap=True)
     t.add_column("measured", justify="right", no_wrap=True)
@@ -86,6 +93,8 @@ def explain_model_check(report: Report) -> RenderableType:
             out.append(Text(f"{a.label}: no fitted model, nothing to check", style="yellow"))
             continue
         out += [_points_table(report, a.label), Text("")]
+        if a.model.rate_model_check:
+            out += [_points_table(report, a.label, rate_model=True), Text("")]
     out.append(Text("predicted and measured: compressed MB read per second; a point passes "
                     "within 10% or within twice its measurement's spread", style="dim"))
     out += [Text(""), model_check_view(report)]

@@ -48,6 +48,9 @@ _ALL = ("storage", "network", "decompression", "processing", "per-file overhead"
 #: The verdict's limits each read test's points describe (by the start of the point's label,
 #: as :data:`hep_advisor.models.selfcheck.TERMS`).
 TERM_LIMITS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("replay, event loop, cold", ("storage", "decompression", "processing",
+                                  "per-file overhead")),
+    ("replay, parallel event loop", ("decompression", "processing", "per-file overhead")),
     ("cold sequential", ("storage", "network")),
     ("concurrency", ("storage", "network")),
     ("random", ("storage", "network")),
@@ -82,6 +85,12 @@ def point_label(test: str) -> str:
     m = re.fullmatch(r"concurrency (\d+)", test)
     if m:
         return f"{m[1]} concurrent readers"
+    m = re.fullmatch(r"replay, parallel event loop (\d+)", test)
+    if m:
+        n = int(m[1])
+        return f"the replay: event loop, {n} workers in parallel (warm)"
+    if test == "replay, event loop, cold":
+        return "the replay: your reader's event loop, cold"
     m = re.fullmatch(r"parallel event loop (\d+)", test)
     if m:
         n = int(m[1])
@@ -169,7 +178,8 @@ def consequence(advice: Advice, check: SelfCheck, rec: Recommendation) -> Conseq
     limits = set(limits_of(check.test))
     if v is None:
         return Consequence(rec.code, advice.label, 1.0, 1.0)
-    if check.test.startswith("parallel event loop") and rec.workers <= 1 and v.workers <= 1:
+    parallel = check.test.startswith(("parallel event loop", "replay, parallel event loop"))
+    if parallel and rec.workers <= 1 and v.workers <= 1:
         return Consequence(rec.code, advice.label, 0.0, 0.0)
     speedup = max(rec.predicted_speedup, 1.0)
     growth = _growth(rec)

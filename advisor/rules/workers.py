@@ -11,25 +11,27 @@ through the same shared-device queue (:func:`hep_advisor.models.physics.shared_d
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from hep_advisor.findings.recommendation import Action, Evidence, Recommendation, contradicted
 from hep_advisor.models import scenarios as sc
-from hep_advisor.models.calcosts import collector_per_file
 from hep_advisor.models.knee import KNEE_FRACTION, knee
-from hep_advisor.models.replay.workers import SharedJob, WorkersGain, overlap, scaling, workers_gain
+from hep_advisor.models.replay.workers import SharedJob, WorkersGain, scaling, workers_gain
 from hep_advisor.models.scenarios import PredictionPoint
-from hep_advisor.models.throughput import BOUNDS, PLAUSIBLE
 from hep_advisor.models.unitpace import busy_workers, measured_speedup
 from hep_advisor.rules import versions
 from hep_advisor.rules.context import Context
+from hep_advisor.rules.engine import (
+    efficiency,
+    efficiency_assumed,
+    oversubscription,
+    replayed_baseline,
+    replayed_job,
+)
 from hep_advisor.rules.rule import Rule
 
 #: what binds the processes, in words
 _BOUND = {"device": "device-bound", "cpu": "CPU-bound", "both": "device and CPU both bind"}
-#: the 90% interval's z (the level of every interval the advice shows)
-_Z90 = 1.6448536269514722
 
 
 def workers_rule(ctx: Context) -> Recommendation | None:
@@ -89,7 +91,7 @@ def workers_rule(ctx: Context) -> Recommendation | None:
                          "the processes' reads queue at the device" if
                          job.limit != "max" else "the device's budget is shared")
                      + "); the parallel efficiency of the CPU work "
-                     + ("is assumed over its plausible range" if _assumed(ctx) else
+                     + ("is assumed over its plausible range" if efficiency_assumed(ctx) else
                         "is the fitted one, with its interval"))
     rdf = Action.labelled("RDataFrame: run the event loop on N threads (call it before "
                           "creating the RDataFrame)", f"ROOT.EnableImplicitMT({n})",
@@ -149,72 +151,13 @@ def _shared(ctx: Context) -> tuple[SharedJob, _Baseline] | None:
 
 
 def _shared_job(ctx: Context) -> tuple[SharedJob, _Baseline] | None:
-    from hep_advisor.models.reader_baseline import reader_baseline
-
-    tree = ctx.tree
-    if tree is None or ctx.reader is None:
+    rj, rb = replayed_job(ctx), replayed_baseline(ctx)
+    if rj is None or rb is None:
         return None
-    rb = ctx.reader_baseline  # replayed once by the caller where it could
-    if rb is None:
-        try:
-            rb = reader_baseline(ctx.reader, ctx.basket_maps, tree.files, ctx.calibration,
-                                 ctx.site, ctx.baseline, ctx.branches or None)
-        except ValueError:  # a branch the maps lack, an empty map: the rate model's scenario
-            return None
-    if not (rb.io_s >= 0 and rb.cpu_s >= 0 and rb.io_s + rb.cpu_s > 0):
-        return None
-    measured = (rb.entries / rb.measured_baseline_events_per_s
-                if rb.measured_baseline_events_per_s else None)
     base = _Baseline(rb.description, rb.entries, rb.compressed_mb_per_s, rb.io_s, rb.cpu_s,
                      rb.cpu_source, rb.device_requests, rb.seeks, rb.device_mb_per_s,
-                     rb.access_ms, rb.device_limit, measured)
-    interleave = 0.0 if rb.device_limit == "max" else \
-        max(rb.device_requests - rb.seeks, 0.0) * rb.access_ms / 1e3
-    opened = ctx.calibration.open_overhead_s if ctx.calibration is not None else None
-    open_s = opened.warm if opened is not None and opened.warm else ctx.param("open_s")
-    if ctx.reader.engine == "uproot":  # Python's full collections, per file (as rb.cpu_s)
-        open_s += collector_per_file(ctx.calibration)
-    clusters = tree.clusters.count if tree.clusters is not None else 0
-    files = max(int(tree.files), 1)
-    job = SharedJob(io_s=rb.io_s, cpu_s=rb.cpu_s, limit=rb.device_limit,  # form: below
-                    # the replay's device: the raw read's one device (the rate model's fitted
-                    # ``devices`` came out 1.0-1.3 +- 0.3-0.5 on one throttled disk: not used)
-                    interleave_s=interleave, devices=1.0,
-                    open_s=open_s, files=files,
-                    clusters=max(math.ceil(clusters / files), 1) if clusters else 0)
-    return overlap(job, measured)[0], base
-
-
-def _assumed(ctx: Context) -> bool:
-    p = ctx.summary.parameters.get("parallel_efficiency")
-    return p is None or p.source == "assumed"
-
-
-def efficiency(ctx: Context) -> tuple[float, float, float]:
-    """The parallel efficiency of the CPU work: (point, low, high) (:func:`_spread`)."""
-    return _spread(ctx, "parallel_efficiency")
-
-
-def oversubscription(ctx: Context) -> tuple[float, float, float]:
-    """The CPU work's rate at twice the logical cores' workers, of the logical cores' rate:
-    (point, low, high) (:func:`_spread`)."""
-    return _spread(ctx, "oversubscribed")
-
-
-def _spread(ctx: Context, name: str) -> tuple[float, float, float]:
-    """A parameter in (0, 1]: (point, low, high).  Assumed: its plausible range
-    (``hep_advisor.models.throughput.PLAUSIBLE``), no narrower; fitted: its 90% interval
-    (log-normal, within the fit's bounds); fixed or without an uncertainty: the value alone."""
-    value = ctx.param(name) or 1.0
-    p = ctx.summary.parameters.get(name)
-    lo_b, hi_b = BOUNDS[name]
-    if p is None or p.uncertainty is None or p.value <= 0:
-        return value, value, value
-    if p.source == "assumed":
-        lo, hi = PLAUSIBLE[name]
-        return value, min(lo, value), max(hi, value)
-    spread = math.exp(_Z90 * p.uncertainty / p.value)
-    return value, max(value / spread, lo_b), min(value * spread, hi_b)
+                     rb.access_ms, rb.device_limit, rj.measured_s)
+    return rj.job, base
 
 
 def _gain(ctx: Context, shared: tuple[SharedJob, _Baseline] | None, n: int
@@ -266,7 +209,7 @@ def _device_evidence(ctx: Context, shared: tuple[SharedJob, _Baseline], gain: Wo
     ]
     eff, lo, hi = efficiency(ctx)
     ev.append(Evidence("parallel efficiency range used", f"{lo:.2f}–{hi:.2f}", "",
-                       "assumed" if _assumed(ctx) else "fitted",
+                       "assumed" if efficiency_assumed(ctx) else "fitted",
                        f"point {eff:.2f}; what each core beyond the first adds to the CPU "
                        "work"))
     if base.measured_s is not None:

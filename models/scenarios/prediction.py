@@ -109,6 +109,17 @@ class ModelSummary:
     #: the fitted model's prediction for each configuration its calibration measured
     #: (``hep_advisor.models.selfcheck``); empty for a described site
     self_check: tuple[SelfCheck, ...] = ()
+    #: what gives ``predictions``: ``"replay"`` (the program's reader replayed through the
+    #: calibrated device with the CPU it measured, spread over workers:
+    #: ``hep_advisor.models.replay.engine``) or ``"rate model"`` (the fitted model: a described
+    #: site, or the fallback where the replay cannot run); ``engine_note`` says how, or why
+    #: the fallback
+    engine: str = "rate model"
+    engine_note: str | None = None
+    #: where the replay is the engine, ``self_check`` is its own (the calibration's measured
+    #: configurations it can replay) and the fitted rate model's points are kept here (it
+    #: still gives the what-ifs of other sites)
+    rate_model_check: tuple[SelfCheck, ...] = ()
 
 
 def scenario_model(model: ThroughputModel, baseline: Baseline, new: Baseline
