@@ -9,11 +9,13 @@ from dataclasses import replace
 
 from hep_advisor.findings.recommendation import Action, Evidence, Recommendation
 from hep_advisor.models import scenarios as sc
+from hep_advisor.models.replay.predict import MergePrediction, Reader
 from hep_advisor.models.scenarios import PredictionPoint
 from hep_advisor.probes.results import DatasetProfile, largest_tree
 from hep_advisor.rules import versions
 from hep_advisor.rules.compression import _percent
 from hep_advisor.rules.context import Context
+from hep_advisor.rules.files import replay_point
 from hep_advisor.rules.inputs import Inputs, python_files
 from hep_advisor.rules.rule import Rule
 from hep_advisor.rules.storage import entry_step
@@ -29,9 +31,10 @@ def branches_rule(ctx: Context) -> Recommendation | None:
     ``SetBranchStatus`` and uproot without ``filter_name`` do), ``ctx.uses`` what the analysis
     uses (``--uses``).  It fires only when the used branches are a strict subset of the read
     ones holding at most ``BRANCHES_MAX_FRACTION`` of the bytes read; without ``uses`` it
-    cannot tell, and does not fire.  The speed-up is the model's for reading the used
-    branches' bytes over its prediction for reading the read ones' (both from the whole tree
-    the model's baseline reads)."""
+    cannot tell, and does not fire.  The speed-up is the program's reader replayed on the
+    read branches over the printed reader replayed on the used ones (:func:`_replayed`); where
+    no basket map was read, the rate model's prediction for the used branches' bytes over its
+    prediction for the read ones' (the fallback)."""
     tree = ctx.tree
     if tree is None or not ctx.uses or not tree.branch_profiles:
         return None
@@ -49,10 +52,22 @@ def branches_rule(ctx: Context) -> Recommendation | None:
     fraction = used_bytes / read_bytes
     if fraction > BRANCHES_MAX_FRACTION:
         return None
-    now = ctx.predict(sc.branches(read_bytes / total, len(read) / len(by_name))) \
-        if read_bytes < total else None
     scen = sc.branches(used_bytes / total, len(used) / len(by_name))
-    point = _relative(ctx.predict(scen), now)
+    replayed = _replayed(ctx, used)
+    if replayed is not None:  # the program's reader, then the printed one on the used branches
+        point = replay_point(replayed)
+    else:  # no basket maps or reader: the rate model's scenario (the fallback)
+        now = ctx.predict(sc.branches(read_bytes / total, len(read) / len(by_name))) \
+            if read_bytes < total else None
+        point = _relative(ctx.predict(scen), now)
+    how = []
+    if replayed is not None:
+        b, a = replayed.before, replayed.after
+        how = [Evidence("replayed now / used branches only",
+                        f"{b.total_s:.2f} / {a.total_s:.2f}", "s", "derived",
+                        f"{b.io_s:.2f} / {a.io_s:.2f} s of device time, "
+                        f"{b.compressed_mb:,.1f} / {a.compressed_mb:,.1f} MB read "
+                        "(the program's reader, then the printed one)")]
     what_read = (f"{len(read)} of the tree's {tree.branches} branches" if given
                  else f"all {tree.branches} branches")
     return ctx.make(
@@ -77,17 +92,19 @@ def branches_rule(ctx: Context) -> Recommendation | None:
                      "%", "derived"),
             Evidence("threshold", 100 * BRANCHES_MAX_FRACTION, "%", "threshold",
                      "of the bytes read"),
+            *how,
         ],
         actions=[
-            Action.labelled("ROOT: enable only these branches",
-                            'tree->SetBranchStatus("*", 0); for (auto b : {'
-                            + ", ".join(_cxx_string(root_name(n)) for n in used)
-                            + "}) tree->SetBranchStatus(b, 1);", versions.ROOT_TTREE),
-            Action.labelled("uproot: name them (an entry-count step of whole clusters: a "
-                            "memory-size step such as the default '100 MB' first reads every "
-                            "basket's key)",
-                            f"tree.iterate(filter_name={used!r}, step_size={_step(ctx, used)})",
-                            versions.UPROOT),
+            *_readers_first(ctx, [
+                Action.labelled("ROOT: enable only these branches",
+                                'tree->SetBranchStatus("*", 0); for (auto b : {'
+                                + ", ".join(_cxx_string(root_name(n)) for n in used)
+                                + "}) tree->SetBranchStatus(b, 1);", versions.ROOT_TTREE),
+                Action.labelled("uproot: name them (an entry-count step of whole clusters: a "
+                                "memory-size step such as the default '100 MB' first reads "
+                                "every basket's key)",
+                                f"tree.iterate(filter_name={used!r}, "
+                                f"step_size={_step(ctx, used)})", versions.UPROOT)]),
             Action.labelled("or slim the files once to these branches (RDataFrame Snapshot)",
                             snapshot_script(ctx.paths, tree.name, used), versions.ROOT_RDF),
         ],
@@ -175,6 +192,24 @@ def snapshot_script(ins: Inputs, tname: str, names: list[str]) -> str:
             "    " + snap)
 
 
+def _readers_first(ctx: Context, actions: list[Action]) -> list[Action]:
+    """(ROOT's, uproot's) with the program's own engine's first: the one the short report
+    shows."""
+    root, up = actions
+    return [root, up] if ctx.reader is not None and ctx.reader.engine == "root" else [up, root]
+
+
+def _replayed(ctx: Context, used: Sequence[str]) -> MergePrediction | None:
+    """The program's reader on the branches it reads now, then on the used ones alone with the
+    reader the rule prints (uproot: an entry step of whole clusters; a ROOT reader: itself),
+    replayed (``None`` without basket maps or a reader)."""
+    prog = ctx.program_reader
+    if prog is None or not ctx.basket_maps:
+        return None
+    after = prog if prog.engine == "root" else Reader(step=_step(ctx, used))
+    return ctx.reader_replay(prog, after, after_branches=list(used))
+
+
 def _step(ctx: Context, used: Sequence[str]) -> int:
     """uproot's entry-count ``step_size`` for the used branches, whole clusters."""
     if ctx.basket_maps:
@@ -186,8 +221,9 @@ def _step(ctx: Context, used: Sequence[str]) -> int:
 
 B001 = Rule("B001", "branches", "branches", "Read only the branches the analysis uses",
             trigger="the used branches (--uses) hold <= 50% of the bytes read",
-            prediction="the rate model's prediction for the used branches' bytes over its "
-                       "prediction for the read ones'",
+            prediction="the program's reader replayed on the branches it reads, then the "
+                       "printed reader on the used ones (the rate model's scenario where no "
+                       "basket map was read)",
             measure="time the analysis once with the change applied",
             check=lambda ctx, found: branches_rule(ctx))
 

@@ -52,7 +52,16 @@ def nice_size(mb: float) -> float:
 
 def per_file_overhead(ctx: Context) -> tuple[float, float, float]:
     """(seconds of fixed cost per file, MB/s of reading without it, its share of a file's time)
-    at one worker, from the fitted model."""
+    at one worker: the engine's (the program's reader replayed: its per-file overhead part,
+    and the verdict's share of it), else the fitted model's."""
+    from hep_advisor.rules.engine import replayed_job
+
+    rj = replayed_job(ctx)
+    if rj is not None and rj.job.files > 0 and rj.compressed_mb > 0:
+        t = rj.seconds(1, 1.0, ctx.baseline.cores)
+        share = rj.shares(1, 1.0, ctx.baseline.cores).get("per-file overhead", 0.0)
+        rest = t - rj.open_s
+        return rj.open_s / rj.job.files, rj.compressed_mb / rest if rest > 0 else 0.0, share
     b = ctx.baseline
     row = b.row(1)
     t_file = ctx.param("open_s") * (row.get("opens", 0.0) > 0.5) + \

@@ -18,6 +18,7 @@ from hep_advisor.models import scenarios as sc
 from hep_advisor.models.calcosts import uproot_key_cost
 from hep_advisor.models.replay.fileios import cold_file_ios
 from hep_advisor.models.replay.predict import STEP_BYTES, Reader, cluster_step
+from hep_advisor.models.sites import StorageSpec
 from hep_advisor.rules import versions
 from hep_advisor.rules.context import Context
 from hep_advisor.rules.files import (
@@ -95,8 +96,9 @@ def readahead_rule(ctx: Context) -> Recommendation | None:
     if size is None or size <= now_kb * 1024:
         return None
     kb = size / 1024
-    # the event loop's reads on today's files at the new read-ahead, replayed
-    replayed = ctx.reader_replay(Reader(), Reader(), read_ahead_kb=int(kb))
+    # the program's reader on today's files at the new read-ahead, replayed (the engine)
+    prog = ctx.program_reader or Reader()
+    replayed = ctx.reader_replay(prog, prog, read_ahead_kb=int(kb))
     shows = replayed is not None and replayed.speedup >= MIN_SPEEDUP
     rates_say = ctx.baseline.access != "scattered" and best >= READAHEAD_MIN_GAIN * rate_now
     if not rates_say and not shows:
@@ -108,15 +110,14 @@ def readahead_rule(ctx: Context) -> Recommendation | None:
     if replayed is not None:
         b, a = replayed.before, replayed.after
         extra.append(Evidence(
-            "replayed: the event loop at this read-ahead", round(replayed.speedup, 2), "x",
+            "replayed: your reader at this read-ahead", round(replayed.speedup, 2), "x",
             "derived", f"{b.io.device_requests * b.scale:,.0f} -> "
             f"{a.io.device_requests * a.scale:,.0f} device reads, "
             f"{b.io.seeks * b.scale:,.0f} -> {a.io.seeks * a.scale:,.0f} paying the access "
             "time"))
-        if not rates_say:  # scattered reads: the rate model has no read-ahead term for them
-            point = replay_point(replayed)
-            assumptions = ("the speed-up replays the event loop's reads of today's files "
-                           "through a model of the device at both read-aheads",)
+        point = replay_point(replayed)  # the engine; the rate model's scenario: a fallback
+        assumptions = ("the speed-up replays your reader's reads of today's files through a "
+                       "model of the device at both read-aheads",)
     dev = _device(ctx)
     return ctx.make(
         rule=A001, title=f"Raise the read-ahead to {kb:,.0f} KiB",
@@ -335,15 +336,73 @@ def cache_rule(ctx: Context) -> Recommendation | None:
                     f"{loop.warm.median:,.0f} from the page cache")
 
 
+def _replayed_layout(ctx: Context, n: int, spec: StorageSpec, sd: float | None
+                     ) -> tuple[float, float, float] | None:
+    """(speed-up, low, high) of the program's reader's job at ``n`` workers on ``spec``
+    against today's storage at ``n`` (:func:`~hep_advisor.models.replay.engine.on_storage`):
+    the device kind's assumed spread (``sd``) and the parallel efficiency's range each moved
+    alone, their log shifts added in quadrature.  ``None`` without the replayed job."""
+    from hep_advisor.models.replay.engine import Z90, on_storage
+    from hep_advisor.rules.engine import (
+        efficiency,
+        oversubscription,
+        replayed_baseline,
+        replayed_job,
+    )
+
+    rj, rb = replayed_job(ctx), replayed_baseline(ctx)
+    if rj is None or rb is None:
+        return None
+    eff, eta, cores = efficiency(ctx), oversubscription(ctx)[0], ctx.baseline.cores
+
+    def speedup(f: float = 1.0, e: float = eff[0]) -> float:
+        new = on_storage(rj, spec.mb_per_s * f, spec.access_ms / f, spec.count, spec.layout,
+                         rb.device_mb_per_s, rb.access_ms, rb.seeks)
+        return rj.seconds(n, e, cores, eta) / new.seconds(n, e, cores, eta)
+
+    s = speedup()
+    effects = [[speedup(e=e) for e in eff[1:]]]
+    if sd:
+        effects.append([speedup(f=math.exp(k * Z90 * sd)) for k in (-1.0, 1.0)])
+    up = math.sqrt(sum(max(max(math.log(g / s) for g in e), 0.0) ** 2 for e in effects))
+    down = math.sqrt(sum(max(max(math.log(s / g) for g in e), 0.0) ** 2 for e in effects))
+    return s, s * math.exp(-down), s * math.exp(up)
+
+
+def _device_now(ctx: Context) -> list[Evidence]:
+    """The storage today as the engine has it: the replay's device (measured), else the rate
+    model's fitted terms."""
+    from hep_advisor.rules.engine import replayed_baseline
+
+    rb = replayed_baseline(ctx)
+    if rb is None:
+        return [ctx.param_evidence("storage_mb_per_s", "storage rate", 1.0, "MB/s per stream"),
+                ctx.param_evidence("access_ms", "access time", 1.0, "ms")]
+    return [Evidence("storage rate", round(rb.device_mb_per_s, 1), "MB/s", "measured",
+                     "the cold raw read"),
+            Evidence("access time", round(rb.access_ms, 2), "ms", "measured",
+                     "the request sweep's small reads"),
+            Evidence("device time of the job (replayed), one worker", round(rb.io_s, 2), "s",
+                     "derived", f"{rb.seeks:,.0f} of {rb.device_requests:,.0f} device I/Os "
+                     "paying the access time; each layout rescales its transfer and access "
+                     "times")]
+
+
 def layout_rule(ctx: Context) -> Recommendation | None:
     b = ctx.baseline
     if b.config.get("cached", 0.0) > 0.5 or b.config.get("remote", 0.0) > 0.5:
         return None
+    from hep_advisor.rules.engine import efficiency, oversubscription, replayed_job
     from hep_advisor.rules.verdict import verdict
 
     n = max(ctx.cores, 1)
-    v = verdict(b, n)
-    share = next((s.share for s in v.shares if s.limit == "storage"), 0.0)
+    rj = replayed_job(ctx)
+    if rj is not None:  # the engine's share of the storage at n workers
+        share = rj.shares(n, efficiency(ctx)[0], b.cores, oversubscription(ctx)[0]).get(
+            "storage", 0.0)
+    else:  # the fallback: the rate model's
+        v = verdict(b, n)
+        share = next((s.share for s in v.shares if s.limit == "storage"), 0.0)
     if share < LAYOUT_MIN_SHARE:
         return None
     options = []
@@ -354,23 +413,28 @@ def layout_rule(ctx: Context) -> Recommendation | None:
         scen = sc.combine(sc.devices(spec, sd, (statement,)), sc.workers(n),
                           name=f"{text} at {n} workers")
         point = ctx.predict(scen)
-        if point.speedup is None or base_n.speedup is None:
+        replayed = _replayed_layout(ctx, n, spec, sd)
+        if replayed is not None:
+            s, lo, hi = replayed
+        elif point.speedup is None or base_n.speedup is None:
             continue
-        s, lo, hi = (point.speedup / base_n.speedup, (point.speedup_low or 0) / base_n.speedup,
-                     (point.speedup_high or 0) / base_n.speedup)
+        else:
+            s, lo, hi = (point.speedup / base_n.speedup,
+                         (point.speedup_low or 0) / base_n.speedup,
+                         (point.speedup_high or 0) / base_n.speedup)
         options.append(Option(text, round(s, 3), round(lo, 3), round(hi, 3), caveat))
         if best is None or s > best[0]:
             best = (s, text, scen, point)
     if best is None:
         return None
     s, text, scen, point = best
-    # the speed-up over the same worker count on the current storage
+    # the speed-up over the same worker count on the current storage (the option's interval)
     from hep_advisor.models.scenarios import PredictionPoint
 
+    lo_hi = next(((o.speedup_low, o.speedup_high) for o in options if o.name == text),
+                 (s, s))
     rel = PredictionPoint(n, point.aggregate_mb_per_s, point.low, point.high,
-                          point.events_per_s, s,
-                          (point.speedup_low or s) / (base_n.speedup or 1.0),
-                          (point.speedup_high or s) / (base_n.speedup or 1.0))
+                          point.events_per_s, s, lo_hi[0], lo_hi[1])
     return ctx.make(
         rule=L001, title=f"Spread the data over faster storage ({text})",
         audience="site admin", point=rel, scenario=scen,
@@ -381,8 +445,7 @@ def layout_rule(ctx: Context) -> Recommendation | None:
             Evidence("storage's share at this worker count", round(100 * share, 1), "%",
                      "derived", f"{n} workers"),
             Evidence("threshold", 100 * LAYOUT_MIN_SHARE, "%", "threshold"),
-            ctx.param_evidence("storage_mb_per_s", "storage rate", 1.0, "MB/s per stream"),
-            ctx.param_evidence("access_ms", "access time", 1.0, "ms"),
+            *_device_now(ctx),
         ],
         actions=[Action(f"{o.name}: {o.predicted_speedup:.2f}x ({o.caveat})") for o in
                  sorted(options, key=lambda o: -o.predicted_speedup)],
@@ -401,8 +464,9 @@ def pre_read(ins: Inputs) -> str:
 
 A001 = Rule("A001", "storage", "readahead", "Raise the read-ahead",
             trigger="larger sequential reads measured >= 10% faster",
-            prediction="the rate model's read-ahead scenario; a small file's cold reads "
-                       "replayed through the device at the larger read-ahead",
+            prediction="the program's reader replayed on today's files at both "
+                       "read-aheads (the rate model's read-ahead scenario where no basket map "
+                       "was read)",
             measure="time the analysis once with the printed read-ahead", audience="site admin",
             check=lambda ctx, found: readahead_rule(ctx))
 T001 = Rule("T001", "storage", "treecache", "Read through ROOT's TTreeCache",
@@ -420,8 +484,10 @@ P001 = Rule("P001", "storage", "cache", "Pre-stage the data into memory",
             audience="site admin", check=lambda ctx, found: cache_rule(ctx))
 L001 = Rule("L001", "storage", "layout", "Spread the data over faster storage",
             trigger="storage takes >= 20% of the time at one worker per core",
-            prediction="the rate model with the storage's devices changed (separate disks, SSD, "
-                       "NVMe), at the best worker count",
+            prediction="the program's reader's replayed job at one worker per core, its "
+                       "device time rescaled to each layout's devices (separate disks, RAID, "
+                       "SSD, NVMe: assumed figures); the rate model's devices scenario where "
+                       "no replay ran",
             measure="time the analysis once with the change applied",
             audience="site admin", check=lambda ctx, found: layout_rule(ctx))
 
