@@ -50,7 +50,7 @@ def _stacked(a: Advice) -> str:
         f'title="{e(s.limit)} {pct}%"></span>'
         for s, pct in zip(v.shares, summary.share_percents(v.shares), strict=True) if pct > 0)
     return (f'<td><div class="stack">{segs}</div></td>'
-            f"<td>{e(summary.shares_text(v))}</td>")
+            f"<td>{e(summary.shares_text(v, top=2))}</td>")
 
 
 def _where_time_goes(report: Report) -> str:

@@ -76,9 +76,11 @@ def legend_lines(level: float) -> list[str]:
         f"it); info ≥ {times(MIN_SPEEDUP)}; a recommendation predicted below "
         f"{times(MIN_SPEEDUP)} does not apply and is not shown.",
         f"Speed-ups compare the time to read the same events with the analysis as it runs now; "
-        f"intervals are {percent(level)} intervals from the fitted model, including the "
-        "calibration's run-to-run spread; a parameter nothing measured spans its plausible "
-        "range.",
+        "times come from one engine: your reader's requests replayed through the measured "
+        "device, plus the CPU the calibration measured, spread over the workers; "
+        f"intervals are {percent(level)} intervals from the inputs' measured run-to-run "
+        "spreads, each input moved alone and the shifts added (before and after together); "
+        "an input nothing measured spans its plausible range, labelled assumed.",
         "A recommendation whose own measurement points the other way beyond its interval is "
         "marked not recommended and counted apart. The model check counts the measured "
         "points the model passes within 10% (or the measurement's spread); a miss touches a "
