@@ -102,6 +102,33 @@ def _big57() -> Layout:
     return Layout(scalars=tuple((f"b{k}", "FFFDI"[k % 5]) for k in range(40)))
 
 
+def _jets58() -> Layout:
+    """Held out (issue 58): a NanoAOD-like schema unlike ``nano``: 30 float scalars, 150
+    trigger flags and four jagged collections (one of 40 candidates an event), 32 KB baskets,
+    AutoFlush 2,500 entries."""
+    def coll(name: str, mean: float, n: int) -> tuple[str, float, tuple[tuple[str, str], ...]]:
+        return (name, mean, tuple((f"f{j}", "FFFIb"[j % 5]) for j in range(n)))
+
+    return Layout(scalars=(*((f"s{k}", "F") for k in range(30)),
+                           *((f"HLT_p{k}", "O") for k in range(150))),
+                  collections=(coll("Jet", 5.0, 15), coll("Muon", 2.0, 10),
+                               coll("Ele", 2.0, 10), coll("PFCand", 40.0, 6)),
+                  auto_flush=2500, basket_size=32_000)
+
+
+def _objs58() -> Layout:
+    """Held out (issue 58): split objects and ten ``std::vector<float>`` branches, 64 KB
+    baskets, AutoFlush 20,000 entries."""
+    return Layout(objects=(("mu", 12, 4, 8), ("vtx", 6, 3, 0)),
+                  vectors=tuple(f"v{k}" for k in range(10)),
+                  auto_flush=20_000, basket_size=64_000)
+
+
+def _big58() -> Layout:
+    """Held out (issue 58): one large file of 60 scalars, ROOT's default AutoFlush."""
+    return Layout(scalars=tuple((f"c{k}", "FFDII"[k % 5]) for k in range(60)))
+
+
 @dataclass(frozen=True)
 class Dataset:
     name: str
@@ -155,6 +182,23 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
             "collections (59 branches), ZLIB-9, 16 KB baskets, AutoFlush 4,000 entries"),
     Dataset("h57vecs", _vecs57(), 4, 15_000, 509, "held out (issue 57): 80 scalars and 30 "
             "std::vector<float>, ZSTD-9, 5 MB clusters"),
+    # held out for issue 58 (one engine): written after the engine was frozen, before any of
+    # its results were seen; unlike all of the above in writer, branch count, size, layout
+    # and codec
+    Dataset("h58snap", Layout(), 5, 60_000, 404, "held out (issue 58), written by "
+            "RDataFrame::Snapshot: 80 columns, LZ4-4", writer="rdf", columns=(30, 30, 20)),
+    Dataset("h58k2", Layout(), 1, 6000, 503, "held out (issue 58), written by uproot: one "
+            "file of 2,000 branches (float, double, int), ZSTD-3, a basket per branch per "
+            "1,500 entries", writer="uproot-flat", columns=(1200, 500, 300), chunk=1500),
+    Dataset("h58big", _big58(), 1, 2_400_000, 106, "held out (issue 58): one large file, 60 "
+            "scalars, ZLIB-6, ROOT's default AutoFlush"),
+    Dataset("h58jets", _jets58(), 6, 5000, 507, "held out (issue 58): NanoAOD-like, 150 flags "
+            "and four jagged collections, ZSTD-7, 32 KB baskets, AutoFlush 2,500 entries"),
+    Dataset("h58many", Layout(), 150, 1500, 106, "held out (issue 58), written by uproot: 150 "
+            "files of 1,500 entries, 60 branches, ZLIB-6, a basket per branch per 300 "
+            "entries", writer="uproot-flat", columns=(40, 10, 10), chunk=300),
+    Dataset("h58objs", _objs58(), 3, 50_000, 201, "held out (issue 58): split objects and "
+            "ten std::vector<float>, LZMA-1, 64 KB baskets, AutoFlush 20,000 entries"),
 )}
 
 #: the uproot-written dataset's branches: flat float32, float64, int32, and one jagged

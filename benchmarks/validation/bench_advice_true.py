@@ -134,6 +134,8 @@ class Disk:
 
 #: ``--report-args``: more arguments for ``report`` (e.g. ``--reader uproot.iterate``)
 EXTRA: list[str] = []
+#: ``--step``: the entry step the analysis reads with (the program's reader)
+READER_STEP: list[int] = []
 #: where the reports' JSON documents are kept (next to ``--out``)
 SAVE: list[Path] = []
 #: ``--code``: another copy of the advisor's code to run (PYTHONPATH), e.g. a ``git archive``
@@ -403,6 +405,8 @@ def run_one(name: str, disk: Disk, args: argparse.Namespace) -> dict[str, Any]:
                 checks.append(machine_check())
                 for v, kw in (variants if k % 2 == 0 else variants[::-1]):
                     kw = dict(kw)
+                    if READER_STEP and "step" not in kw:  # ``--step``: the program's reader
+                        kw["step"] = READER_STEP[0]
                     rates[v].append(analysis(disk, kw.pop("files"), **kw))
                 print("  pass " + str(k + 1) + ": " + ", ".join(
                     f"{v} {rates[v][-1]:,.0f}" for v, _ in variants) + " events/s (machine: "
@@ -564,6 +568,10 @@ def main() -> int:
     ap.add_argument("--out", default=None)
     ap.add_argument("--code", default=None, help="run the advisor from this copy of the code "
                     "(default: the installed one, this working tree)")
+    ap.add_argument("--step", type=int, default=None,
+                    help="the analysis reads with uproot.iterate at this entry step (and the "
+                         "report is told so: --reader uproot.iterate:step_size=N); a printed "
+                         "step replaces it")
     ap.add_argument("--report-args", default="", help="more arguments for report, one string")
     ap.add_argument("--table", nargs="+", default=None, metavar="JSON",
                     help="only print the tables of earlier runs' --out files")
@@ -579,6 +587,9 @@ def main() -> int:
             table([res for res, _ in runs])
         return 0
     EXTRA.extend(shlex.split(args.report_args))
+    if args.step:
+        READER_STEP.append(args.step)
+        EXTRA.extend(["--reader", f"uproot.iterate:step_size={args.step}"])
     if args.code:
         CODE.append(str(Path(args.code).resolve()))
     if args.out:
