@@ -1,5 +1,7 @@
 """The model check as the views show it: how many of the points the calibration measured the
-fitted model passes through, and, ranked by consequence, the misses that matter.
+engine passes through (the replay of the program's reader where it gives the advice's figures,
+``model.self_check``; else the fitted rate model), and, ranked by consequence, the misses that
+matter.
 
 A miss matters where the term it tests carries at least :data:`CONSEQUENCE` (10%) of the time
 of a recommendation shown for the same dataset, before or after the change: there the miss
@@ -7,8 +9,8 @@ moves the predicted speed-up; elsewhere it moves a figure no recommendation rest
 
 What carries a term's time:
 
-* **before**: the verdict's shares (``Verdict.shares``, the fitted model's split of the time
-  now at the analysis' worker count), summed over the limits the term describes
+* **before**: the verdict's shares (``Verdict.shares``, the engine's split of the time now at
+  the analysis' worker count), summed over the limits the term describes
   (:data:`TERM_LIMITS`);
 * **after**: each limit's share of the shorter time after the change, taken as its share now
   times the predicted speed-up (a limit the change leaves alone keeps its seconds, so its share

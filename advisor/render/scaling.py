@@ -7,9 +7,10 @@ same series and says the same numbers in the same words:
 
 - the **knee** is W001's (:func:`hep_advisor.models.knee.knee`): the fewest workers whose
   predicted rate reaches :data:`KNEE_FRACTION` of the best predicted rate;
-- the **ceiling** is the storage's capacity from the model
-  (:func:`hep_advisor.models.scenarios.device_capacity`: every device streaming, this access
-  pattern), labelled :data:`CAPACITY_LABEL` everywhere.
+- the **ceiling** is the storage's capacity for the program's reader: its job's compressed MB
+  over the replayed device time (the rate model's
+  :func:`hep_advisor.models.scenarios.device_capacity`, every device streaming, where the
+  replay is not the engine), labelled :data:`CAPACITY_LABEL` everywhere.
 
 The three plots (the TUI's, the HTML report's SVG and matplotlib's) draw the same things on
 the same axes, decided here: the prediction as a line in its shaded interval, the measured
@@ -217,6 +218,13 @@ def scaling_data(advice: Advice) -> ScalingData:
 
 
 def _capacity(advice: Advice) -> float | None:
+    """Where the replay is the engine: the compressed MB of the program's reader's job over its
+    replayed device time (the floor no number of workers reads below); else the rate model's
+    devices, each streaming."""
+    rb = advice.reader_baseline
+    if advice.model is not None and advice.model.engine == "replay" and rb is not None \
+            and rb.io_s > 0 and rb.compressed_mb > 0:
+        return rb.compressed_mb / rb.io_s
     if advice.baseline is None:
         return None
     from hep_advisor.models.scenarios import device_capacity

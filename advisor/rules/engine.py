@@ -30,7 +30,7 @@ from hep_advisor.models.replay.engine import (
     curve,
     self_checks,
 )
-from hep_advisor.models.replay.workers import SharedJob, overlap
+from hep_advisor.models.replay.workers import SharedJob, hidden_share
 from hep_advisor.models.scenarios import ModelSummary, PredictionPoint
 from hep_advisor.models.throughput import BOUNDS, PLAUSIBLE
 from hep_advisor.rules.context import Context
@@ -41,9 +41,10 @@ ENGINE_RATE_MODEL = "rate model"
 
 
 def replayed_job(ctx: Context) -> ReplayedJob | None:
-    """The whole job as the program's reader runs it (its reader baseline), one process, cold,
-    with the device's form the cold pass measured (:func:`~hep_advisor.models.replay.workers.
-    overlap`); memoised on the context.  ``None`` without a reader baseline or with several
+    """The whole job as the program's reader runs it (its reader baseline), one process, cold:
+    one process takes the baseline's own time (on a rate limiter, its paced replay's share
+    hidden: :func:`~hep_advisor.models.replay.workers.hidden_share`); memoised on the
+    context.  ``None`` without a reader baseline or with several
     workers today."""
     key = "engine: replayed job"
     if key not in ctx.replay_memo:
@@ -85,8 +86,13 @@ def _build(ctx: Context) -> ReplayedJob | None:
                     interleave_s=interleave, devices=1.0,
                     open_s=open_s, files=files,
                     clusters=max(math.ceil(clusters / files), 1) if clusters else 0)
-    mb = rb.compressed_mb or rb.compressed_mb_per_s * (rb.io_s + rb.cpu_s)
-    return ReplayedJob(job=overlap(job, measured)[0], open_s=rb.open_cpu_s,
+    # one process takes the reader baseline's own time: on a rate limiter its paced replay
+    # says how much of the smaller part hid behind the larger
+    total = rb.entries / rb.events_per_s if rb.events_per_s > 0 else rb.io_s + rb.cpu_s
+    if rb.device_limit == "max":
+        job = replace(job, hidden=hidden_share(rb.io_s, rb.cpu_s, total))
+    mb = rb.compressed_mb or rb.compressed_mb_per_s * total
+    return ReplayedJob(job=job, open_s=rb.open_cpu_s,
                        decompress_s=rb.decompress_s, compressed_mb=mb, entries=rb.entries,
                        measured_s=measured)
 

@@ -81,6 +81,16 @@ class SharedJob:
     files: int = 1
     #: clusters per file (entry ranges on cluster boundaries; 0: not known)
     clusters: int = 0
+    #: on a rate limiter, the share of the smaller of the device and CPU times that hides
+    #: behind the larger: 1 (reads spaced out by the CPU work pass within the budget) down to
+    #: 0 (every read waits, as on a disk).  The reader baseline's paced replay says how much
+    #: (:func:`hidden_share`); 1 where it was not paced
+    hidden: float = 1.0
+
+    def _limited(self, io: float, cpu: float) -> float:
+        """A rate limiter: the larger of the two, plus the part of the smaller that does not
+        hide behind it."""
+        return max(io, cpu) + (1.0 - self.hidden) * min(io, cpu)
 
     def device_s(self, workers: int) -> float:
         """The device's busy time for the whole job with ``workers`` processes: the floor no
@@ -109,14 +119,14 @@ class SharedJob:
         n = max(int(workers), 1)
         cpu = self.cpu_s + max(n - self.files, 0) * self.open_s  # files opened twice
         if n == 1:
-            return max(self.io_s, cpu) if self.limit == "max" else self.io_s + cpu
+            return self._limited(self.io_s, cpu) if self.limit == "max" else self.io_s + cpu
         jobs = min(self.parallelism(n), float(n))
         cores_used = float(cores.effective(np.array([jobs]))[0])
         n_cpu = 1.0 + efficiency * (cores_used - 1.0)  # cores' worth of CPU for the job
         n_cpu *= float(cores.oversubscribed(np.array([jobs]), oversubscribed)[0])
         io = self.device_s(n)
         if self.limit == "max":
-            return max(io / min(self.devices, jobs), cpu / n_cpu)
+            return self._limited(io / min(self.devices, jobs), cpu / n_cpu)
         if io <= 0:
             return cpu / n_cpu
         if cpu <= 0:
@@ -218,12 +228,11 @@ def workers_gain(job: SharedJob, workers: int, efficiency: Sequence[float], core
     CPU work's rate beyond the logical cores (:meth:`SharedJob.seconds`)."""
     eff, lo_eff, hi_eff = efficiency
     eta, lo_eta, hi_eta = oversubscribed
-    job, form = overlap(job, measured_s)
+    picked, form = overlap(job, measured_s)
     how, cases = splits(job, measured_s)
-    how = f"{how}; {form}"
-    other = replace(job, limit="additive" if job.limit == "max" else "max")
-    if measured_s is not None and measured_s > 0:  # the other form, as the replay splits it
-        cases.append((f"{other.limit} form", other))
+    if picked.limit != job.limit:  # the measured pass prefers the other form: in the range
+        how = f"{how}; the point keeps the replay's own form ({job.limit}), and {form}"
+        cases.append((f"{picked.limit} form", picked))
     t = job.seconds(workers, eff, cores, eta)
     point = job.one() / t
     # each input alone at its ends (the split of the time, the efficiency, the
@@ -251,11 +260,20 @@ def workers_gain(job: SharedJob, workers: int, efficiency: Sequence[float], core
                        corners=tuple(corners))
 
 
+def hidden_share(io_s: float, cpu_s: float, total_s: float) -> float:
+    """On a rate limiter: the share of the smaller of ``io_s`` and ``cpu_s`` that hid behind
+    the larger in a pass that took ``total_s`` (the reader baseline's paced replay), in [0, 1]."""
+    small = min(io_s, cpu_s)
+    if small <= 0 or not math.isfinite(total_s):
+        return 1.0
+    return min(max((io_s + cpu_s - total_s) / small, 0.0), 1.0)
+
+
 def scaling(job: SharedJob, counts: Sequence[int], efficiency: float, cores: Cores,
             oversubscribed: float = 1.0) -> list[tuple[int, float]]:
     """``(workers, whole jobs per second)`` at each count: the curve whose knee W001 takes."""
     return [(n, 1.0 / job.seconds(n, efficiency, cores, oversubscribed)) for n in counts]
 
 
-__all__ = ["SPLIT_FACTOR", "SharedJob", "WorkersGain", "overlap", "scaling", "splits",
-           "workers_gain"]
+__all__ = ["SPLIT_FACTOR", "SharedJob", "WorkersGain", "hidden_share", "overlap", "scaling",
+           "splits", "workers_gain"]

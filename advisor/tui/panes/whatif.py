@@ -1,6 +1,8 @@
 """What-if: change the workers, file sizes, read-ahead, page cache, devices, compression or
-the share of the bytes read, and see the model's prediction at once (``Advice.predict``, in
-a worker thread so that typing never waits for it)."""
+the share of the bytes read, and see the fitted rate model's prediction at once
+(``Advice.predict``, in a worker thread so that typing never waits for it).  The rate model
+takes any change or site, so it answers the what-ifs; the advice's own figures come from the
+replay of the program's reader, and the pane says so."""
 
 from __future__ import annotations
 
@@ -159,7 +161,9 @@ class WhatIfPane(Horizontal):
         described = describe(self.scenario)
         out.update(Content.assemble(
             views.prediction_content(self.now, self.prediction, level), "\n\n",
-            (described, "$text-muted")))
+            (described, "$text-muted"), "\n",
+            ("A what-if of the fitted rate model (it takes any site or change); the advice's "
+             "own figures replay your reader.", "$text-muted")))
 
 
 def describe(kw: dict[str, Any]) -> str:
