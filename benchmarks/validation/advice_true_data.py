@@ -129,6 +129,37 @@ def _big58() -> Layout:
     return Layout(scalars=tuple((f"c{k}", "FFDII"[k % 5]) for k in range(60)))
 
 
+def _nano59() -> Layout:
+    """Held out (issue 58, second set): 60 scalars, 300 flags, a jet collection and a heavy
+    track collection (60 an event), 16 KB baskets, ROOT's default AutoFlush."""
+    def coll(name: str, mean: float, n: int) -> tuple[str, float, tuple[tuple[str, str], ...]]:
+        return (name, mean, tuple((f"p{j}", "FIFF"[j % 4]) for j in range(n)))
+
+    return Layout(scalars=(*((f"m{k}", "FI"[k % 2]) for k in range(60)),
+                           *((f"flag{k}", "O") for k in range(300))),
+                  collections=(coll("Jet", 8.0, 10), coll("Track", 60.0, 8)),
+                  basket_size=16_000)
+
+
+def _objs59() -> Layout:
+    """Held out (issue 58, second set): split objects and twenty ``std::vector<float>``, 8 KB
+    baskets, AutoFlush 1,000 entries."""
+    return Layout(objects=(("trk", 8, 2, 10), ("cal", 15, 5, 0)),
+                  vectors=tuple(f"u{k}" for k in range(20)),
+                  auto_flush=1000, basket_size=8000)
+
+
+def _huge59() -> Layout:
+    """Held out (issue 58, second set): one very large file of 100 scalars."""
+    return Layout(scalars=tuple((f"h{k}", "FDIFF"[k % 5]) for k in range(100)))
+
+
+def _tiny59() -> Layout:
+    """Held out (issue 58, second set): 120 float scalars and a 6-field hit collection."""
+    return Layout(scalars=tuple((f"t{k}", "F") for k in range(120)),
+                  collections=(("Hit", 3.0, tuple((f"q{j}", "FFI"[j % 3]) for j in range(6))),))
+
+
 @dataclass(frozen=True)
 class Dataset:
     name: str
@@ -199,6 +230,23 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
             "entries", writer="uproot-flat", columns=(40, 10, 10), chunk=300),
     Dataset("h58objs", _objs58(), 3, 50_000, 201, "held out (issue 58): split objects and "
             "ten std::vector<float>, LZMA-1, 64 KB baskets, AutoFlush 20,000 entries"),
+    # the second set for issue 58: written after the engine's one-worker time was fixed on the
+    # first set's evidence, before any of these was run
+    Dataset("h59rdf", Layout(), 20, 20_000, 101, "held out (issue 58, second set), written "
+            "by RDataFrame::Snapshot: 20 files of 20 columns, ZLIB-1", writer="rdf",
+            columns=(10, 5, 5)),
+    Dataset("h59u900", Layout(), 3, 4000, 203, "held out (issue 58, second set), written by "
+            "uproot: 900 branches, LZMA-3, a basket per branch per 1,000 entries",
+            writer="uproot-flat", columns=(600, 200, 100), chunk=1000),
+    Dataset("h59huge", _huge59(), 1, 2_500_000, 409, "held out (issue 58, second set): one "
+            "large file, 100 scalars, LZ4-9, ROOT's default AutoFlush"),
+    Dataset("h59nano", _nano59(), 4, 8000, 104, "held out (issue 58, second set): "
+            "NanoAOD-like, 300 flags, jets and 60 tracks an event, ZLIB-4, 16 KB baskets"),
+    Dataset("h59objs", _objs59(), 8, 6000, 204, "held out (issue 58, second set): split "
+            "objects and 20 std::vector<float>, LZMA-4, 8 KB baskets, AutoFlush 1,000 "
+            "entries"),
+    Dataset("h59tiny", _tiny59(), 200, 300, 101, "held out (issue 58, second set): 200 tiny "
+            "ROOT files, 127 branches, ZLIB-1"),
 )}
 
 #: the uproot-written dataset's branches: flat float32, float64, int32, and one jagged
