@@ -187,7 +187,11 @@ def test_on_a_rate_limiter_one_process_takes_the_paced_replays_time() -> None:
 
     # the paced replay took 5 s of a 4 s device and 2 s CPU: half the CPU hid
     assert hidden_share(4.0, 2.0, 5.0) == pytest.approx(0.5)
-    assert hidden_share(4.0, 2.0, 4.0) == 1.0 and hidden_share(4.0, 2.0, 7.0) == 0.0
+    assert hidden_share(4.0, 2.0, 4.0) == 1.0 and hidden_share(4.0, 2.0, 6.0) == 0.0
+    # longer than the two added (reads that waited for the throttle's next slice): still
+    # the paced replay's time for one process
+    late = SharedJob(io_s=4.0, cpu_s=2.0, limit="max", hidden=hidden_share(4.0, 2.0, 7.0))
+    assert late.hidden == pytest.approx(-0.5) and late.one() == pytest.approx(7.0)
     job = SharedJob(io_s=4.0, cpu_s=2.0, limit="max", files=8, hidden=0.5)
     assert job.one() == pytest.approx(5.0)
     # more processes: the device's time is the floor, the CPU's part shrinks

@@ -53,6 +53,8 @@ import numpy as np
 
 from ..physics import Cores, shared_devices
 
+#: The least :func:`hidden_share` gives: waits of at most five times the smaller part.
+MIN_HIDDEN = -5.0
 #: Without a cold measurement of the reader: how far each of the replay's two terms (device,
 #: CPU) is taken to be off, either way (an assumption: the replay of uproot's default reader
 #: missed its own cold measurement by 0.6-2.1x on the validation data of this round).
@@ -82,8 +84,9 @@ class SharedJob:
     #: clusters per file (entry ranges on cluster boundaries; 0: not known)
     clusters: int = 0
     #: on a rate limiter, the share of the smaller of the device and CPU times that hides
-    #: behind the larger: 1 (reads spaced out by the CPU work pass within the budget) down to
-    #: 0 (every read waits, as on a disk).  The reader baseline's paced replay says how much
+    #: behind the larger: 1 (reads spaced out by the CPU work pass within the budget), 0
+    #: (every read waits, as on a disk), below 0 (reads wait for the limiter's next slice).
+    #: The reader baseline's paced replay says how much
     #: (:func:`hidden_share`); 1 where it was not paced
     hidden: float = 1.0
 
@@ -262,11 +265,14 @@ def workers_gain(job: SharedJob, workers: int, efficiency: Sequence[float], core
 
 def hidden_share(io_s: float, cpu_s: float, total_s: float) -> float:
     """On a rate limiter: the share of the smaller of ``io_s`` and ``cpu_s`` that hid behind
-    the larger in a pass that took ``total_s`` (the reader baseline's paced replay), in [0, 1]."""
+    the larger in a pass that took ``total_s`` (the reader baseline's paced replay), at most 1.
+    Negative where the pass took longer than the two added: reads spaced out by the CPU work
+    that still waited for the limiter's next slice (a block throttle's budget is granted by
+    whole slices); the smaller part then counts more than once, down to :data:`MIN_HIDDEN`."""
     small = min(io_s, cpu_s)
     if small <= 0 or not math.isfinite(total_s):
         return 1.0
-    return min(max((io_s + cpu_s - total_s) / small, 0.0), 1.0)
+    return min(max((io_s + cpu_s - total_s) / small, MIN_HIDDEN), 1.0)
 
 
 def scaling(job: SharedJob, counts: Sequence[int], efficiency: float, cores: Cores,
