@@ -152,13 +152,39 @@ def test_t001_prints_no_memory_size_step_and_follows_the_replay() -> None:
         assert rec is None
         return
     assert rec is not None and rec.predicted_speedup == pytest.approx(best, rel=1e-3)
-    assert {o.name.split(":")[0] for o in rec.options} == {"ROOT GetEntry loop",
-                                                          "uproot iterate"}
+    assert {o.name.split(" -> ")[0] for o in rec.options} == {
+        "ROOT GetEntry without TTreeCache", "uproot iterate, step_size='100 MB'"}
     roots = [x for x in rec.actions if "SetCacheSize" in (x.command or "")]
     if root.speedup < 1.05:  # every branch in cluster order: ROOT reads it in one pass
         assert not roots and rec.title.startswith("Read whole clusters with uproot")
     else:
         assert roots
+
+
+def test_t001_starts_from_the_programs_own_reader() -> None:
+    """Told the program reads with an entry step (not uproot's default), T001's speed-up is
+    that reader, then the printed step, replayed: never the default's key pre-pass."""
+    from dataclasses import replace as dc_replace
+
+    from hep_advisor.probes.readtests.readers import parse_reader
+    from hep_advisor.rules.storage import treecache_rule
+
+    maps = tuple(interleaved(f"f{i}", size=30_000) for i in range(2))
+    _, ctx = slow_disk_context(maps)
+    if ctx.baseline.workers != 1:
+        pytest.skip("the replay is of one worker")
+    step = cluster_step(maps)
+    told = dc_replace(ctx, reader=parse_reader("uproot.iterate:step_size=700"))
+    rec = treecache_rule(told)
+    mine = told.reader_replay(Reader(step=700), Reader(step=step))
+    default = told.reader_replay(Reader(step="100 MB"), Reader(step=step))
+    assert mine is not None and default is not None and default.speedup > mine.speedup
+    if mine.speedup < 1.05:
+        assert rec is None
+        return
+    assert rec is not None and rec.predicted_speedup == pytest.approx(mine.speedup, rel=1e-3)
+    assert rec.title.startswith("Read whole clusters with uproot")
+    assert rec.actions[0].command == f"tree.iterate(step_size={step})"
 
 
 def test_the_stored_advice_is_kept_per_replay_option(tmp_path: Path,

@@ -162,11 +162,21 @@ def treecache_rule(ctx: Context) -> Recommendation | None:
     if tree is None:
         return None
     step = entry_step(ctx)
-    root = ctx.reader_replay(Reader("root", cache_bytes=0), Reader("root", cache_bytes=None))
-    up = ctx.reader_replay(Reader(step=UPROOT_DEFAULT_STEP), Reader(step=step))
+    # the program's reader, then the printed change, for its engine (the other engine's
+    # change from its default reader: an option)
+    prog = ctx.program_reader
+    up_before = prog if prog is not None and prog.engine == "uproot" else \
+        Reader(step=UPROOT_DEFAULT_STEP)
+    root_before = prog if prog is not None and prog.engine == "root" else \
+        Reader("root", cache_bytes=0)
+    root = ctx.reader_replay(root_before, Reader("root", cache_bytes=None))
+    up = ctx.reader_replay(up_before, Reader(step=step))
+    mine = None if prog is None else root if prog.engine == "root" else up
     if root is None and (b.access != "scattered"
                          or b.config["request_bytes"] >= SMALL_READ_BYTES):
         return None
+    if mine is not None and mine.speedup < MIN_SPEEDUP:
+        return None  # the replay shows no gain for the program's reader
     if root is not None and root.speedup < MIN_SPEEDUP and (up is None
                                                             or up.speedup < MIN_SPEEDUP):
         return None  # the replay shows no gain for either reader
@@ -189,10 +199,9 @@ def treecache_rule(ctx: Context) -> Recommendation | None:
                  "a cluster's compressed bytes, within 10-100 MB"),
     ]
     for name, r, caveat in (
-            ("ROOT GetEntry loop: TTreeCache off -> on (automatic size)", root,
+            (f"{root_before.describe()} -> with TTreeCache (automatic size)", root,
              REMEDY_CAVEATS["read"]),
-            (f"uproot iterate: step_size={UPROOT_DEFAULT_STEP!r} -> {step:,} entries", up,
-             None)):
+            (f"{up_before.describe()} -> step_size={step:,} entries", up, None)):
         if r is None:
             continue
         before, after = r.before, r.after
@@ -203,11 +212,11 @@ def treecache_rule(ctx: Context) -> Recommendation | None:
         options.append(Option(name, round(r.speedup, 3), round(r.low, 3), round(r.high, 3),
                               caveat))
     replayed = [(r, what) for r, what in (
-        (root, "a ROOT GetEntry loop's without a TTreeCache, then with one (" +
+        (root, f"{root_before.describe()}, then with a TTreeCache (" +
          REMEDY_CAVEATS["read"] + ")"),
-        (up, f"uproot iterate's with step_size={UPROOT_DEFAULT_STEP!r}, then with "
-             f"{step:,} entries")) if r is not None]
-    if replayed:  # the point: the reader change the replay predicts the larger gain for
+        (up, f"{up_before.describe()}, then with step_size={step:,} entries"))
+        if r is not None and (mine is None or r is mine)]
+    if replayed:  # the point: the program's reader's change (not told: the larger gain)
         best, what = max(replayed, key=lambda x: x[0].speedup)
         point = replay_point(best)
         extra = (f"the speed-up is {what}, replayed on today's files through a model of the "
@@ -228,7 +237,8 @@ def treecache_rule(ctx: Context) -> Recommendation | None:
                         round((cal.root_cache_on.mean_read_bytes or 0) / 1e3, 1), "kB each",
                         "measured", f"{cal.root_cache_on.read_calls:,} calls")]
     mb = max(1, round(size / 1e6))
-    root_gains = root is None or root.speedup >= MIN_SPEEDUP
+    root_gains = (root is None or root.speedup >= MIN_SPEEDUP) and \
+        (prog is None or prog.engine == "root")
     actions = []
     if root_gains:
         actions += [
@@ -246,12 +256,17 @@ def treecache_rule(ctx: Context) -> Recommendation | None:
     summary = ("The baskets of the branches read are small and interleaved, so reads reach "
                "the storage small and scattered. A TTreeCache gathers a cluster's baskets into "
                "a few large reads.")
-    if not root_gains:  # the replay: only uproot's memory-size step scatters the reads here
+    if not root_gains:  # uproot's reader (or only uproot's memory-size step scatters here)
         title = f"Read whole clusters with uproot: step_size={step:,} entries"
         summary = ("uproot's memory-size step_size (the default '100 MB') first reads every "
                    "basket's key, one small request each, branch by branch; an entry count "
                    "of whole clusters reads each cluster's baskets in a few coalesced "
                    "requests. A ROOT loop gains nothing from a TTreeCache here (replayed).")
+        if prog is not None and prog.engine == "uproot" and not isinstance(prog.step, str):
+            summary = (f"Your program reads with {prog.describe()}: steps that end inside "
+                       "clusters read each basket in pieces, in more requests; an entry count "
+                       "of whole clusters reads each cluster's baskets in a few coalesced "
+                       "requests (replayed).")
     rec = ctx.make(
         rule=T001, title=title,
         audience="analyst", point=point, scenario=scen, summary=summary,
@@ -472,8 +487,9 @@ A001 = Rule("A001", "storage", "readahead", "Raise the read-ahead",
 T001 = Rule("T001", "storage", "treecache", "Read through ROOT's TTreeCache",
             trigger="scattered reads reach the storage smaller than 512 kB (over a link: ROOT "
                     "reads one basket per round trip)",
-            prediction="the reads with and without the cache replayed through the device (or "
-                       "the link); the rate model's request-size scenario",
+            prediction="the program's reader, then the printed setting for its engine, "
+                       "replayed through the device (or the link); the rate model's "
+                       "request-size scenario where no basket map was read",
             measure="time the analysis once with the printed read setting",
             check=lambda ctx, found: treecache_rule(ctx))
 P001 = Rule("P001", "storage", "cache", "Pre-stage the data into memory",
