@@ -160,6 +160,25 @@ def _tiny59() -> Layout:
                   collections=(("Hit", 3.0, tuple((f"q{j}", "FFI"[j % 3]) for j in range(6))),))
 
 
+def _flat60() -> Layout:
+    """Held out (issue 58, third set): 250 scalars (float, double, int, short), 24 KB
+    baskets, AutoFlush 6,000 entries."""
+    return Layout(scalars=tuple((f"z{k}", "FDIS"[k % 4]) for k in range(250)),
+                  auto_flush=6000, basket_size=24_000)
+
+
+def _coll60() -> Layout:
+    """Held out (issue 58, third set): collections only (a 100-candidate one), 5 scalars,
+    48 KB baskets, AutoFlush 500 entries."""
+    def coll(name: str, mean: float, n: int) -> tuple[str, float, tuple[tuple[str, str], ...]]:
+        return (name, mean, tuple((f"w{j}", "FFIF"[j % 4]) for j in range(n)))
+
+    return Layout(scalars=tuple((f"g{k}", "F") for k in range(5)),
+                  collections=(coll("Ele", 3.0, 20), coll("Pho", 2.0, 12),
+                               coll("PF", 100.0, 4)),
+                  auto_flush=500, basket_size=48_000)
+
+
 @dataclass(frozen=True)
 class Dataset:
     name: str
@@ -247,6 +266,19 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
             "entries"),
     Dataset("h59tiny", _tiny59(), 200, 300, 101, "held out (issue 58, second set): 200 tiny "
             "ROOT files, 127 branches, ZLIB-1"),
+    # the third set for issue 58: written after the fixes the second set showed (one
+    # process's time on a rate limiter; T001 from the program's reader), before any of it ran
+    Dataset("h60flat", _flat60(), 3, 30_000, 504, "held out (issue 58, third set): 250 "
+            "scalars, ZSTD-4, 24 KB baskets, AutoFlush 6,000 entries"),
+    Dataset("h60uj", Layout(), 10, 3000, 401, "held out (issue 58, third set), written by "
+            "uproot: 400 branches (float, int), LZ4-1, a basket per branch per 750 entries",
+            writer="uproot-flat", columns=(300, 0, 100), chunk=750),
+    Dataset("h60rdfz", Layout(), 4, 150_000, 501, "held out (issue 58, third set), written "
+            "by RDataFrame::Snapshot: 10 columns, 150,000 entries a file, ZSTD-1",
+            writer="rdf", columns=(6, 2, 2)),
+    Dataset("h60coll", _coll60(), 5, 4000, 207, "held out (issue 58, third set): "
+            "collections only (100 candidates an event), LZMA-7, 48 KB baskets, AutoFlush "
+            "500 entries"),
 )}
 
 #: the uproot-written dataset's branches: flat float32, float64, int32, and one jagged
