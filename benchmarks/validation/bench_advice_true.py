@@ -32,7 +32,8 @@ not tuned on. For each dataset and disk (``slow``: an emulated 70 MB/s, 120 IOPS
    shows each pass's own after / before beside the medians' ratio.
 
 ``--table ... --readvise``: the same runs' realised figures against the predictions of this
-working tree's code, advised again from each run's saved report (``NAME_DISK_report.json`` beside
+working tree's code, advised again from each run's saved report (``NAME_DISK_report.json``, with
+``_stepN`` for a ``--step`` run, beside
 the ``--out`` file: its site, dataset and calibration, the reader its command named, the basket
 maps of the dataset's files): what a change to the rules or the intervals would have said of
 measurements already made.  A row whose recommendation the new advice does not make is shown
@@ -190,7 +191,8 @@ def report(disk: Disk, data: Path, budget: float) -> dict[str, Any]:
     doc["_tree"] = tree_state()
     doc["_diff_stat"] = diff_stat()
     if SAVE:
-        (SAVE[0] / f"{data.name}_{disk.name}_report.json").write_text(r.stdout)
+        step = f"_step{READER_STEP[0]}" if READER_STEP else ""
+        (SAVE[0] / f"{data.name}_{disk.name}{step}_report.json").write_text(r.stdout)
     return doc
 
 
@@ -458,7 +460,9 @@ def readvise(results: list[dict[str, Any]], where: Path) -> list[dict[str, Any]]
 
     out = []
     for res in results:
-        saved = where / f"{res['dataset']}_{res['disk']}_report.json"
+        found = re.search(r"step_size=(\d+)", res["command"])
+        step = f"_step{found.group(1)}" if found else ""
+        saved = where / f"{res['dataset']}_{res['disk']}{step}_report.json"
         if not saved.exists():
             print(f"  {res['dataset']} ({res['disk']}): no saved report {saved}", flush=True)
             continue
