@@ -135,6 +135,9 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
         if isinstance(replayed, str):
             summary = replace(fitted.summary, engine=ENGINE_RATE_MODEL,
                               engine_note=f"the fitted rate model: {replayed}")
+            if calibration is not None and calibration.remote is None:  # said, not hidden
+                notes.append(f"the verdict and the scaling come from the fitted rate model, "
+                             f"not the replay of your reader: {replayed}")
         else:
             v, summary = replayed
         fitted = replace(fitted, summary=summary)
