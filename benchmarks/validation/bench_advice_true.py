@@ -544,8 +544,8 @@ def table(results: list[dict[str, Any]]) -> None:
     if also:
         print(f"measured with --also (not counted above): {len(also)}, inside "
               f"{sum(r['inside'] for r in also)}, within 20% {sum(r['within20'] for r in also)}")
-    print("\n| dataset | disk | branches | files | MB | the rate now, predicted (the verdict) | as the "
-          "program reads (--reader) | measured (events/s, passes) |\n"
+    print("\n| dataset | disk | branches | files | MB | the rate now, predicted (the verdict) "
+          "| as the program reads (--reader) | measured (events/s, passes) |\n"
           "|---|---|---|---|---|---|---|---|")
     for res in results:
         b = res["baseline_predicted"]
