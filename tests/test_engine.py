@@ -183,15 +183,20 @@ def test_the_advice_states_its_times_with_the_replay_and_labels_the_fallback(
 
 
 def test_on_a_rate_limiter_one_process_takes_the_paced_replays_time() -> None:
-    from hep_advisor.models.replay.workers import hidden_share
+    from hep_advisor.models.replay.workers import hidden_share, paced
 
     # the paced replay took 5 s of a 4 s device and 2 s CPU: half the CPU hid
     assert hidden_share(4.0, 2.0, 5.0) == pytest.approx(0.5)
-    assert hidden_share(4.0, 2.0, 4.0) == 1.0 and hidden_share(4.0, 2.0, 6.0) == 0.0
-    # longer than the two added (reads that waited for the throttle's next slice): still
-    # the paced replay's time for one process
-    late = SharedJob(io_s=4.0, cpu_s=2.0, limit="max", hidden=hidden_share(4.0, 2.0, 7.0))
-    assert late.hidden == pytest.approx(-0.5) and late.one() == pytest.approx(7.0)
+    assert hidden_share(4.0, 2.0, 4.0) == 1.0 and hidden_share(4.0, 2.0, 7.0) == 0.0
+    # longer than the two added (reads that waited for the throttle's next slice): the
+    # excess is the device's, and one process takes the paced replay's time
+    for total in (4.5, 6.0, 7.0, 30.0):
+        job = paced(SharedJob(io_s=4.0, cpu_s=0.2, limit="max", files=4), total)
+        assert job.one() == pytest.approx(total)
+    late = paced(SharedJob(io_s=4.0, cpu_s=0.2, limit="max", files=4), 30.0)
+    assert late.io_s == pytest.approx(29.8) and late.device_s(2) == pytest.approx(29.8)
+    disk = SharedJob(io_s=4.0, cpu_s=2.0, files=4)
+    assert paced(disk, 9.0) is disk  # a disk's two add: as it is
     job = SharedJob(io_s=4.0, cpu_s=2.0, limit="max", files=8, hidden=0.5)
     assert job.one() == pytest.approx(5.0)
     # more processes: the device's time is the floor, the CPU's part shrinks

@@ -30,7 +30,7 @@ from hep_advisor.models.replay.engine import (
     curve,
     self_checks,
 )
-from hep_advisor.models.replay.workers import SharedJob, hidden_share
+from hep_advisor.models.replay.workers import SharedJob, paced
 from hep_advisor.models.scenarios import ModelSummary, PredictionPoint
 from hep_advisor.models.throughput import BOUNDS, PLAUSIBLE
 from hep_advisor.rules.context import Context
@@ -42,8 +42,8 @@ ENGINE_RATE_MODEL = "rate model"
 
 def replayed_job(ctx: Context) -> ReplayedJob | None:
     """The whole job as the program's reader runs it (its reader baseline), one process, cold:
-    one process takes the baseline's own time (on a rate limiter, its paced replay's share
-    hidden: :func:`~hep_advisor.models.replay.workers.hidden_share`); memoised on the
+    one process takes the baseline's own time (on a rate limiter, as its paced replay:
+    :func:`~hep_advisor.models.replay.workers.paced`); memoised on the
     context.  ``None`` without a reader baseline or with several
     workers today."""
     key = "engine: replayed job"
@@ -89,8 +89,7 @@ def _build(ctx: Context) -> ReplayedJob | None:
     # one process takes the reader baseline's own time: on a rate limiter its paced replay
     # says how much of the smaller part hid behind the larger
     total = rb.entries / rb.events_per_s if rb.events_per_s > 0 else rb.io_s + rb.cpu_s
-    if rb.device_limit == "max":
-        job = replace(job, hidden=hidden_share(rb.io_s, rb.cpu_s, total))
+    job = paced(job, total)
     mb = rb.compressed_mb or rb.compressed_mb_per_s * total
     return ReplayedJob(job=job, open_s=rb.open_cpu_s,
                        decompress_s=rb.decompress_s, compressed_mb=mb, entries=rb.entries,

@@ -4,7 +4,8 @@ the scaling over workers and W001 state.
 The reader baseline (:mod:`hep_advisor.models.reader_baseline`) is one cold pass of the whole
 job by the program's reader: the device's time for its replayed requests (``io_s``) and the CPU
 time (``cpu_s``), measured where the calibration's event loop ran that reader.  The CPU time
-splits into opening the files (with Python's collector and a run's one-off set-up), decompressing
+splits into the per-file overhead (opening the files, with Python's collector and a run's
+one-off set-up, and the fixed cost of each read call, basket key and basket), decompressing
 the baskets read (the decompression test's rate on the dataset's own baskets) and the rest: the
 reader's unpacking and the analysis' processing.  :class:`ReplayedJob` holds that split and the
 job as :mod:`.workers` spreads it over processes, so that
@@ -52,6 +53,8 @@ class ReplayedJob:
     device and CPU time, the device's form) and the CPU's parts (seconds, whole job)."""
 
     job: SharedJob
+    #: the per-file overhead's CPU seconds (opens, collector, set-up, fixed costs per call,
+    #: key and basket): :attr:`~hep_advisor.models.reader_baseline.ReaderBaseline.open_cpu_s`
     open_s: float
     decompress_s: float
     compressed_mb: float

@@ -53,8 +53,6 @@ import numpy as np
 
 from ..physics import Cores, shared_devices
 
-#: The least :func:`hidden_share` gives: waits of at most five times the smaller part.
-MIN_HIDDEN = -5.0
 #: Without a cold measurement of the reader: how far each of the replay's two terms (device,
 #: CPU) is taken to be off, either way (an assumption: the replay of uproot's default reader
 #: missed its own cold measurement by 0.6-2.1x on the validation data of this round).
@@ -84,10 +82,9 @@ class SharedJob:
     #: clusters per file (entry ranges on cluster boundaries; 0: not known)
     clusters: int = 0
     #: on a rate limiter, the share of the smaller of the device and CPU times that hides
-    #: behind the larger: 1 (reads spaced out by the CPU work pass within the budget), 0
-    #: (every read waits, as on a disk), below 0 (reads wait for the limiter's next slice).
-    #: The reader baseline's paced replay says how much
-    #: (:func:`hidden_share`); 1 where it was not paced
+    #: behind the larger: 1 (reads spaced out by the CPU work pass within the budget) down to
+    #: 0 (every read waits, as on a disk).  The reader baseline's paced replay says how much
+    #: (:func:`paced`); 1 where it was not paced
     hidden: float = 1.0
 
     def _limited(self, io: float, cpu: float) -> float:
@@ -265,14 +262,24 @@ def workers_gain(job: SharedJob, workers: int, efficiency: Sequence[float], core
 
 def hidden_share(io_s: float, cpu_s: float, total_s: float) -> float:
     """On a rate limiter: the share of the smaller of ``io_s`` and ``cpu_s`` that hid behind
-    the larger in a pass that took ``total_s`` (the reader baseline's paced replay), at most 1.
-    Negative where the pass took longer than the two added: reads spaced out by the CPU work
-    that still waited for the limiter's next slice (a block throttle's budget is granted by
-    whole slices); the smaller part then counts more than once, down to :data:`MIN_HIDDEN`."""
+    the larger in a pass that took ``total_s`` (the reader baseline's paced replay), in [0, 1]."""
     small = min(io_s, cpu_s)
     if small <= 0 or not math.isfinite(total_s):
         return 1.0
-    return min(max((io_s + cpu_s - total_s) / small, MIN_HIDDEN), 1.0)
+    return min(max((io_s + cpu_s - total_s) / small, 0.0), 1.0)
+
+
+def paced(job: SharedJob, total_s: float) -> SharedJob:
+    """``job`` taking ``total_s`` on one process, as the reader baseline's paced replay did on
+    a rate limiter: the share of the smaller part that hid (:func:`hidden_share`); where the
+    pass took longer than the device and CPU times added (reads that waited for a block
+    throttle's next slice), the excess is the device's, none hidden.  A disk's job (the two
+    add) is returned as it is."""
+    if job.limit != "max" or not math.isfinite(total_s) or total_s <= 0:
+        return job
+    if total_s > job.io_s + job.cpu_s:
+        return replace(job, io_s=total_s - job.cpu_s, hidden=0.0)
+    return replace(job, hidden=hidden_share(job.io_s, job.cpu_s, total_s))
 
 
 def scaling(job: SharedJob, counts: Sequence[int], efficiency: float, cores: Cores,
@@ -281,5 +288,5 @@ def scaling(job: SharedJob, counts: Sequence[int], efficiency: float, cores: Cor
     return [(n, 1.0 / job.seconds(n, efficiency, cores, oversubscribed)) for n in counts]
 
 
-__all__ = ["SPLIT_FACTOR", "SharedJob", "WorkersGain", "hidden_share", "overlap", "scaling",
-           "splits", "workers_gain"]
+__all__ = ["SPLIT_FACTOR", "SharedJob", "WorkersGain", "hidden_share", "overlap", "paced",
+           "scaling", "splits", "workers_gain"]
