@@ -390,14 +390,32 @@ def test_layout_trigger_and_absence(stored: Advice) -> None:
     assert layout_rule(context(stored, storage_mb_per_s=1e5, access_ms=1e-4)) is None
 
 def test_workers_trigger_and_absence(stored: Advice) -> None:
+    from hep_advisor.probes.readtests.results import ParallelPoint
+    from hep_advisor.rules.workers import BEYOND_CORES_MIN_GAIN, _beyond_cores_gain
+
     assert knee([(1, 10.0), (2, 19.0), (3, 20.0), (4, 20.0)]) == 2
     assert knee([(1, 10.0), (2, 10.0)]) == 1
     ctx = context(stored, parallel_efficiency=1.0)
     scaling = replace(ctx.summary, predictions=tuple(
         replace(p, aggregate_mb_per_s=10.0 * p.workers) for p in ctx.summary.predictions))
     r = workers_rule(replace(ctx, summary=scaling))
-    n = max(p.workers for p in ctx.summary.predictions)
+    top = max(p.workers for p in ctx.summary.predictions)
+    # past the logical cores only where the calibration's run past them gained
+    gain = _beyond_cores_gain(ctx)
+    n = top if gain is not None and gain >= BEYOND_CORES_MIN_GAIN else min(top, ctx.logical)
     assert r is not None and r.kind == "workers" and r.workers == n
+    assert ctx.calibration is not None and top > ctx.logical
+    past = ParallelPoint(top, 30.0, 1.0, 1.0, top, ctx.calibration.parallel_loop[0].measurement,
+                         speedup_over_cores=1.5)
+    gained = replace(ctx, summary=scaling, calibration=replace(
+        ctx.calibration, parallel_loop=(*ctx.calibration.parallel_loop, past)))
+    r_past = workers_rule(gained)
+    assert r_past is not None and r_past.workers == top
+    flat_past = replace(gained, calibration=replace(
+        gained.calibration, parallel_loop=(*ctx.calibration.parallel_loop,
+                                           replace(past, speedup_over_cores=1.0))))
+    r_flat = workers_rule(flat_past)
+    assert r_flat is not None and r_flat.workers == ctx.logical
     commands = [a.command or "" for a in r.actions]
     # what today's ROOT, uproot, coffea and Dask run comes first, the reader's own way first
     # (the context has no reader: uproot's processes); PROOF-Lite last, labelled for the ROOT

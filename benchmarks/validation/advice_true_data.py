@@ -179,6 +179,15 @@ def _coll60() -> Layout:
                   auto_flush=500, basket_size=48_000)
 
 
+def _mixed61() -> Layout:
+    """Held out (issue 58, fourth set): 90 scalars, 15 ``std::vector<float>`` and a
+    12-field collection, 40 KB baskets, AutoFlush 3,000 entries."""
+    return Layout(scalars=tuple((f"r{k}", "DFI"[k % 3]) for k in range(90)),
+                  vectors=tuple(f"s{k}" for k in range(15)),
+                  collections=(("Cand", 6.0, tuple((f"c{j}", "FIF"[j % 3]) for j in range(12))),),
+                  auto_flush=3000, basket_size=40_000)
+
+
 @dataclass(frozen=True)
 class Dataset:
     name: str
@@ -279,6 +288,15 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
     Dataset("h60coll", _coll60(), 5, 4000, 207, "held out (issue 58, third set): "
             "collections only (100 candidates an event), LZMA-7, 48 KB baskets, AutoFlush "
             "500 entries"),
+    # the fourth set for issue 58: after the third set's fixes (the paced replay's excess on
+    # the device; W001 past the cores only where measured), before any of it ran
+    Dataset("h61mix", _mixed61(), 7, 12_000, 102, "held out (issue 58, fourth set): scalars, "
+            "vectors and a collection, ZLIB-2, 40 KB baskets, AutoFlush 3,000 entries"),
+    Dataset("h61u", Layout(), 5, 9000, 506, "held out (issue 58, fourth set), written by "
+            "uproot: 150 branches (double, int), ZSTD-6, a basket per branch per 3,000 entries",
+            writer="uproot-flat", columns=(0, 100, 50), chunk=3000),
+    Dataset("h61rdf", Layout(), 8, 80_000, 403, "held out (issue 58, fourth set), written by "
+            "RDataFrame::Snapshot: 36 columns, LZ4-3", writer="rdf", columns=(20, 10, 6)),
 )}
 
 #: the uproot-written dataset's branches: flat float32, float64, int32, and one jagged
