@@ -77,7 +77,7 @@ def test_a_merge_that_loses_with_the_programs_reader_is_not_recommended() -> Non
     """Large baskets, every branch: the pre-pass of uproot's default step costs more on the
     merged files than the per-file costs saved; a merge with an entry-count step still
     gains: kept, marked not recommended, the options shown."""
-    plain, ctx = contexts(12000)
+    plain, ctx = contexts(8000)
     rec = merge_rule(ctx)
     p = merge_alone(ctx, Reader(step="100 MB"))
     assert p.speedup < 1.05  # the premise of the test
@@ -89,6 +89,18 @@ def test_a_merge_that_loses_with_the_programs_reader_is_not_recommended() -> Non
     assert other is not None and other.contradicted is None
     assert sorted([rec, other], key=rank_key)[-1] is rec  # ranked last
     assert "M001" in [r.code for r in recommend(ctx)]  # shown, ranked with the others
+
+
+def test_m001_fires_where_the_engine_says_the_per_file_costs_matter() -> None:
+    """M001's trigger is the engine's: the per-file overhead's share of the program's reader's
+    replayed time.  Larger baskets still: the key pre-pass and the reads take the time, the
+    per-file costs under 10% of it, and M001 is not raised for that reader, where the rate
+    model's own event loop (no reader) still finds them worth a merge."""
+    from hep_advisor.rules.files import MERGE_MIN_SHARE, per_file_overhead
+
+    plain, ctx = contexts(12000)
+    assert per_file_overhead(ctx)[2] < MERGE_MIN_SHARE <= per_file_overhead(plain)[2]
+    assert merge_rule(ctx) is None and merge_rule(plain) is not None
 
 
 def test_p001_is_the_programs_reader_cold_then_pre_staged() -> None:

@@ -162,8 +162,7 @@ class WhatIfPane(Horizontal):
         out.update(Content.assemble(
             views.prediction_content(self.now, self.prediction, level), "\n\n",
             (described, "$text-muted"), "\n",
-            ("A what-if of the fitted rate model (it takes any site or change); the advice's "
-             "own figures replay your reader.", "$text-muted")))
+            ("(the rate model's what-if)", "$text-muted")))
 
 
 def describe(kw: dict[str, Any]) -> str:
