@@ -358,6 +358,7 @@ def _replayed_layout(ctx: Context, n: int, spec: StorageSpec, sd: float | None
     the device kind's assumed spread (``sd``) and the parallel efficiency's range each moved
     alone, their log shifts added in quadrature.  ``None`` without the replayed job."""
     from hep_advisor.models.replay.engine import Z90, on_storage
+    from hep_advisor.models.replay.quadrature import quadrature
     from hep_advisor.rules.engine import (
         efficiency,
         oversubscription,
@@ -379,9 +380,7 @@ def _replayed_layout(ctx: Context, n: int, spec: StorageSpec, sd: float | None
     effects = [[speedup(e=e) for e in eff[1:]]]
     if sd:
         effects.append([speedup(f=math.exp(k * Z90 * sd)) for k in (-1.0, 1.0)])
-    up = math.sqrt(sum(max(max(math.log(g / s) for g in e), 0.0) ** 2 for e in effects))
-    down = math.sqrt(sum(max(max(math.log(s / g) for g in e), 0.0) ** 2 for e in effects))
-    return s, s * math.exp(-down), s * math.exp(up)
+    return (s, *quadrature(s, effects))
 
 
 def _device_now(ctx: Context) -> list[Evidence]:

@@ -30,6 +30,7 @@ from hep_advisor.probes.readtests.results import Measurement, ParallelPoint
 from ..physics import Cores
 from ..pointnoise import point_sd
 from ..selfcheck import SelfCheck
+from .quadrature import quadrature
 from .workers import SharedJob, workers_gain
 
 #: the limits a local job's time splits into, in the verdict's words
@@ -155,10 +156,10 @@ def curve(rj: ReplayedJob, counts: Sequence[int], efficiency: tuple[float, float
         else:
             g = workers_gain(rj.job, n, efficiency, cores, rj.measured_s, oversubscribed)
             s, lo, hi = one / t, min(g.low, one / t), max(g.high, one / t)
-        up = math.hypot(Z90 * spread.sd, math.log(hi / s))
-        down = math.hypot(Z90 * spread.sd, math.log(s / lo))
         mb = rj.compressed_mb / t if t > 0 else float("inf")
-        out.append(CurvePoint(n, t, mb, mb * math.exp(-down), mb * math.exp(up),
+        low, high = quadrature(mb, [[mb * math.exp(k * Z90 * spread.sd) for k in (-1.0, 1.0)],
+                                    [mb * lo / s, mb * hi / s]])
+        out.append(CurvePoint(n, t, mb, low, high,
                               rj.entries / t if t > 0 else float("inf"), s, lo, hi))
     return out
 

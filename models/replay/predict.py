@@ -50,6 +50,7 @@ from .device import LocalDevice, Transfer
 from .layouts import fast_merge, groups, optimized_merge
 from .overlap import CallShapes, call_shapes
 from .pacing import Pace
+from .quadrature import quadrature
 from .readers import _memory_size, root_getentry, uproot_iterate, uproot_step_entries
 from .requests import python_buffered, renumber
 
@@ -515,9 +516,8 @@ def _compare(before_maps: Sequence[BasketMap], after_maps: Sequence[BasketMap],
     alts = [v for v in costs.alternatives() if v != costs]
     if alts:  # the assumed splits of the warm loop's time (e.g. the per-basket cost's ends)
         effects.append([ratio(cpu=v) for v in alts])
-    up = math.sqrt(sum(max(max(math.log(r / s) for r in e), 0.0) ** 2 for e in effects))
-    down = math.sqrt(sum(max(max(math.log(s / r) for r in e), 0.0) ** 2 for e in effects))
-    return before, after, s, s * math.exp(-down), s * math.exp(up)
+    low, high = quadrature(s, effects)
+    return before, after, s, low, high
 
 
 

@@ -38,6 +38,7 @@ from .cpucosts import CpuCosts
 from .device import LocalDevice
 from .layouts import groups, optimized_merge
 from .predict import LayoutTime, Reader, layout_time, retimed
+from .quadrature import quadrature
 
 #: Inputs replayed into the one merged file at most: a larger merge is replayed as merges of
 #: this many inputs (each output's fixed costs then counted once per this many inputs).
@@ -242,9 +243,8 @@ def recompression_prediction(
         backs = [resized(after_replay(size_factor * j), device, 1 / j).with_costs(recoded)
                  for j in ALIGNMENT]
         effects.append([s * after.total_s / back.total_s for back in backs])
-    up = math.sqrt(sum(max(max(math.log(r / s) for r in e), 0.0) ** 2 for e in effects))
-    down = math.sqrt(sum(max(max(math.log(s / r) for r in e), 0.0) ** 2 for e in effects))
-    return RecompressionPrediction(before, after, s, s * math.exp(-down), s * math.exp(up),
+    low, high = quadrature(s, effects)
+    return RecompressionPrediction(before, after, s, low, high,
                                    merge, 1 if merge else files, size_factor)
 
 

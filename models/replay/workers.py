@@ -52,6 +52,7 @@ from typing import Literal
 import numpy as np
 
 from ..physics import Cores, shared_devices
+from .quadrature import quadrature
 
 #: Without a cold measurement of the reader: how far each of the replay's two terms (device,
 #: CPU) is taken to be off, either way (an assumption: the replay of uproot's default reader
@@ -251,10 +252,8 @@ def workers_gain(job: SharedJob, workers: int, efficiency: Sequence[float], core
         if values:
             corners += values
             effects.append([g for _, g in values])
-    up = math.sqrt(sum(max(max(math.log(g / point) for g in e), 0.0) ** 2 for e in effects))
-    down = math.sqrt(sum(max(max(math.log(point / g) for g in e), 0.0) ** 2 for e in effects))
-    return WorkersGain(workers=workers, speedup=point, low=point * math.exp(-down),
-                       high=point * math.exp(up),
+    low, high = quadrature(point, effects)
+    return WorkersGain(workers=workers, speedup=point, low=low, high=high,
                        one_s=job.one(), seconds=t, device_s=job.device_s(workers),
                        bound=job.bound(workers, eff, cores), split=how,
                        corners=tuple(corners))
