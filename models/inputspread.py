@@ -1,10 +1,11 @@
 """How far the replay's inputs vary from run to run, from the calibration's own repeats: the
 device's bandwidth and access time, and the CPU's time per event.
 
-A read test repeats its samples; their interquartile range over the median (``Measurement.
-spread``) is 1.349 sigmas of a normal's, so ``spread / 1.349`` is a sample's relative sigma: what
-one run of the analysis may differ by.  An input with fewer than three samples (or none) gets
-its kind's typical spread, labelled assumed.  The replays' intervals propagate these
+A read test repeats its samples; one sample's relative sigma (what one run of the analysis may
+differ by) comes from them as the self-check takes it (:func:`~.pointnoise.point_sd`: the
+interquartile range of three or more, the range of two, or the parts of one timed stream of
+reads).  An input whose measurement tells nothing gets its kind's typical spread, labelled
+assumed.  The replays' intervals propagate these
 (:func:`hep_advisor.models.replay.predict.propagated`); they replace the rate model's fitted
 uncertainties, which its misfit inflated (storage ±44% where four raw reads agreed within 3%).
 """
@@ -15,6 +16,8 @@ from dataclasses import dataclass
 from statistics import median
 
 from hep_advisor.probes.readtests.results import Calibration, Measurement
+
+from .pointnoise import point_sd
 
 #: a sample's relative sigma where a test has too few samples (assumptions: the raw reads,
 #: the request sweep's small reads and the event loop spread by 1-5%, 3-15% and 2-12% on this
@@ -44,9 +47,10 @@ class InputSpread:
 
 
 def _sd(m: Measurement | None) -> float | None:
-    if m is None or m.spread is None or len(m.samples) < 3:
-        return None
-    return max(m.spread / 1.349, FLOOR)
+    """One sample's relative sigma from the measurement's own data
+    (:func:`~hep_advisor.models.pointnoise.point_sd`), never below :data:`FLOOR`."""
+    sd, _ = point_sd(m)
+    return None if sd is None else max(sd, FLOOR)
 
 
 def input_spread(cal: Calibration | None) -> InputSpread:
@@ -55,9 +59,7 @@ def input_spread(cal: Calibration | None) -> InputSpread:
     if cal is not None:
         raw = cal.raw_read
         if raw is not None:
-            bw = _sd(raw.cold)
-            if bw is None and raw.cold is not None and raw.cold.part_spread:
-                bw = max(raw.cold.part_spread / 1.349, FLOOR)
+            bw = _sd(raw.cold)  # too few samples: how steady the device was within one
             if bw is not None:
                 got["bandwidth"] = bw
         small = [s for p in cal.request_sweep

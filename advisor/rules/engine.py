@@ -17,6 +17,7 @@ from typing import cast
 
 from hep_advisor.findings.advice import Limit, Share, Verdict
 from hep_advisor.models.calcosts import collector_per_file
+from hep_advisor.models.pointnoise import point_sd
 from hep_advisor.models.reader_baseline import ReaderBaseline
 from hep_advisor.models.replay.engine import (
     DECOMPRESSION,
@@ -113,10 +114,8 @@ def run_spread(ctx: Context) -> Spread | None:
     m = None
     if loop is not None and ctx.reader is not None and loop.reader == ctx.reader.text:
         m = loop.cold if loop.cold is not None else loop.warm
-    spread = m.spread if m is not None and m.spread is not None and len(m.samples) >= 3 \
-        else None
     one = rj.seconds(1, 1.0, ctx.baseline.cores)
-    return baseline_spread(one, rj.measured_s, spread)
+    return baseline_spread(one, rj.measured_s, point_sd(m)[0])
 
 
 def efficiency_assumed(ctx: Context) -> bool:

@@ -108,10 +108,11 @@ class Spread:
 
 
 def baseline_spread(predicted_s: float, measured_s: float | None,
-                    run_spread: float | None) -> Spread:
+                    run_sd: float | None) -> Spread:
     """How far the replayed time of the job may be off a run of it: where the reader's cold
-    pass was measured, its run-to-run spread (``run_spread``: the interquartile range over
-    the median of its samples, / 1.349 for a sigma; :data:`RUN_SD_ONCE` where measured once)
+    pass was measured, its run-to-run spread (``run_sd``: one sample's relative sigma,
+    :func:`~hep_advisor.models.pointnoise.point_sd`; :data:`RUN_SD_ONCE` where its samples
+    tell none)
     and the replay's own miss of it, added in quadrature (the miss taken as 1.645 sigma, so
     that the interval reaches the measurement); where it was not, :data:`UNTIMED_SD`
     (assumed)."""
@@ -119,13 +120,13 @@ def baseline_spread(predicted_s: float, measured_s: float | None,
         return Spread(UNTIMED_SD, "assumed",
                       f"the reader's cold pass was not measured: ±{100 * UNTIMED_SD:.0f}% "
                       "(one sigma) assumed")
-    run = run_spread / 1.349 if run_spread else RUN_SD_ONCE
+    run = run_sd if run_sd else RUN_SD_ONCE
     miss = abs(math.log(predicted_s / measured_s)) / Z90
     sd = math.hypot(run, miss)
     how = (f"the cold pass's run-to-run spread ({100 * run:.0f}%, "
-           + ("measured" if run_spread else "assumed: too few samples") + ")"
+           + ("measured" if run_sd else "assumed: too few samples") + ")"
            + f" and the replay's miss of it ({predicted_s / measured_s:.2f}x)")
-    return Spread(sd, "measured" if run_spread else "assumed", how)
+    return Spread(sd, "measured" if run_sd else "assumed", how)
 
 
 @dataclass(frozen=True)
