@@ -87,16 +87,13 @@ def point_label(test: str) -> str:
     m = re.fullmatch(r"concurrency (\d+)", test)
     if m:
         return f"{m[1]} concurrent readers"
-    m = re.fullmatch(r"replay, parallel event loop (\d+)", test)
-    if m:
-        n = int(m[1])
-        return f"the replay: event loop, {n} workers in parallel (warm)"
     if test == "replay, event loop, cold":
         return "the replay: your reader's event loop, cold"
-    m = re.fullmatch(r"parallel event loop (\d+)", test)
+    m = re.fullmatch(r"(replay, )?parallel event loop (\d+)", test)
     if m:
-        n = int(m[1])
-        return f"event loop, {n} worker{'s' if n != 1 else ''} in parallel"
+        n = int(m[2])
+        line = f"event loop, {n} worker{'s' if n != 1 else ''} in parallel"
+        return f"the replay: {line} (warm)" if m[1] else line
     if test == "cold sequential":
         return "cold sequential reads"
     if test == "page cache":
