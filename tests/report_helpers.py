@@ -19,21 +19,31 @@ DEMO = {
 CREATED = "2026-12-07T00:00:00+00:00"
 
 
-def stored_advice(label: str, demo: Path) -> Any:
-    """One demo dataset's advice from its stored calibration, its paths under ``demo``."""
+def advise_stored(path: Path, rel: str, demo: Path, label: str, *, use_reader: bool = False,
+                  **kw: Any) -> Any:
+    """Advice from a stored calibration ``path`` (its site, dataset and calibration; its
+    ``demo/`` paths under ``demo``) for the dataset ``rel`` under the demo.  ``use_reader``:
+    the reader the calibration was made with, where the file names one; ``kw``: more for
+    ``advise_from``."""
     from hep_advisor.findings.jsonio import from_jsonable
     from hep_advisor.pipeline.derive import advise_from
     from hep_advisor.probes.readtests.results import Calibration
     from hep_advisor.probes.results import DatasetProfile, SiteProfile
 
-    path, rel = DEMO[label]
     root = str(demo)
     doc = json.loads(path.read_text().replace('"demo/', f'"{root}/'))
     site = from_jsonable(SiteProfile, doc["site"], label, "site")
     dataset = from_jsonable(DatasetProfile, doc["dataset"], label, "dataset")
     cal = from_jsonable(Calibration, doc["calibration"], label, "calibration")
-    return advise_from(site, dataset, cal, label=label, inputs=(f"{root}/{rel}",),
-                       calibration_created=CREATED)
+    if use_reader:
+        kw.setdefault("reader", doc.get("reader"))
+    return advise_from(site, dataset, cal, label=label, inputs=(f"{root}/{rel}",), **kw)
+
+
+def stored_advice(label: str, demo: Path) -> Any:
+    """One demo dataset's advice from its stored calibration, its paths under ``demo``."""
+    path, rel = DEMO[label]
+    return advise_stored(path, rel, demo, label, calibration_created=CREATED)
 
 
 def stored_demo_report(demo: Path) -> Any:

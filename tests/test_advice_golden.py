@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from report_helpers import advise_stored
 
 DATA = Path(__file__).resolve().parent / "data"
 GOLDEN = DATA / "golden_advice.json.gz"
@@ -43,20 +44,10 @@ def _without_created(x: Any) -> Any:
 
 
 def advice_json(name: str, demo: Path) -> dict[str, Any]:
-    from hep_advisor.findings.jsonio import from_jsonable
-    from hep_advisor.pipeline.derive import advise_from
-    from hep_advisor.probes.readtests.results import Calibration
-    from hep_advisor.probes.results import DatasetProfile, SiteProfile
-
     path, rel = CASES[name]
+    advice = advise_stored(path, rel, demo, name, use_reader=True,
+                           calibration_created="2026-12-07T00:00:00+00:00")
     root = str(demo)
-    doc = json.loads(path.read_text().replace('"demo/', f'"{root}/'))
-    site = from_jsonable(SiteProfile, doc["site"], name, "site")
-    dataset = from_jsonable(DatasetProfile, doc["dataset"], name, "dataset")
-    cal = from_jsonable(Calibration, doc["calibration"], name, "calibration")
-    advice = advise_from(site, dataset, cal, label=name, inputs=(f"{root}/{rel}",),
-                         calibration_created="2026-12-07T00:00:00+00:00",
-                         reader=doc.get("reader"))
     text = json.dumps(advice.to_json()).replace(root + "/", "demo/")
     return _without_created(json.loads(text))
 
@@ -91,21 +82,10 @@ def test_a_refit_after_try_keeps_the_reader_the_maps_and_the_replays(tiny_demo: 
     from hep_advisor.models.physics import FEATURES
     from hep_advisor.models.scenarios import merge
     from hep_advisor.pipeline import basketmaps
-    from hep_advisor.pipeline.derive import advise_from
     from hep_advisor.pipeline.trial_refit import refit_with
 
-    root = str(tiny_demo)
     path, rel = CASES["small_reader"]
-    from hep_advisor.findings.jsonio import from_jsonable
-    from hep_advisor.probes.readtests.results import Calibration
-    from hep_advisor.probes.results import DatasetProfile, SiteProfile
-
-    doc = json.loads(path.read_text().replace('"demo/', f'"{root}/'))
-    site = from_jsonable(SiteProfile, doc["site"], "t", "site")
-    dataset = from_jsonable(DatasetProfile, doc["dataset"], "t", "dataset")
-    cal = from_jsonable(Calibration, doc["calibration"], "t", "calibration")
-    advice = advise_from(site, dataset, cal, label="small", inputs=(f"{root}/{rel}",),
-                         reader=doc["reader"])
+    advice = advise_stored(path, rel, tiny_demo, "small", use_reader=True)
     assert advice.reader_baseline is not None and advice.options.reader is not None
     assert advice.options.basket_maps
     base = advice.baseline

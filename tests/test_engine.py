@@ -147,23 +147,11 @@ def test_the_inputs_spreads_are_the_read_tests_own_else_their_kinds() -> None:
 
 def test_the_advice_states_its_times_with_the_replay_and_labels_the_fallback(
         tiny_demo: Path) -> None:
-    import json
-
+    from report_helpers import advise_stored
     from test_advice_golden import CASES
 
-    from hep_advisor.findings.jsonio import from_jsonable
-    from hep_advisor.pipeline.derive import advise_from
-    from hep_advisor.probes.readtests.results import Calibration as Cal
-    from hep_advisor.probes.results import DatasetProfile, SiteProfile
-
     path, rel = CASES["small_reader"]
-    root = str(tiny_demo)
-    doc = json.loads(path.read_text().replace('"demo/', f'"{root}/'))
-    site = from_jsonable(SiteProfile, doc["site"], "x", "site")
-    dataset = from_jsonable(DatasetProfile, doc["dataset"], "x", "dataset")
-    cal = from_jsonable(Cal, doc["calibration"], "x", "calibration")
-    a = advise_from(site, dataset, cal, label="x", inputs=(f"{root}/{rel}",),
-                    reader=doc.get("reader"))
+    a = advise_stored(path, rel, tiny_demo, "x", use_reader=True)
     assert a.model is not None and a.model.engine == "replay" and a.verdict is not None
     rb = a.reader_baseline
     assert rb is not None
@@ -176,8 +164,7 @@ def test_the_advice_states_its_times_with_the_replay_and_labels_the_fallback(
     assert all(c.test.startswith("replay") for c in a.model.self_check)
     assert a.model.rate_model_check  # the rate model's points kept apart
     # without basket maps the replay cannot run: the rate model, said so
-    fb = advise_from(site, dataset, cal, label="x", inputs=(f"{root}/{rel}",),
-                     reader=doc.get("reader"), basket_maps=())
+    fb = advise_stored(path, rel, tiny_demo, "x", use_reader=True, basket_maps=())
     assert fb.model is not None and fb.model.engine == "rate model"
     assert fb.model.engine_note and "no basket map" in fb.model.engine_note
 
