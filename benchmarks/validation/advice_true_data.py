@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from testbench.rootwriter import Layout, write_mixed_root
@@ -16,6 +17,13 @@ from testbench.rootwriter import Layout, write_mixed_root
 DATA = Path("/tmp/validate/data")
 #: The plain analysis the benchmarks time, a program run by path (``python ANALYSIS FILES.json``).
 ANALYSIS = Path(__file__).with_name("advice_true_analysis.py")
+
+
+def _coll(name: str, mean: float, n: int, *, prefix: str, kinds: str
+          ) -> tuple[str, float, tuple[tuple[str, str], ...]]:
+    """A jagged collection for :class:`Layout`: ``n`` fields ``<prefix>0..`` whose leaf codes
+    cycle through ``kinds``, ``mean`` entries an event."""
+    return (name, mean, tuple((f"{prefix}{j}", kinds[j % len(kinds)]) for j in range(n)))
 
 
 def _nano() -> Layout:
@@ -29,8 +37,7 @@ def _nano() -> Layout:
     scalars += [(f"Flag_f{k}", "O") for k in range(25)] + [(f"qual{k}", "b") for k in range(6)]
     kinds = "FFFFFIbF"
 
-    def coll(name: str, mean: float, n: int) -> tuple[str, float, tuple[tuple[str, str], ...]]:
-        return (name, mean, tuple((f"v{j}", kinds[j % len(kinds)]) for j in range(n)))
+    coll = partial(_coll, prefix="v", kinds=kinds)
 
     colls = (coll("Jet", 6.0, 24), coll("Muon", 1.5, 28), coll("Electron", 1.5, 28),
              coll("Photon", 1.2, 18), coll("Tau", 0.8, 18), coll("FatJet", 0.7, 18),
@@ -72,8 +79,7 @@ def _fatjets() -> Layout:
     baskets (64 KB), AutoFlush 10,000 entries."""
     scalars = tuple((f"evt_d{k}", "DDFS"[k % 4]) for k in range(40))
 
-    def coll(name: str, mean: float, n: int) -> tuple[str, float, tuple[tuple[str, str], ...]]:
-        return (name, mean, tuple((f"v{j}", "FFDI"[j % 4]) for j in range(n)))
+    coll = partial(_coll, prefix="v", kinds="FFDI")
 
     return Layout(scalars=scalars, collections=(coll("FatJet", 2.5, 60), coll("PF", 12.0, 16),
                                                 coll("Lep", 1.2, 40)),
@@ -83,8 +89,7 @@ def _fatjets() -> Layout:
 def _jagged57() -> Layout:
     """Held out (issue 57): three wide jagged collections and a few scalars, 16 KB baskets,
     AutoFlush 4,000 entries."""
-    def coll(name: str, mean: float, n: int) -> tuple[str, float, tuple[tuple[str, str], ...]]:
-        return (name, mean, tuple((f"q{j}", "FFDIF"[j % 5]) for j in range(n)))
+    coll = partial(_coll, prefix="q", kinds="FFDIF")
 
     return Layout(scalars=tuple((f"ev{k}", "IDF"[k % 3]) for k in range(12)),
                   collections=(coll("Trk", 9.0, 20), coll("Clu", 4.0, 20), coll("Seg", 2.5, 16)),
@@ -106,8 +111,7 @@ def _jets58() -> Layout:
     """Held out (issue 58): a NanoAOD-like schema unlike ``nano``: 30 float scalars, 150
     trigger flags and four jagged collections (one of 40 candidates an event), 32 KB baskets,
     AutoFlush 2,500 entries."""
-    def coll(name: str, mean: float, n: int) -> tuple[str, float, tuple[tuple[str, str], ...]]:
-        return (name, mean, tuple((f"f{j}", "FFFIb"[j % 5]) for j in range(n)))
+    coll = partial(_coll, prefix="f", kinds="FFFIb")
 
     return Layout(scalars=(*((f"s{k}", "F") for k in range(30)),
                            *((f"HLT_p{k}", "O") for k in range(150))),
@@ -132,8 +136,7 @@ def _big58() -> Layout:
 def _nano59() -> Layout:
     """Held out (issue 58, second set): 60 scalars, 300 flags, a jet collection and a heavy
     track collection (60 an event), 16 KB baskets, ROOT's default AutoFlush."""
-    def coll(name: str, mean: float, n: int) -> tuple[str, float, tuple[tuple[str, str], ...]]:
-        return (name, mean, tuple((f"p{j}", "FIFF"[j % 4]) for j in range(n)))
+    coll = partial(_coll, prefix="p", kinds="FIFF")
 
     return Layout(scalars=(*((f"m{k}", "FI"[k % 2]) for k in range(60)),
                            *((f"flag{k}", "O") for k in range(300))),
@@ -170,8 +173,7 @@ def _flat60() -> Layout:
 def _coll60() -> Layout:
     """Held out (issue 58, third set): collections only (a 100-candidate one), 5 scalars,
     48 KB baskets, AutoFlush 500 entries."""
-    def coll(name: str, mean: float, n: int) -> tuple[str, float, tuple[tuple[str, str], ...]]:
-        return (name, mean, tuple((f"w{j}", "FFIF"[j % 4]) for j in range(n)))
+    coll = partial(_coll, prefix="w", kinds="FFIF")
 
     return Layout(scalars=tuple((f"g{k}", "F") for k in range(5)),
                   collections=(coll("Ele", 3.0, 20), coll("Pho", 2.0, 12),
