@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import shlex
+from dataclasses import replace
 
 from hep_advisor.findings.recommendation import (
     MIN_SPEEDUP,
@@ -18,6 +19,7 @@ from hep_advisor.models import scenarios as sc
 from hep_advisor.models.calcosts import uproot_key_cost
 from hep_advisor.models.replay.fileios import cold_file_ios
 from hep_advisor.models.replay.predict import STEP_BYTES, Reader, cluster_step
+from hep_advisor.models.scenarios import PredictionPoint
 from hep_advisor.models.sites import StorageSpec
 from hep_advisor.rules import versions
 from hep_advisor.rules.context import Context
@@ -421,34 +423,33 @@ def layout_rule(ctx: Context) -> Recommendation | None:
         return None
     options = []
     best = None
-    base_n = ctx.predict(sc.workers(n))  # the current storage at the same worker count
+    base_n = None  # the fallback's current storage at the same worker count
     for text, caveat in LAYOUTS:
         spec, sd, statement = sc.parse_storage(text, b)
         scen = sc.combine(sc.devices(spec, sd, (statement,)), sc.workers(n),
                           name=f"{text} at {n} workers")
-        point = ctx.predict(scen)
         replayed = _replayed_layout(ctx, n, spec, sd)
-        if replayed is not None:
+        if replayed is not None and rj is not None:  # the engine: the job at n, rescaled
             s, lo, hi = replayed
-        elif point.speedup is None or base_n.speedup is None:
-            continue
-        else:
-            s, lo, hi = (point.speedup / base_n.speedup,
-                         (point.speedup_low or 0) / base_n.speedup,
-                         (point.speedup_high or 0) / base_n.speedup)
-        options.append(Option(text, round(s, 3), round(lo, 3), round(hi, 3), caveat))
+            t = rj.seconds(n, efficiency(ctx)[0], b.cores, oversubscription(ctx)[0]) / s
+            mb = rj.compressed_mb / t
+            point = PredictionPoint(n, mb, mb * lo / s, mb * hi / s, rj.entries / t, s, lo, hi)
+        else:  # the rate model's devices scenario, over its own prediction at n
+            base_n = base_n or ctx.predict(sc.workers(n))
+            model = ctx.predict(scen)
+            if model.speedup is None or base_n.speedup is None:
+                continue
+            s = model.speedup / base_n.speedup
+            point = replace(model, speedup=s,
+                            speedup_low=(model.speedup_low or 0) / base_n.speedup,
+                            speedup_high=(model.speedup_high or 0) / base_n.speedup)
+        options.append(Option(text, round(s, 3), round(point.speedup_low or s, 3),
+                              round(point.speedup_high or s, 3), caveat))
         if best is None or s > best[0]:
             best = (s, text, scen, point)
     if best is None:
         return None
-    s, text, scen, point = best
-    # the speed-up over the same worker count on the current storage (the option's interval)
-    from hep_advisor.models.scenarios import PredictionPoint
-
-    lo_hi = next(((o.speedup_low, o.speedup_high) for o in options if o.name == text),
-                 (s, s))
-    rel = PredictionPoint(n, point.aggregate_mb_per_s, point.low, point.high,
-                          point.events_per_s, s, lo_hi[0], lo_hi[1])
+    s, text, scen, rel = best
     return ctx.make(
         rule=L001, title=f"Spread the data over faster storage ({text})",
         audience="site admin", point=rel, scenario=scen,
