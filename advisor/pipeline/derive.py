@@ -87,7 +87,7 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
     said in the note)."""
     from hep_advisor.rules import Context, recommend
     from hep_advisor.rules.branches import selection_notes
-    from hep_advisor.rules.engine import ENGINE_RATE_MODEL, replay_engine
+    from hep_advisor.rules.engine import ENGINE_RATE_MODEL, replay_engine, with_engine
     from hep_advisor.rules.verdict import verdict
 
     notes: list[str] = list(selection_notes(dataset, branches, uses))
@@ -141,7 +141,7 @@ def advise_from(site: SiteProfile, dataset: DatasetProfile, calibration: Calibra
         else:
             v, summary = replayed
         fitted = replace(fitted, summary=summary)
-        ctx = replace(ctx, verdict=v, summary=summary)
+        ctx = with_engine(ctx, v, summary)
         recs = tuple(recommend(ctx))
     if calibration is not None and calibration.remote is not None:  # X001-X003, T001: the link
         from hep_advisor.findings.recommendation import rank_key

@@ -97,6 +97,16 @@ def _build(ctx: Context) -> ReplayedJob | None:
                        measured_s=measured)
 
 
+def with_engine(ctx: Context, verdict: Verdict, summary: ModelSummary) -> Context:
+    """``ctx`` with the engine's verdict and summary, keeping the job it replayed (a new
+    context starts with an empty memo: the job, or the reader baseline's failed replay, would
+    be worked out again)."""
+    new = replace(ctx, verdict=verdict, summary=summary)
+    new.replay_memo.update({k: v for k, v in ctx.replay_memo.items()
+                            if isinstance(k, str) and k.startswith("engine: ")})
+    return new
+
+
 def replayed_baseline(ctx: Context) -> ReaderBaseline | None:
     """The reader baseline :func:`replayed_job` was built from (``None`` where it was not)."""
     if replayed_job(ctx) is None:
@@ -213,4 +223,4 @@ def replay_engine(ctx: Context) -> tuple[Verdict, ModelSummary] | str:
 
 __all__ = ["DECOMPRESSION", "ENGINE_RATE_MODEL", "ENGINE_REPLAY", "OVERHEAD", "PROCESSING",
            "STORAGE", "efficiency", "efficiency_assumed", "oversubscription", "replay_engine",
-           "replayed_baseline", "replayed_job", "run_spread", "why_not"]
+           "replayed_baseline", "replayed_job", "run_spread", "why_not", "with_engine"]
