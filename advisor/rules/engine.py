@@ -34,6 +34,7 @@ from hep_advisor.models.replay.engine import (
 from hep_advisor.models.replay.workers import SharedJob, paced
 from hep_advisor.models.scenarios import ModelSummary, PredictionPoint
 from hep_advisor.models.throughput import BOUNDS, PLAUSIBLE
+from hep_advisor.models.unitpace import whole_run_efficiency
 from hep_advisor.rules.context import Context
 from hep_advisor.rules.verdict import DETAILS
 
@@ -81,7 +82,9 @@ def _build(ctx: Context) -> ReplayedJob | None:
         open_s += collector_per_file(ctx.calibration)
     clusters = tree.clusters.count if tree.clusters is not None else 0
     files = max(int(tree.files), 1)
-    job = SharedJob(io_s=rb.io_s, cpu_s=rb.cpu_s, limit=rb.device_limit,  # form: below
+    # RDataFrame's compilation: paid once per run, by each process side by side
+    job = SharedJob(io_s=rb.io_s, cpu_s=rb.cpu_s - rb.setup_s, once_s=rb.setup_s,
+                    limit=rb.device_limit,  # form: below
                     # the replay's device: the raw read's one device (the rate model's fitted
                     # ``devices`` came out 1.0-1.3 +- 0.3-0.5 on one throttled disk: not used)
                     interleave_s=interleave, devices=1.0,
@@ -134,8 +137,25 @@ def efficiency_assumed(ctx: Context) -> bool:
 
 
 def efficiency(ctx: Context) -> tuple[float, float, float]:
-    """The parallel efficiency of the CPU work: (point, low, high) (:func:`_spread`)."""
-    return _spread(ctx, "parallel_efficiency")
+    """The parallel efficiency of the CPU work: (point, low, high) (:func:`_spread`); the
+    point no higher than the calibration's whole parallel runs measured
+    (:func:`whole_run_efficiency`), the interval reaching down to it."""
+    point, low, high = _spread(ctx, "parallel_efficiency")
+    whole = whole_efficiency(ctx)
+    if whole is not None and whole < point:
+        point = max(whole, BOUNDS["parallel_efficiency"][0])
+        low = min(low, point)
+    return point, low, high
+
+
+def whole_efficiency(ctx: Context) -> float | None:
+    """The efficiency of the calibration's whole parallel runs (first units and all), or
+    ``None`` where it ran none to compare (:func:`~hep_advisor.models.unitpace.
+    whole_run_efficiency`)."""
+    cal = ctx.calibration
+    if cal is None or not cal.parallel_loop:
+        return None
+    return whole_run_efficiency(cal.parallel_loop, ctx.baseline.cores)
 
 
 def oversubscription(ctx: Context) -> tuple[float, float, float]:

@@ -28,6 +28,7 @@ from hep_advisor.rules.engine import (
     oversubscription,
     replayed_baseline,
     replayed_job,
+    whole_efficiency,
 )
 from hep_advisor.rules.rule import Rule
 
@@ -229,10 +230,14 @@ def _device_evidence(ctx: Context, shared: tuple[SharedJob, _Baseline], gain: Wo
                  f"{_BOUND[gain.bound]} at {gain.workers}; device floor {gain.device_s:.2f} s"),
     ]
     eff, lo, hi = efficiency(ctx)
+    whole = whole_efficiency(ctx)
     ev.append(Evidence("parallel efficiency range used", f"{lo:.2f}–{hi:.2f}", "",
                        "assumed" if efficiency_assumed(ctx) else "fitted",
                        f"point {eff:.2f}; what each core beyond the first adds to the CPU "
-                       "work"))
+                       "work" + ("; the point is the calibration's whole parallel runs' "
+                                 "(first units and uneven units included), lower than their "
+                                 "units' paces" if whole is not None and abs(whole - eff) < 1e-9
+                                 else "")))
     if base.measured_s is not None:
         ev.append(Evidence("measured cold pass with this reader", round(base.measured_s, 2),
                            "s", "measured", gain.split))
