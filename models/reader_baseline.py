@@ -83,12 +83,15 @@ class ReaderBaseline:
     #: the compressed MB the pass reads (all files)
     compressed_mb: float = 0.0
     #: parts of ``cpu_s``: the per-file overhead (opening the files, with Python's collector
-    #: per file and a run's one-off set-up such as RDataFrame's compilation, and the fixed
-    #: cost of each read call, basket key and basket) and decompressing the baskets read (the
-    #: decompression test's rate on the dataset's own baskets; 0 where not measured); the rest
-    #: of ``cpu_s`` is the reader's unpacking and the analysis' processing
+    #: per file, and the fixed cost of each read call, basket key and basket) and
+    #: decompressing the baskets read (the decompression test's rate on the dataset's own
+    #: baskets; 0 where not measured); the rest of ``cpu_s`` is the reader's unpacking and the
+    #: analysis' processing, with ``setup_s``
     open_cpu_s: float = 0.0
     decompress_s: float = 0.0
+    #: the part of ``cpu_s`` a run pays once, whatever its files (RDataFrame's first
+    #: just-in-time compilation, measured); not in ``open_cpu_s``
+    setup_s: float = 0.0
 
 
 def replay_reader(spec: ReaderSpec) -> Reader:
@@ -214,12 +217,13 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
         loop_fitted = lt.cpu_s - lt.cpu_open_s - lt.step_mb * c.touch_s
         loop_measured = lt.entries / warm if warm else 0.0
         fixed = loop_measured * min(fixed / loop_fitted, 1.0) if loop_fitted > 0 else 0.0
-        open_cpu = lt.files * open_s + setup + fixed
+        open_cpu = lt.files * open_s + fixed
     else:
-        open_cpu = lt.cpu_open_s + fixed + setup
+        open_cpu = lt.cpu_open_s + fixed
     dec = dataset_decompression_mb_per_s(calibration, algorithm) \
         if calibration is not None and algorithm is not None else None
-    decompress = min(lt.compressed_mb / dec, max(cpu_s - open_cpu, 0.0)) if dec else 0.0
+    decompress = min(lt.compressed_mb / dec, max(cpu_s - setup - open_cpu, 0.0)) if dec \
+        else 0.0
     limit = str(getattr(device, "limit", "additive"))
     total = io_s + cpu_s
     if limit == "max":
@@ -249,7 +253,7 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
         ratio=rate / measured if measured else None, cpu_source=source, how=spec.how,
         measured_baseline_events_per_s=derived,
         notes=tuple(notes), compressed_mb=lt.compressed_mb,
-        open_cpu_s=min(open_cpu, cpu_s), decompress_s=decompress)
+        open_cpu_s=min(open_cpu, cpu_s - setup), decompress_s=decompress, setup_s=setup)
 
 
 __all__ = ["ReaderBaseline", "reader_baseline", "replay_reader"]

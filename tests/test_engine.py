@@ -189,3 +189,49 @@ def test_on_a_rate_limiter_one_process_takes_the_paced_replays_time() -> None:
     # more processes: the device's time is the floor, the CPU's part shrinks
     assert job.seconds(2, 1.0, TWO) == pytest.approx(4.0 + 0.5 * 1.0)
     assert job.seconds(2, 1.0, TWO) > job.device_s(2)
+
+
+def test_the_whole_parallel_runs_give_an_efficiency_first_units_and_all() -> None:
+    from hep_advisor.models.unitpace import whole_run_efficiency
+
+    par = (ParallelPoint(1, 10.0, 1.0, 1.0, 4, _m((10.0,))),
+           ParallelPoint(2, 16.0, 1.0, 1.0, 4, _m((16.0,))),
+           ParallelPoint(4, 12.0, 1.0, 1.0, 4, _m((12.0,))))  # past 2 cores: not counted
+    assert whole_run_efficiency(par, TWO) == pytest.approx(0.6)
+    assert whole_run_efficiency(par[1:], TWO) is None  # no single worker to compare
+
+
+def test_what_a_run_pays_once_is_not_divided_by_the_workers() -> None:
+    plain = SharedJob(io_s=0.0, cpu_s=4.0, files=4)
+    once = replace(plain, once_s=2.0)
+    assert once.seconds(1, 1.0, TWO) == pytest.approx(6.0)
+    assert once.seconds(2, 1.0, TWO) == pytest.approx(2.0 + 2.0)  # 4 s of work on 2 cores
+    assert plain.seconds(1, 1.0, TWO) / plain.seconds(2, 1.0, TWO) == pytest.approx(2.0)
+
+
+def test_what_a_run_pays_once_is_processing_not_per_file_overhead() -> None:
+    job = SharedJob(io_s=1.0, cpu_s=2.0, files=4, open_s=0.25, once_s=3.0)
+    rj = ReplayedJob(job=job, open_s=1.0, decompress_s=0.5, compressed_mb=10.0, entries=1e4)
+    assert rj.process_s == pytest.approx(3.5)  # 0.5 s of the loop and the 3 s set-up
+    shares = rj.shares(1, 1.0, TWO)
+    assert shares["per-file overhead"] == pytest.approx(1.0 / 6.0)
+    assert shares["processing"] == pytest.approx(3.5 / 6.0)
+
+
+def test_a_layout_replay_pays_the_run_s_set_up_once(flat_file: Path) -> None:
+    from hep_advisor.models.replay import LocalDevice
+    from hep_advisor.models.replay.cpucosts import CpuCosts
+    from hep_advisor.models.replay.predict import Reader, layout_time
+    from hep_advisor.probes.basketmap import read_basket_map
+
+    m = read_basket_map(str(flat_file), "t")
+    dev = LocalDevice(mb_per_s=100.0, access_s=0.001)
+    costs = CpuCosts(open_s=0.01, decompress_mb_per_s=100.0,
+                     variants=(CpuCosts(open_s=0.02, decompress_mb_per_s=50.0),))
+    plain = layout_time([m], dev, costs)
+    once = layout_time([m], dev, costs.with_once(1.5))
+    assert once.cpu_s - plain.cpu_s == pytest.approx(1.5)
+    assert [v.once_s for v in costs.with_once(1.5).variants] == [1.5]
+    ge = Reader(engine="root")
+    root = layout_time([m], dev, costs.with_once(1.5), reader=ge)
+    assert root.cpu_s - layout_time([m], dev, costs, reader=ge).cpu_s == pytest.approx(1.5)

@@ -224,7 +224,12 @@ class Context:
                            collector_s=collector_per_file(self.calibration),
                            first_call_s=first_call_extra(self.calibration))
         alg = self.tree.compression.algorithm if self.tree is not None else None
-        return costs.with_decompress_basket(decompression_basket_s(self.calibration, alg))
+        costs = costs.with_decompress_basket(decompression_basket_s(self.calibration, alg))
+        loop = self.calibration.event_loop if self.calibration is not None else None
+        if loop is not None and loop.setup_s and self.reader is not None and \
+                loop.reader == self.reader.text:  # RDataFrame's compilation, once per run
+            costs = costs.with_once(loop.setup_s)
+        return costs
 
     def replay_cost_notes(self) -> tuple[str, ...]:
         """The assumption lines of the replay's CPU costs where one is assumed: uproot's cost

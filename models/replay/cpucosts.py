@@ -90,6 +90,9 @@ class CpuCosts:
     #: baskets per MB saves this per basket fewer (:meth:`decompress_fix_s`)
     decompress_basket_s: float = 0.0
     basket_density: float = 0.0
+    #: CPU seconds a run of the program pays once, whatever the layout (RDataFrame's first
+    #: just-in-time compilation, measured by the calibration's loop with that reader; 0: none)
+    once_s: float = 0.0
 
     def decompress_fix_s(self, baskets: float, compressed_mb: float) -> float:
         """Decompression time beyond ``compressed_mb`` at the rate: the codec's fixed cost for
@@ -121,6 +124,11 @@ class CpuCosts:
     def alternatives(self) -> tuple[CpuCosts, ...]:
         """These costs and the variants the intervals span (each without variants)."""
         return (replace(self, variants=()), *self.variants)
+
+    def with_once(self, once_s: float) -> CpuCosts:
+        """These costs (and their variants) with ``once_s`` paid once per run."""
+        return replace(self, once_s=once_s,
+                       variants=tuple(v.with_once(once_s) for v in self.variants))
 
     def for_engine(self, engine: str) -> CpuCosts:
         return self.root if engine == "root" and self.root is not None else self

@@ -66,7 +66,9 @@ class ReplayedJob:
 
     @property
     def process_s(self) -> float:
-        return max(self.job.cpu_s - self.open_s - self.decompress_s, 0.0)
+        """The processing's CPU seconds: the rest of the CPU time, with what a run pays once
+        (RDataFrame's compilation of the analysis, ``job.once_s``)."""
+        return max(self.job.cpu_s + self.job.once_s - self.open_s - self.decompress_s, 0.0)
 
     def _scaled(self, part: str, f: float) -> SharedJob:
         j = self.job
@@ -74,8 +76,10 @@ class ReplayedJob:
             return replace(j, io_s=j.io_s * f, interleave_s=j.interleave_s * f)
         if part == OVERHEAD:
             return replace(j, cpu_s=j.cpu_s + (f - 1) * self.open_s, open_s=j.open_s * f)
-        size = self.decompress_s if part == DECOMPRESSION else self.process_s
-        return replace(j, cpu_s=j.cpu_s + (f - 1) * size)
+        if part == PROCESSING:
+            return replace(j, cpu_s=j.cpu_s + (f - 1) * max(self.process_s - j.once_s, 0.0),
+                           once_s=j.once_s * f)
+        return replace(j, cpu_s=j.cpu_s + (f - 1) * self.decompress_s)
 
     def seconds(self, workers: int, efficiency: float, cores: Cores,
                 oversubscribed: float = 1.0) -> float:

@@ -198,6 +198,7 @@ class LayoutTime:
 
     def with_costs(self, costs: CpuCosts) -> LayoutTime:
         """The same replay with other CPU costs."""
+        once = costs.once_s
         costs = costs.for_engine(self.engine)
         baskets = self.baskets
         if costs.extra_baskets:
@@ -206,7 +207,7 @@ class LayoutTime:
         data = (baskets * costs.basket_s + self.compressed_mb * costs.per_mb_s()
                 + costs.decompress_fix_s(self.baskets, self.compressed_mb))
         cpu = (opens + self.calls * costs.call_s + self.keys * costs.key_s + data
-               + self.step_mb * costs.touch_s)
+               + self.step_mb * costs.touch_s + once)
         overlap = costs.overlap if self.engine == "uproot" and self.sync is not None else 0.0
         return replace(self, cpu_s=cpu, cpu_open_s=opens, overlap=overlap,
                        cpu_keys_s=self.keys * costs.key_s,
@@ -336,6 +337,7 @@ def layout_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
 def _root_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
                branches: Sequence[str] | None, scale: float, cache_bytes: int | None
                ) -> LayoutTime:
+    once = costs.once_s
     costs = costs.for_engine("root")
     at: list[int] = []
     reqs = renumber([root_getentry(m, branches, cache_bytes=cache_bytes, at=at) for m in maps])
@@ -347,7 +349,7 @@ def _root_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
     entries = float(sum(m.entries for m in maps))
     n = len(maps)
     data = scale * (baskets * costs.basket_s + mb * costs.per_mb_s())
-    cpu = scale * n * costs.open_s + data
+    cpu = scale * n * costs.open_s + data + once
     return LayoutTime(files=n * scale, entries=entries * scale, compressed_mb=mb * scale,
                       calls=0.0, baskets=baskets * scale, io=io, scale=scale, cpu_s=cpu,
                       _access_s=device.access_s, cpu_open_s=scale * n * costs.open_s,

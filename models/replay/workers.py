@@ -87,6 +87,10 @@ class SharedJob:
     #: 0 (every read waits, as on a disk).  The reader baseline's paced replay says how much
     #: (:func:`paced`); 1 where it was not paced
     hidden: float = 1.0
+    #: CPU seconds a run pays once before its entries, however many processes or files
+    #: (RDataFrame's just-in-time compilation): the processes pay it side by side, so it is
+    #: not divided; no read overlaps it
+    once_s: float = 0.0
 
     def _limited(self, io: float, cpu: float) -> float:
         """A rate limiter: the larger of the two, plus the part of the smaller that does not
@@ -117,6 +121,10 @@ class SharedJob:
         """Seconds for the whole job on ``workers`` processes (``oversubscribed``: the CPU
         work's rate at twice the logical cores' processes, of the logical cores' rate, as the
         rate model's parameter of that name)."""
+        return self.once_s + self._shared_s(workers, efficiency, cores, oversubscribed)
+
+    def _shared_s(self, workers: int, efficiency: float, cores: Cores,
+                  oversubscribed: float) -> float:
         n = max(int(workers), 1)
         cpu = self.cpu_s + max(n - self.files, 0) * self.open_s  # files opened twice
         if n == 1:
@@ -274,6 +282,7 @@ def paced(job: SharedJob, total_s: float) -> SharedJob:
     pass took longer than the device and CPU times added (reads that waited for a block
     throttle's next slice), the excess is the device's, none hidden.  A disk's job (the two
     add) is returned as it is."""
+    total_s -= job.once_s
     if job.limit != "max" or not math.isfinite(total_s) or total_s <= 0:
         return job
     if total_s > job.io_s + job.cpu_s:

@@ -68,7 +68,7 @@ def rdataframe_pass(parts: Parts, tree_name: str, branches: Sequence[str],
                     check: Callable[[], None] | None = None,
                     max_seconds: float | None = None) -> LoopPass:
     """The parts read with one ``RDataFrame`` over their files (one thread, as a program
-    builds one over its dataset): a ``Sum`` of every branch, all booked before the one event
+    builds one over its dataset): a ``Histo1D`` of every branch, all booked before the one event
     loop runs; a part of a file is read up to the dataset's global range (the last part
     only, as planned: :func:`_frame`).
     ``max_seconds`` is not checked inside the loop: the plan bounds it."""
@@ -87,7 +87,9 @@ def rdataframe_pass(parts: Parts, tree_name: str, branches: Sequence[str],
         columns = [str(c) for c in df.GetColumnNames()]
         names = _columns(branches, columns) or columns
         count = df.Count()
-        sums = [df.Sum(b) for b in names]
+        # a histogram per branch, as an analysis fills them (its compilation is what a
+        # program's RDataFrame pays; a Sum compiled 0.25 s faster for 10 branches here)
+        sums = [df.Histo1D(b) for b in names]
         n = int(count.GetValue())
         for s in sums:
             s.GetValue()
@@ -310,7 +312,8 @@ def python_root_event_loop(session: Any, files: Sequence[str], tree_name: str,
         return r.total_entries / max(r.seconds, 1e-9)
 
     n = pilot.total_entries
-    how = ("RDataFrame, one thread, a Sum per branch; opening and JIT timed (as in a program)"
+    how = ("RDataFrame, one thread, a Histo1D per branch; opening and JIT timed (as in a "
+           "program)"
            if spec.kind == "rdataframe" else f"{spec.describe()}; opening timed (as in a "
            f"program)")
     base = Conditions(cache="unknown", workers=1, bytes_per_sample=int(zipped),
