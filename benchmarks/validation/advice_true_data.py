@@ -190,6 +190,31 @@ def _mixed61() -> Layout:
                   auto_flush=3000, basket_size=40_000)
 
 
+def _nano62() -> Layout:
+    """Held out (issue 58, fifth set): 60 scalars (float, int, double, short), 8
+    ``std::vector<float>``, a jet and a muon collection, 20 KB baskets, AutoFlush 1,000."""
+    coll = partial(_coll, prefix="k", kinds="FIFD")
+
+    return Layout(scalars=tuple((f"a{k}", "FIDS"[k % 4]) for k in range(60)),
+                  vectors=tuple(f"v{k}" for k in range(8)),
+                  collections=(coll("Jet", 5.0, 10), coll("Mu", 2.0, 8)),
+                  auto_flush=1000, basket_size=20_000)
+
+
+def _giga62() -> Layout:
+    """Held out (issue 58, fifth set): one file of about 1.2 GB, 120 scalars, ROOT's default
+    AutoFlush."""
+    return Layout(scalars=tuple((f"g{k}", "FDIFI"[k % 5]) for k in range(120)))
+
+
+def _small62() -> Layout:
+    """Held out (issue 58, fifth set): 30 scalars and a 6-field hit collection, 8 KB
+    baskets."""
+    return Layout(scalars=tuple((f"b{k}", "FD"[k % 2]) for k in range(30)),
+                  collections=(("Hit", 4.0, tuple((f"h{j}", "FFI"[j % 3]) for j in range(6))),),
+                  basket_size=8000)
+
+
 @dataclass(frozen=True)
 class Dataset:
     name: str
@@ -299,6 +324,20 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
             writer="uproot-flat", columns=(0, 100, 50), chunk=3000),
     Dataset("h61rdf", Layout(), 8, 80_000, 403, "held out (issue 58, fourth set), written by "
             "RDataFrame::Snapshot: 36 columns, LZ4-3", writer="rdf", columns=(20, 10, 6)),
+    # the fifth set for issue 58 (and 57: ROOT programs too): after the whole-run parallel
+    # efficiency, RDataFrame's compilation paid once per run and the calibration's RDataFrame
+    # of Histo1D, before any of it ran
+    Dataset("h62rdf", Layout(), 6, 100_000, 104, "held out (issue 58, fifth set), written by "
+            "RDataFrame::Snapshot: 24 columns, ZLIB-4", writer="rdf", columns=(12, 8, 4)),
+    Dataset("h62uz", Layout(), 12, 5000, 202, "held out (issue 58, fifth set), written by "
+            "uproot: 250 branches (float, double, int), LZMA-2, a basket per branch per 1,500 "
+            "entries", writer="uproot-flat", columns=(150, 50, 50), chunk=1500),
+    Dataset("h62nano", _nano62(), 16, 4000, 507, "held out (issue 58, fifth set): 60 "
+            "scalars, 8 vectors, jets and muons, ZSTD-7, 20 KB baskets, AutoFlush 1,000"),
+    Dataset("h62small", _small62(), 80, 1000, 109, "held out (issue 58, fifth set): 80 small "
+            "files, 30 scalars and a hit collection, ZLIB-9, 8 KB baskets"),
+    Dataset("h62giga", _giga62(), 1, 3_200_000, 401, "held out (issue 58, fifth set): one "
+            "file of about 1.2 GB, 120 scalars, LZ4-1, ROOT's default AutoFlush"),
 )}
 
 #: the uproot-written dataset's branches: flat float32, float64, int32, and one jagged

@@ -39,6 +39,13 @@ maps of the dataset's files): what a change to the rules or the intervals would 
 measurements already made.  A row whose recommendation the new advice does not make is shown
 "not advised now".
 
+``--program rdataframe|getentry`` (with ``--branches N``): the analysis is a ROOT program
+(``advice_true_root.py``) over N of the tree's numeric branches, and the report is told so
+(``--reader rdataframe`` or ``root.getentry``, ``--branches``); T001 is applied as its printed
+``SetCacheSize``, W001 for an RDataFrame as its printed ``EnableImplicitMT(n)`` (a ``GetEntry``
+loop: n processes), the shell commands as printed.  Its reports are saved as
+``NAME_DISK_PROGRAM_report.json``.
+
 ``--also W001`` also measures those codes where the report has them but does not show them as
 gains (outside the top three, or marked not recommended): rows counted apart.
 
@@ -135,12 +142,21 @@ class Disk:
 
 #: ``--report-args``: more arguments for ``report`` (e.g. ``--reader uproot.iterate``)
 EXTRA: list[str] = []
+#: ``--report-args`` as given (``--program`` adds its reader and branches per dataset)
+BASE_EXTRA: list[str] = []
 #: ``--step``: the entry step the analysis reads with (the program's reader)
 READER_STEP: list[int] = []
 #: where the reports' JSON documents are kept (next to ``--out``)
 SAVE: list[Path] = []
 #: ``--code``: another copy of the advisor's code to run (PYTHONPATH), e.g. a ``git archive``
 CODE: list[str] = []
+#: ``--program``: the ROOT program (``rdataframe``, ``getentry``) and the branches it reads
+#: instead of the uproot analysis; empty: the uproot analysis
+PROGRAM: list[tuple[str, list[str]]] = []
+#: the ROOT program (``advice_true_root.py``)
+ROOT_PROGRAM = Path(__file__).with_name("advice_true_root.py")
+#: what ``report`` is told for each ROOT program
+ROOT_READER = {"rdataframe": "rdataframe", "getentry": "root.getentry"}
 
 
 def env() -> dict[str, str]:
@@ -192,6 +208,7 @@ def report(disk: Disk, data: Path, budget: float) -> dict[str, Any]:
     doc["_diff_stat"] = diff_stat()
     if SAVE:
         step = f"_step{READER_STEP[0]}" if READER_STEP else ""
+        step += f"_{PROGRAM[0][0]}" if PROGRAM else ""
         (SAVE[0] / f"{data.name}_{disk.name}{step}_report.json").write_text(r.stdout)
     return doc
 
@@ -214,6 +231,31 @@ def uproot_step(rec: dict[str, Any]) -> int | None:
         if found:
             return int(found.group(1).replace("_", ""))
     return None
+
+
+def cache_size(rec: dict[str, Any]) -> int | None:
+    """The TTreeCache size of the recommendation's printed ``SetCacheSize`` line (T001 for a
+    ROOT reader)."""
+    for a in rec.get("actions") or []:
+        found = re.search(r"SetCacheSize\((-?[0-9_]+)\)", a.get("command") or "")
+        if found:
+            return int(found.group(1).replace("_", ""))
+    return None
+
+
+def pick_branches(data: Path, count: int) -> list[str]:
+    """``count`` of the tree's numeric branches (scalars, arrays and vectors of numbers), spread
+    evenly over its branch list: what a ROOT program of ``--program`` reads."""
+    import uproot
+
+    with uproot.open(sorted(data.glob("*.root"))[0]) as fh:
+        tree = fh[TREE]
+        ok = [b.name for b in tree.branches if not b.branches and re.search(
+            r"^(std::vector<)?(u?int\d+_t|float|double|bool)(>)?(\[.*\])?$", b.typename)]
+    if len(ok) <= count:
+        return ok
+    return [ok[round(k * (len(ok) - 1) / (count - 1))] for k in range(count)] if count > 1 \
+        else ok[:1]
 
 
 def uproot_option(rec: dict[str, Any]) -> dict[str, Any] | None:
@@ -242,9 +284,12 @@ def split_work(files: list[Path], workers: int) -> list[tuple[list[Path], str | 
 
 
 def analysis(disk: Disk, files: list[Path], *, workers: int = 1, step: int | None = None,
-             before: Callable[[], None] | None = None) -> float:
+             before: Callable[[], None] | None = None, threads: int = 0,
+             cache: int | None = None) -> float:
     """Events/s of the plain analysis over ``files``, cold: one process, or ``workers``
-    processes started together (wall time from the first start to the last end)."""
+    processes started together (wall time from the first start to the last end); with
+    ``--program``, the ROOT program (``threads``: its ``EnableImplicitMT``, ``cache``: its
+    TTreeCache size)."""
     disk.cold(*files)
     if before is not None:
         before()
@@ -256,6 +301,14 @@ def analysis(disk: Disk, files: list[Path], *, workers: int = 1, step: int | Non
             lst = Path(tmp) / f"files_{k}.json"
             lst.write_text(json.dumps([str(p) for p in share]))
             argv = [sys.executable, str(ANALYSIS), str(lst)]
+            if PROGRAM:
+                kind, branches = PROGRAM[0]
+                argv = [sys.executable, str(ROOT_PROGRAM), str(lst), "--reader", kind,
+                        "--branches", ",".join(branches)]
+                if threads > 1:
+                    argv += ["--threads", str(threads)]
+                if cache is not None:
+                    argv += ["--cache", str(cache)]
             if rng:
                 argv += ["--entries", rng]
             if step:
@@ -281,7 +334,14 @@ def apply(disk: Disk, rec: dict[str, Any], files: list[Path], out: Path
     how it was applied) or (None, why not)."""
     code = rec["code"]
     step = uproot_step(rec)
-    if step is not None and shell_command(rec) is None:  # a reader change (T001)
+    if PROGRAM:  # a ROOT program: its own lines for T001 and W001
+        cache = cache_size(rec)
+        if code == "T001" and cache is not None:
+            return {"files": files, "cache": cache}, f"ROOT lines: SetCacheSize({cache})"
+        if code == "W001" and PROGRAM[0][0] == "rdataframe":
+            n = int(rec.get("workers") or 2)
+            return {"files": files, "threads": n}, f"ROOT.EnableImplicitMT({n}), same program"
+    elif step is not None and shell_command(rec) is None:  # a reader change (T001)
         return {"files": files, "step": step}, f"uproot snippet: step_size={step}"
     if code == "W001":
         n = int(rec.get("workers") or 2)
@@ -293,7 +353,7 @@ def apply(disk: Disk, rec: dict[str, Any], files: list[Path], out: Path
             if r.returncode != 0:
                 raise RuntimeError(f"P001 command failed: {r.stderr.strip()[-200:]}")
         return {"files": files, "before": stage}, f"printed command, then the analysis: {cmd}"
-    if code in NOT_HERE:
+    if code in NOT_HERE and not (PROGRAM and code == "T001"):
         return None, NOT_HERE[code]
     if cmd is None:
         return None, "no printed shell command to run"
@@ -343,6 +403,11 @@ def run_one(name: str, disk: Disk, args: argparse.Namespace) -> dict[str, Any]:
         shutil.copytree(src, data)
         os.sync()
     files = sorted(data.glob("*.root"))
+    if PROGRAM:  # the ROOT program's branches, told to the report
+        kind, _ = PROGRAM[0]
+        PROGRAM[0] = (kind, pick_branches(src, args.branches))
+        EXTRA[:] = [*BASE_EXTRA, "--reader", ROOT_READER[kind], "--branches",
+                    ",".join(PROGRAM[0][1])]
     with locked(f"{name} report ({disk.name})"):
         at_report = machine_check()  # the machine as the calibration found it (about)
         print(f"  machine before the report: one loop {at_report['one_s']:.2f} s, "
@@ -428,6 +493,7 @@ def run_one(name: str, disk: Disk, args: argparse.Namespace) -> dict[str, Any]:
             "branches": branch_count(DATASETS[name]), "files": len(files),
             "mb": round(sum(f.stat().st_size for f in files) / 1e6, 1),
             "command": doc["_command"], "code": CODE[0] if CODE else str(REPO),
+            "program": PROGRAM[0][0] if PROGRAM else "uproot",
             "tree": doc["_tree"], "diff_stat": doc["_diff_stat"],
             "reader_baseline": reader_baseline(doc),
             "report_s": round(doc["_wall_s"], 1),
@@ -462,6 +528,7 @@ def readvise(results: list[dict[str, Any]], where: Path) -> list[dict[str, Any]]
     for res in results:
         found = re.search(r"step_size=(\d+)", res["command"])
         step = f"_step{found.group(1)}" if found else ""
+        step += f"_{res['program']}" if res.get("program", "uproot") != "uproot" else ""
         saved = where / f"{res['dataset']}_{res['disk']}{step}_report.json"
         if not saved.exists():
             print(f"  {res['dataset']} ({res['disk']}): no saved report {saved}", flush=True)
@@ -472,10 +539,12 @@ def readvise(results: list[dict[str, Any]], where: Path) -> list[dict[str, Any]]
                                                 "calibration": d0["calibration"]}, saved)
         words = shlex.split(res["command"])
         reader = words[words.index("--reader") + 1] if "--reader" in words else None
+        chosen = words[words.index("--branches") + 1].split(",") if "--branches" in words \
+            else None
         files = sorted(DATASETS[res["dataset"]].path.glob("*.root"))
         maps = [read_basket_map(str(f), TREE) for f in files[:8]]
         advice = advise_from(site, dataset, cal, basket_maps=maps, reader=reader,
-                             inputs=tuple(map(str, files)))
+                             inputs=tuple(map(str, files)), branches=chosen)
         recs = {r.code: r for r in advice.recommendations}
         rows = []
         for row in res["rows"]:
@@ -577,6 +646,13 @@ def main() -> int:
                          "report is told so: --reader uproot.iterate:step_size=N); a printed "
                          "step replaces it")
     ap.add_argument("--report-args", default="", help="more arguments for report, one string")
+    ap.add_argument("--program", choices=("uproot", "rdataframe", "getentry"), default="uproot",
+                    help="the analysis: uproot.iterate over every branch (default), or a ROOT "
+                         "program over --branches of the tree's branches (an RDataFrame of "
+                         "Histo1D, or a compiled GetEntry loop without TTreeCache), the report "
+                         "told --reader rdataframe or root.getentry and those --branches")
+    ap.add_argument("--branches", type=int, default=20,
+                    help="with --program: how many numeric branches it reads, spread evenly")
     ap.add_argument("--table", nargs="+", default=None, metavar="JSON",
                     help="only print the tables of earlier runs' --out files")
     ap.add_argument("--readvise", action="store_true", help="with --table: the predictions "
@@ -591,6 +667,11 @@ def main() -> int:
             table([res for res, _ in runs])
         return 0
     EXTRA.extend(shlex.split(args.report_args))
+    BASE_EXTRA.extend(EXTRA)
+    if args.program != "uproot":
+        if args.step:
+            raise SystemExit("--step is for the uproot analysis")
+        PROGRAM.append((args.program, []))
     if args.step:
         READER_STEP.append(args.step)
         EXTRA.extend(["--reader", f"uproot.iterate:step_size={args.step}"])
