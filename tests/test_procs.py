@@ -91,3 +91,38 @@ def test_bounded_call_check_can_cancel() -> None:
     with pytest.raises(Stop):
         call_bounded(_sleep_then_write, ("/nonexistent/x", 5.0), 30.0, check=check,
                      poll_s=0.05)
+
+
+def _slow_after_a_partial(seconds: float) -> str:
+    import time
+
+    from hep_advisor.probes.readtests.procs import report_partial
+
+    report_partial("setup_s", 1.25)
+    time.sleep(seconds)
+    return "done"
+
+
+def test_a_child_ended_at_its_time_gives_back_what_it_reported_before() -> None:
+    with pytest.raises(TimeoutError) as found:
+        call_bounded(_slow_after_a_partial, (30.0,), 1.0)
+    assert found.value.partial == {"setup_s": 1.25}  # type: ignore[attr-defined]
+    assert call_bounded(_slow_after_a_partial, (0.0,), 30.0) == "done"  # partials skipped
+
+
+def test_the_reader_s_one_off_set_up_comes_from_its_loop_or_from_the_ended_test() -> None:
+    from dataclasses import replace
+
+    from hep_advisor.models.reader_baseline import reader_setup_s
+    from hep_advisor.probes.readtests.results import Calibration, EventLoop, ReaderSetup
+
+    cal = Calibration(budget_s=10.0, elapsed_s=9.0, partial=False, engine="uproot",
+                      raw_read=None, request_sweep=(), concurrency=(), open_overhead_s=None,
+                      decompression=(), event_loop=None, memory=None)
+    assert reader_setup_s(cal, "rdataframe") == 0.0
+    ended = replace(cal, reader_setup=ReaderSetup("rdataframe", 3.2))
+    assert reader_setup_s(ended, "rdataframe") == pytest.approx(3.2)
+    assert reader_setup_s(ended, "root.getentry") == 0.0  # another reader's
+    loop = EventLoop.from_rate("root", 3, 1000.0, 1e3, 2e3, None, None)
+    timed = replace(ended, event_loop=replace(loop, reader="rdataframe", setup_s=2.5))
+    assert reader_setup_s(timed, "rdataframe") == pytest.approx(2.5)  # the loop's own

@@ -462,9 +462,11 @@ def test_a_root_reader_runs_in_a_child_ended_at_its_share(tmp_path: Path,
     session = Session(60)
     session.begin("event_loop")
     session.extend(20.0)
-    loop, on, _ = steps.root_reader_loop(session, files, "t", ["b0", "b1"], 20.0,
-                                        parse_reader("root.ttreecache"))
+    loop, on, _, opened = steps.root_reader_loop(session, files, "t", ["b0", "b1"], 20.0,
+                                                parse_reader("root.ttreecache"))
     assert loop.engine == "root" and loop.warm is not None and on is not None
+    # the compiled loop is timed without its opens: ROOT's own open per file comes back
+    assert opened is not None and opened.warm is not None and 0 < opened.warm < 0.5
 
     def stuck(*args: Any, **kwargs: Any) -> Any:  # a pass ROOT cannot be stopped in
         time.sleep(30)

@@ -294,6 +294,10 @@ def python_root_event_loop(session: Any, files: Sequence[str], tree_name: str,
         run(first)
         setup_s = max(setup_s - (time.perf_counter() - s1), 0.0)
         evict_all()
+    if setup_s is not None:  # kept should the loop be ended before its rates
+        from .procs import report_partial
+
+        report_partial("setup_s", setup_s)
     p0 = clock()
     pilot = run(parts, PILOT_FRACTION * max(0.0, share_s - (p0 - t0)))
     pass_s = clock() - p0

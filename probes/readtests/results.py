@@ -406,6 +406,16 @@ class Skipped:
 
 
 @dataclass(frozen=True)
+class ReaderSetup:
+    """What a run of the program's reader pays once (RDataFrame's first just-in-time
+    compilation: its first set-up pass less a second one), measured before its event-loop
+    test was ended at its share: kept where the loop's rates were not."""
+
+    reader: str
+    setup_s: float
+
+
+@dataclass(frozen=True)
 class PaceSample:
     """A fixed piece of pure-Python work (:mod:`.pace`) timed in the calibration's process
     before ``test`` (``"end"``: after the last): wall and CPU seconds, the median of a few."""
@@ -475,3 +485,10 @@ class Calibration:
     remote: RemoteCalibration | None = None
     #: the machine's pace through the calibration (a fixed piece of work before each test)
     machine: MachinePace | None = None
+    #: the program's reader's one-off set-up where its event-loop test was ended before its
+    #: rates (with the loop, ``event_loop.setup_s`` holds it)
+    reader_setup: ReaderSetup | None = None
+    #: a compiled ROOT ``GetEntry`` reader's own open per file (``TFile::Open`` and the tree's
+    #: metadata, cold and warm), measured in its child after its loop, where the open test
+    #: ran another engine's (uproot's tens of ms where ROOT takes about one)
+    reader_open: OpenOverhead | None = None

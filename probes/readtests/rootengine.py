@@ -422,6 +422,28 @@ def measure_root_open_cost(
     return cold, warm
 
 
+def reader_open_overhead(files: Sequence[str], tree_name: str, seconds: float,
+                         check: Callable[[], None] | None = None) -> OpenOverhead | None:
+    """A ROOT reader's own open per file (:func:`measure_root_open_cost` on up to 8 files,
+    about ``seconds``), for the replays of that reader where the open test measured uproot's;
+    ``None`` where no file could be timed."""
+    evictions: list[Eviction] = []
+    try:
+        cold, warm = measure_root_open_cost(files, tree_name, max_files=8, deadline_s=seconds,
+                                            check=check, evictions=evictions)
+    except ValueError:
+        return None
+    if not warm:
+        return None
+    note = f"ROOT TFile::Open + reading the tree metadata, the reader's own; {len(warm)} file(s)"
+    why = eviction_note(evictions)
+    cold_m = measurement(cold, "s", Conditions(cache=cache_state(evictions),
+                                               note=f"{note}; {why}" if why else note))
+    warm_m = measurement(warm, "s", Conditions(cache="warm", note=note))
+    return OpenOverhead(cold=cold_m.median, warm=warm_m.median, cold_measurement=cold_m,
+                        warm_measurement=warm_m)
+
+
 def root_open_overhead(session: Session, files: Sequence[str],
                        tree_names: Sequence[str] | None, share_s: float | None = None
                        ) -> OpenOverhead:

@@ -122,8 +122,11 @@ def reader_event_loop(ctx: Context, spec: ReaderSpec, share_s: float) -> Any:
     if ctx.analysis is not None:
         raise ValueError(f"--analysis calls a Python function on uproot's arrays: not with "
                          f"the reader {spec.kind}")
-    loop, cache_on, cache_off = root_reader_loop(ctx.session, ctx.files, ctx.tree.name,
-                                                 branches, share_s, spec)
+    loop, cache_on, cache_off, opened = root_reader_loop(ctx.session, ctx.files,
+                                                         ctx.tree.name, branches, share_s, spec,
+                                                         ctx.fields)
+    if opened is not None and ctx.engine != "root":  # ROOT's open, where the test ran uproot's
+        ctx.fields["reader_open"] = opened
     if cache_on is not None or cache_off is not None:
         ctx.fields["root_cache_on"] = cache_on
         ctx.fields["root_cache_off"] = cache_off
@@ -136,13 +139,15 @@ ROOT_CHILD_GRACE_S = 1.0
 
 
 def root_reader_loop(session: Any, files: Any, tree_name: str, branches: Any, share_s: float,
-                     spec: ReaderSpec) -> tuple[Any, Any, Any]:
+                     spec: ReaderSpec, fields: dict[str, Any] | None = None
+                     ) -> tuple[Any, Any, Any, Any]:
     """A reader that runs in ROOT (``GetEntry`` loops, ``RDataFrame``), timed in a child
     process that is ended at the test's share (:func:`.procs.call_bounded`): ROOT's set-up
     (its libraries, RDataFrame's compiled actions) and a pass it cannot stop then keep the
     budget.  What the child measured comes back (the event loop, its set-up, ROOT's
     read statistics); a child ended at its share is :class:`OutOfTime`, said in the
-    calibration's skipped tests."""
+    calibration's skipped tests, and the one-off set-up it measured before it was ended (an
+    RDataFrame's compilation) goes into ``fields["reader_setup"]``."""
     from .procs import call_bounded
 
     deadline = session.deadline
@@ -151,25 +156,40 @@ def root_reader_loop(session: Any, files: Any, tree_name: str, branches: Any, sh
                                                  spec),
                             max(0.0, deadline - session.clock()) + ROOT_CHILD_GRACE_S,
                             check=session.check)
-    except TimeoutError:
+    except TimeoutError as exc:
+        setup = getattr(exc, "partial", {}).get("setup_s")
+        kept = ""
+        if setup is not None and fields is not None:
+            from .results import ReaderSetup
+
+            fields["reader_setup"] = ReaderSetup(spec.text, float(setup))
+            kept = f"; its one-off set-up, measured before, is kept ({setup:.2f} s)"
         raise OutOfTime(f"{spec.describe()}: the loop ran past the test's share "
-                        f"({share_s:.1f} s) and was ended") from None
+                        f"({share_s:.1f} s) and was ended{kept}") from None
+
+
+#: Seconds of a compiled ``GetEntry`` reader's child spent on its own open per file, after its
+#: loop (within the loop test's time left, at most this)
+READER_OPEN_S = 0.3
 
 
 def _root_reader_child(session: Any, files: Any, tree_name: str, branches: Any,
-                       share_s: float, spec: ReaderSpec) -> tuple[Any, Any, Any]:
-    """In the child: the ROOT reader's event loop (no progress to the parent's display)."""
+                       share_s: float, spec: ReaderSpec) -> tuple[Any, Any, Any, Any]:
+    """In the child: the ROOT reader's event loop (no progress to the parent's display); for
+    a compiled ``GetEntry`` loop (timed without its opens), then ROOT's own open per file."""
     session.progress_cb = None
     if spec.kind == "rdataframe" or spec.loop == "python":
         from .pyloops import python_root_event_loop
 
         return (label_loop(python_root_event_loop(session, files, tree_name, branches,
-                                                  share_s, spec), spec), None, None)
-    from .rootengine import measure_root_event_loop
+                                                  share_s, spec), spec), None, None, None)
+    from .rootengine import measure_root_event_loop, reader_open_overhead
 
     result = measure_root_event_loop(session, files, tree_name, branches, share_s,
                                      reader=spec)
-    return result.event_loop, result.cache_on, result.cache_off
+    opened = reader_open_overhead(files, tree_name, min(READER_OPEN_S, session.left()),
+                                  check=session.check)
+    return result.event_loop, result.cache_on, result.cache_off, opened
 
 
 def event_loop(ctx: Context, share_s: float) -> EventLoop:
