@@ -94,6 +94,19 @@ class ReaderBaseline:
     setup_s: float = 0.0
 
 
+def reader_setup_s(calibration: Calibration | None, reader: str) -> float:
+    """What a run of the program's ``reader`` (a spec's text) pays once, as the calibration
+    measured it: its event loop's set-up, or, where that loop was ended before its rates, the
+    set-up it measured before (``Calibration.reader_setup``); 0 where neither."""
+    if calibration is None:
+        return 0.0
+    loop = calibration.event_loop
+    if loop is not None and loop.reader == reader:
+        return float(loop.setup_s or 0.0)
+    kept = getattr(calibration, "reader_setup", None)
+    return float(kept.setup_s) if kept is not None and kept.reader == reader else 0.0
+
+
 def replay_reader(spec: ReaderSpec) -> Reader:
     """The replay's :class:`~.predict.Reader` for a program's reader.  RDataFrame reads
     through ``TTreeReader`` with ROOT's TTreeCache at its automatic size: replayed as that."""
@@ -137,6 +150,9 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
     raw = calibration.raw_read if calibration is not None else None
     device = site_device(baseline.params, raw, site)
     opened = calibration.open_overhead_s if calibration is not None else None
+    own = getattr(calibration, "reader_open", None)
+    if spec.engine == "root" and own is not None and own.warm:
+        opened = own  # ROOT's own open, measured in the reader's child
     from .calcosts import (
         collector_per_file,
         dataset_decompression_mb_per_s,
@@ -183,7 +199,7 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
         cpu_s = lt.entries / warm + lt.files * open_s + lt.step_mb * costs.touch_s
         source = "measured"
         if spec.engine == "root" and calibration is not None and calibration.engine != "root" \
-                and open_s > 0:
+                and open_s > 0 and opened is not own:
             notes.append(f"the open per file ({open_s * 1e3:.0f} ms, warm) is uproot's, "
                          f"measured: an assumption for a ROOT reader (its loop was timed "
                          f"without opening)")
@@ -202,7 +218,12 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
         top = loop.cold if loop.cold is not None and loop.cold.conditions.cache == "cold" \
             else loop.warm
         cache = top.conditions.cache if top is not None else None
-    setup = loop.setup_s if mine and loop is not None and loop.setup_s else 0.0
+    setup = reader_setup_s(calibration, spec.text)
+    if setup and not mine:
+        notes.append(f"its event-loop test was ended before its rates: the CPU per event is "
+                     f"the fitted terms' (an assumption), and the {setup:.2f} s it measured "
+                     f"once before (RDataFrame's first just-in-time compilation) is counted; "
+                     f"a longer --budget times the loop")
     if setup:  # once per program run (RDataFrame's just-in-time compilation), measured
         cpu_s += setup
         notes.append(f"includes {setup:.2f} s paid once per run (RDataFrame's first "
@@ -256,4 +277,4 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
         open_cpu_s=min(open_cpu, cpu_s - setup), decompress_s=decompress, setup_s=setup)
 
 
-__all__ = ["ReaderBaseline", "reader_baseline", "replay_reader"]
+__all__ = ["ReaderBaseline", "reader_baseline", "reader_setup_s", "replay_reader"]

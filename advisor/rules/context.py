@@ -31,7 +31,7 @@ from hep_advisor.models.calcosts import (
     uproot_key_cost,
 )
 from hep_advisor.models.inputspread import InputSpread, input_spread
-from hep_advisor.models.reader_baseline import ReaderBaseline
+from hep_advisor.models.reader_baseline import ReaderBaseline, reader_setup_s
 from hep_advisor.models.replay import LocalDevice
 from hep_advisor.models.replay.cpucosts import (
     MEMORY_GROWTH,
@@ -222,14 +222,19 @@ class Context:
                            overlap=UPROOT_OVERLAP, overlap_range=UPROOT_OVERLAP_RANGE,
                            touch=step_touch(self.calibration),
                            collector_s=collector_per_file(self.calibration),
-                           first_call_s=first_call_extra(self.calibration))
+                           first_call_s=first_call_extra(self.calibration),
+                           root_open_s=self._root_open())
         alg = self.tree.compression.algorithm if self.tree is not None else None
         costs = costs.with_decompress_basket(decompression_basket_s(self.calibration, alg))
-        loop = self.calibration.event_loop if self.calibration is not None else None
-        if loop is not None and loop.setup_s and self.reader is not None and \
-                loop.reader == self.reader.text:  # RDataFrame's compilation, once per run
-            costs = costs.with_once(loop.setup_s)
-        return costs
+        once = reader_setup_s(self.calibration, self.reader.text) if self.reader is not None \
+            else 0.0
+        return costs.with_once(once) if once > 0 else costs  # RDataFrame's compilation
+
+    def _root_open(self) -> float | None:
+        """ROOT's own warm open per file where the program's ROOT reader measured it
+        (``Calibration.reader_open``), else ``None`` (the open test's)."""
+        own = self.calibration.reader_open if self.calibration is not None else None
+        return float(own.warm) if own is not None and own.warm else None
 
     def replay_cost_notes(self) -> tuple[str, ...]:
         """The assumption lines of the replay's CPU costs where one is assumed: uproot's cost

@@ -167,7 +167,8 @@ def costs_from(params: Params, row: Mapping[str, float], warm_open_s: float | No
                *, loop: LoopCosts | None = None, overlap: float = 0.0,
                overlap_range: tuple[float, float] | None = None,
                touch: tuple[float, tuple[float, float]] | None = None,
-               collector_s: float = 0.0, first_call_s: float = 0.0) -> CpuCosts:
+               collector_s: float = 0.0, first_call_s: float = 0.0,
+               root_open_s: float | None = None) -> CpuCosts:
     """The fitted model's CPU terms for one worker (``row``: the baseline's configuration,
     which says whether the job decompresses and processes); the open's CPU part is the
     measured warm open where there is one (its cold part is replayed), else ``open_s``.
@@ -181,7 +182,9 @@ def costs_from(params: Params, row: Mapping[str, float], warm_open_s: float | No
     added to uproot's open and not to ROOT's (``CpuCosts.root``).  ``first_call_s``: what a
     file's first read call costs beyond a later one (``calcosts.first_call_extra``), which
     the fitted ``open_s`` holds and the fitted ``call_s`` does not: added to uproot's open (the
-    loop's own, ``LoopCosts.first_s``, where ``loop`` is given), not to ROOT's."""
+    loop's own, ``LoopCosts.first_s``, where ``loop`` is given), not to ROOT's.
+    ``root_open_s``: ROOT's own warm open per file, where measured (``Calibration.
+    reader_open``): ROOT's ``GetEntry`` loop pays it in place of the open test's."""
     first = max(float(first_call_s), 0.0)
     alone = params.open_s - first  # the open alone (its prior holds the first call)
     if alone <= 0:
@@ -204,9 +207,11 @@ def costs_from(params: Params, row: Mapping[str, float], warm_open_s: float | No
         overlap_range=overlap_range, touch_s=touch_s, touch_range=touch_range)
     # ROOT's GetEntry loop keeps the fitted terms (the event loop measured uproot's calls),
     # without Python's collector
-    root = replace(fitted, open_s=float(open_s))
+    root = replace(fitted, open_s=float(open_s if root_open_s is None or not opens
+                                        else root_open_s))
     if loop is None:
-        return replace(fitted, root=root) if gc_s or first else fitted
+        return replace(fitted, root=root) if gc_s or first or root_open_s is not None \
+            else fitted
 
     def of(lc: LoopCosts) -> CpuCosts:
         return CpuCosts(open_s=float(open_s) + (lc.first_s if opens else 0.0) + gc_s,
