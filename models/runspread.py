@@ -151,6 +151,19 @@ def pair_sd(logs: Sequence[float] | None) -> float | None:
     return abs(logs[0] - logs[1]) / 1.128
 
 
+#: The replay's own error on held-out data, one sigma of log(realised / predicted): the robust
+#: sigma (1.4826 times the median absolute deviation) over the 106 recommendations applied as
+#: printed on the four held-out sets of issue 58 (h58-h61: benchmarks/RESULTS.md, "One
+#: engine"), measured before this term existed.  The inputs' measured spreads alone had left 24
+#: of those 106 realised values outside their intervals (and 8 of 20 on the fifth set, whose
+#: points came within 20% in 19 of 20).
+REPLAY_ERROR_SD = 0.116
+#: Where that figure was measured, in words (the evidence row's note).
+REPLAY_ERROR_FROM = ("the robust sigma of log(realised / predicted) over 106 recommendations "
+                     "applied as printed on four held-out sets (benchmarks/RESULTS.md, "
+                     "issue 58)")
+
+
 def ratio_sd(spread: RunSpread, cpu_share: float, speedup: float = 1.0) -> float:
     """One sigma (of the log) of a realised speed-up, the ratio of a run before and a run after
     a change, where the CPU takes ``cpu_share`` of the run before's time and scatters by

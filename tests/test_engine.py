@@ -235,3 +235,14 @@ def test_a_layout_replay_pays_the_run_s_set_up_once(flat_file: Path) -> None:
     ge = Reader(engine="root")
     root = layout_time([m], dev, costs.with_once(1.5), reader=ge)
     assert root.cpu_s - layout_time([m], dev, costs, reader=ge).cpu_s == pytest.approx(1.5)
+
+
+def test_a_paced_replay_shorter_than_the_device_s_own_is_the_device_s_time() -> None:
+    from hep_advisor.models.replay.workers import paced
+
+    job = SharedJob(io_s=174.0, cpu_s=0.9, limit="max")
+    shorter = paced(job, 113.0)
+    assert shorter.seconds(1, 1.0, TWO) == pytest.approx(113.0)
+    longer = paced(job, 180.0)  # the excess is the device's, as before
+    assert longer.seconds(1, 1.0, TWO) == pytest.approx(180.0)
+    assert paced(replace(job, limit="additive"), 113.0) == replace(job, limit="additive")

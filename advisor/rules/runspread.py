@@ -10,24 +10,38 @@ next).  :func:`with_run_spread` adds the calibration's measured CPU spread
 :func:`hep_advisor.models.runspread.ratio_sd`), to each side of every interval (and of each
 option's) in quadrature, at the model's level, and says so in an evidence row that also keeps the
 model's own interval; a critical or warning interval widened past 3x then names what would narrow
-it.  Where the calibration repeated no CPU-bound work often enough to tell, the intervals stay the
-model's and the row says that nothing measured the spread.
+it.  Where the calibration repeated no CPU-bound work often enough to tell, the row says that
+nothing measured the spread.
+
+The replay's own error, measured on held-out data (:data:`hep_advisor.models.runspread.
+REPLAY_ERROR_SD`: how far realised speed-ups fell from the points on data no one had tuned on),
+is added in quadrature too, with a row of its own: the inputs' spreads say how far the
+prediction moves with what the calibration measured, not how far the engine's form is off.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 from statistics import NormalDist
 from typing import TypeVar
 
 from hep_advisor.findings.recommendation import Evidence, Option, Recommendation, with_interval
-from hep_advisor.models.runspread import RunSpread, cpu_run_spread, ratio_sd, widened
+from hep_advisor.models.runspread import (
+    REPLAY_ERROR_FROM,
+    REPLAY_ERROR_SD,
+    RunSpread,
+    cpu_run_spread,
+    ratio_sd,
+    widened,
+)
 from hep_advisor.rules.context import Context
 from hep_advisor.rules.registry import narrowed
 
-#: The evidence row's name.
+#: The evidence rows' names.
 ROW = "this machine's run-to-run spread"
+ERROR_ROW = "the engine's error on held-out data"
 #: The limits whose time is I/O (the rest is CPU).
 _IO_LIMITS = ("storage", "network")
 #: What carries a predicted speed-up and its interval.
@@ -81,16 +95,22 @@ def with_run_spread(ctx: Context, recs: Sequence[Recommendation]) -> list[Recomm
     share, share_from = cpu_share(ctx)
     z = NormalDist().inv_cdf(0.5 + ctx.level / 2)
 
-    def sd(x: Recommendation | Option) -> float:
+    def run(x: Recommendation | Option) -> float:
         return ratio_sd(spread, share, x.predicted_speedup) if spread is not None else 0.0
 
+    def sd(x: Recommendation | Option) -> float:
+        return math.hypot(run(x), REPLAY_ERROR_SD)
+
+    err = Evidence(ERROR_ROW, round(100 * (math.exp(z * REPLAY_ERROR_SD) - 1), 1), "%",
+                   "measured", f"± at {ctx.level:.0%} ({100 * REPLAY_ERROR_SD:.1f}% one sigma): "
+                   f"{REPLAY_ERROR_FROM}; added to the interval in quadrature")
     out = []
     for rec in recs:
-        row = _row(spread, share, share_from, z * sd(rec), rec, ctx.level)
+        row = _row(spread, share, share_from, z * run(rec), rec, ctx.level)
         options = tuple(_widen(o, sd(o), z) for o in rec.options)
         wide = _widen(rec, sd(rec), z)
         out.append(narrowed(replace(with_interval(rec, wide.speedup_low, wide.speedup_high),
-                                    options=options, evidence=(*rec.evidence, row))))
+                                    options=options, evidence=(*rec.evidence, row, err))))
     return out
 
 
