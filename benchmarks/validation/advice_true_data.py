@@ -215,6 +215,19 @@ def _small62() -> Layout:
                   basket_size=8000)
 
 
+def _objs63() -> Layout:
+    """Held out (issue 58, sixth set): split objects (a hit and a cluster class) and six
+    ``std::vector<float>``, 16 KB baskets, AutoFlush 2,500 entries."""
+    return Layout(objects=(("hit", 12, 3, 4), ("clu", 6, 2, 0)),
+                  vectors=tuple(f"w{k}" for k in range(6)),
+                  auto_flush=2500, basket_size=16_000)
+
+
+def _lzma63() -> Layout:
+    """Held out (issue 58, sixth set): one file of 50 scalars, ROOT's default AutoFlush."""
+    return Layout(scalars=tuple((f"x{k}", "FDFIS"[k % 5]) for k in range(50)))
+
+
 @dataclass(frozen=True)
 class Dataset:
     name: str
@@ -338,6 +351,21 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
             "files, 30 scalars and a hit collection, ZLIB-9, 8 KB baskets"),
     Dataset("h62giga", _giga62(), 1, 3_200_000, 401, "held out (issue 58, fifth set): one "
             "file of about 1.2 GB, 120 scalars, LZ4-1, ROOT's default AutoFlush"),
+    # the sixth set for issue 58: after the engine's error on held-out data entered every
+    # interval (the fifth set: 19 of 20 within 20%, 12 of 20 inside), before any of it ran
+    Dataset("h63snapz", Layout(), 3, 400_000, 503, "held out (issue 58, sixth set), written "
+            "by RDataFrame::Snapshot: 8 columns, 400,000 entries a file, ZSTD-3", writer="rdf",
+            columns=(4, 2, 2)),
+    Dataset("h63ul", Layout(), 4, 6000, 406, "held out (issue 58, sixth set), written by "
+            "uproot: 600 branches (float, double, int), LZ4-6, a basket per branch per 2,000 "
+            "entries", writer="uproot-flat", columns=(400, 100, 100), chunk=2000),
+    Dataset("h63objs", _objs63(), 10, 5000, 103, "held out (issue 58, sixth set): split "
+            "objects and vectors, ZLIB-3, 16 KB baskets, AutoFlush 2,500 entries"),
+    Dataset("h63lzma", _lzma63(), 1, 1_500_000, 201, "held out (issue 58, sixth set): one "
+            "file of 50 scalars, LZMA-1, ROOT's default AutoFlush"),
+    Dataset("h63many", Layout(), 40, 3000, 101, "held out (issue 58, sixth set), written by "
+            "uproot: 40 files of 173 branches with a jagged collection, ZLIB-1",
+            writer="uproot"),
 )}
 
 #: the uproot-written dataset's branches: flat float32, float64, int32, and one jagged

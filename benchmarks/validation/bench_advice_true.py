@@ -455,8 +455,8 @@ def run_one(name: str, disk: Disk, args: argparse.Namespace) -> dict[str, Any]:
         rows.append(row)
         for o in r.get("options") or []:
             found = re.search(r"then iterate with step_size=([0-9,]+) entries", o["name"])
-            if found is None or kw is None or "workers" in kw or "step" in kw:
-                continue
+            if found is None or kw is None or "workers" in kw or "step" in kw or PROGRAM:
+                continue  # (a ROOT program has no uproot step)
             step = int(found.group(1).replace(",", ""))
             key = f"{r['code']}+step"
             variants.append((key, {**kw, "step": step}))
