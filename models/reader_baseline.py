@@ -94,6 +94,12 @@ class ReaderBaseline:
     setup_s: float = 0.0
 
 
+def once_what(kind: str) -> str:
+    """What a run of a reader of ``kind`` pays once, in words."""
+    return ("RDataFrame's first just-in-time compilation" if kind == "rdataframe" else
+            "ROOT's set-up on its first file")
+
+
 def reader_setup_s(calibration: Calibration | None, reader: str) -> float:
     """What a run of the program's ``reader`` (a spec's text) pays once, as the calibration
     measured it: its event loop's set-up, or, where that loop was ended before its rates, the
@@ -219,16 +225,15 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
             else loop.warm
         cache = top.conditions.cache if top is not None else None
     setup = reader_setup_s(calibration, spec.text)
+    what = once_what(spec.kind)
     if setup and not mine:
         notes.append(f"its event-loop test was ended before its rates: the CPU per event is "
                      f"the fitted terms' (an assumption), and the {setup:.2f} s it measured "
-                     f"once before (RDataFrame's first just-in-time compilation) is counted; "
-                     f"a longer --budget times the loop")
-    if setup:  # once per program run (RDataFrame's just-in-time compilation), measured
+                     f"once before ({what}) is counted; a longer --budget times the loop")
+    if setup:  # once per program run (ROOT's first file, RDataFrame's compilation), measured
         cpu_s += setup
-        notes.append(f"includes {setup:.2f} s paid once per run (RDataFrame's first "
-                     f"just-in-time compilation: its first set-up pass less a second one, "
-                     f"measured): the rate grows with the events read")
+        notes.append(f"includes {setup:.2f} s paid once per run ({what}: its first set-up "
+                     f"pass less a second one, measured): the rate grows with the events read")
     # the fixed costs of the read calls, basket keys and baskets: the fitted terms, or, where
     # the loop's CPU was measured, that CPU in the fitted terms' proportion
     c = costs.for_engine(lt.engine)
@@ -277,4 +282,4 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
         open_cpu_s=min(open_cpu, cpu_s - setup), decompress_s=decompress, setup_s=setup)
 
 
-__all__ = ["ReaderBaseline", "reader_baseline", "reader_setup_s", "replay_reader"]
+__all__ = ["ReaderBaseline", "once_what", "reader_baseline", "reader_setup_s", "replay_reader"]

@@ -260,10 +260,10 @@ def test_python_root_loops_measure_cold_and_warm(tmp_path: Path) -> None:
         assert loop.engine == "root" and loop.branches == 2
         assert loop.warm is not None and loop.warm.median and loop.warm.median > 0
         assert loop.cold is not None and len(loop.cold.samples) >= 1
-        # RDataFrame's one-time compilation is measured apart (its first set-up pass less a
-        # second: about 0 where this process compiled the same actions before); a GetEntry
-        # loop has none
-        assert (loop.setup_s is not None and loop.setup_s >= 0) == (text == "rdataframe")
+        # what a program pays once is measured apart (its first set-up pass less a second:
+        # RDataFrame's compilation, a GetEntry loop's first file; about 0 where this process
+        # did the same before)
+        assert loop.setup_s is not None and loop.setup_s >= 0
     assert snapshot(tmp_path) == before
 
 
@@ -467,6 +467,8 @@ def test_a_root_reader_runs_in_a_child_ended_at_its_share(tmp_path: Path,
     assert loop.engine == "root" and loop.warm is not None and on is not None
     # the compiled loop is timed without its opens: ROOT's own open per file comes back
     assert opened is not None and opened.warm is not None and 0 < opened.warm < 0.5
+    # what a program pays once on its first file (its first pass less a second one)
+    assert loop.setup_s is not None and 0 <= loop.setup_s < 5.0
 
     def stuck(*args: Any, **kwargs: Any) -> Any:  # a pass ROOT cannot be stopped in
         time.sleep(30)

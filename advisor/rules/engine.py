@@ -18,7 +18,7 @@ from typing import cast
 from hep_advisor.findings.advice import Limit, Share, Verdict
 from hep_advisor.models.calcosts import collector_per_file
 from hep_advisor.models.pointnoise import point_sd
-from hep_advisor.models.reader_baseline import ReaderBaseline
+from hep_advisor.models.reader_baseline import ReaderBaseline, once_what
 from hep_advisor.models.replay.engine import (
     DECOMPRESSION,
     OVERHEAD,
@@ -218,11 +218,12 @@ def replay_engine(ctx: Context) -> tuple[Verdict, ModelSummary] | str:
     raw = rj.shares(n, eff[0], cores, eta[0])
     details = dict(DETAILS)
     once = rj.job.once_s
-    if once > 0 and now.seconds > 0:  # RDataFrame's compilation: said, it is in processing
+    what = once_what(ctx.reader.kind if ctx.reader is not None else "")
+    if once > 0 and now.seconds > 0:  # paid once per run: said, it is in processing
         details["processing"] = (
-            f"the analysis' own work on the events (with {once:.1f} s of RDataFrame's one-time "
-            f"compilation, {100 * once / now.seconds:.0f}% of the run, paid once per run "
-            "however many events it reads)")
+            f"the analysis' own work on the events (with {once:.2f} s of {what}, "
+            f"{100 * once / now.seconds:.0f}% of the run, paid once per run however many "
+            "events it reads)")
     shares = sorted((Share(cast(Limit, limit), v, details[cast(Limit, limit)])
                      for limit, v in raw.items() if v >= 0.005), key=lambda s: -s.share)
     if not shares:
@@ -233,8 +234,7 @@ def replay_engine(ctx: Context) -> tuple[Verdict, ModelSummary] | str:
                 f"the time goes to {top.detail.split(' (')[0]} ({jobs}, "
                 f"{now.mb_per_s:.1f} MB/s predicted)")
     if top.limit == PROCESSING and once >= 0.5 * now.seconds:
-        headline += (f"; {100 * once / now.seconds:.0f}% is RDataFrame's one-time "
-                     "compilation")
+        headline += f"; {100 * once / now.seconds:.0f}% is {what}, paid once per run"
     v = Verdict(limit=top.limit, headline=headline, workers=n, mb_per_s=now.mb_per_s,
                 events_per_s=now.events_per_s, shares=tuple(shares))
     cal = ctx.calibration
