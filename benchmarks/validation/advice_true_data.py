@@ -228,6 +228,13 @@ def _lzma63() -> Layout:
     return Layout(scalars=tuple((f"x{k}", "FDFIS"[k % 5]) for k in range(50)))
 
 
+def _root64() -> Layout:
+    """Held out (issue 57, seventh set, ROOT programs): 40 scalars and 4
+    ``std::vector<float>``, 32 KB baskets."""
+    return Layout(scalars=tuple((f"s{k}", "FDI"[k % 3]) for k in range(40)),
+                  vectors=tuple(f"v{k}" for k in range(4)), basket_size=32_000)
+
+
 @dataclass(frozen=True)
 class Dataset:
     name: str
@@ -366,6 +373,15 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
     Dataset("h63many", Layout(), 40, 3000, 101, "held out (issue 58, sixth set), written by "
             "uproot: 40 files of 173 branches with a jagged collection, ZLIB-1",
             writer="uproot"),
+    # the seventh set, for the ROOT programs (issue 57): after a GetEntry loop's set-up on its
+    # first file joined what a run pays once, before any of it ran
+    Dataset("h64ge", Layout(), 8, 20_000, 502, "held out (issue 57, seventh set), written by "
+            "uproot: 300 branches (float, double, int), ZSTD-2, a basket per branch per 5,000 "
+            "entries", writer="uproot-flat", columns=(200, 50, 50), chunk=5000),
+    Dataset("h64root", _root64(), 6, 50_000, 105, "held out (issue 57, seventh set): 40 "
+            "scalars and 4 vectors, ZLIB-5, 32 KB baskets"),
+    Dataset("h64snap", Layout(), 5, 200_000, 402, "held out (issue 57, seventh set), written "
+            "by RDataFrame::Snapshot: 16 columns, LZ4-2", writer="rdf", columns=(8, 4, 4)),
 )}
 
 #: the uproot-written dataset's branches: flat float32, float64, int32, and one jagged
