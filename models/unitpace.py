@@ -61,19 +61,13 @@ def efficiency_prior(points: Sequence[ParallelPoint], cores: Cores, noise: float
     combined by their inverse variances (the two runs' standard errors in quadrature), the
     run-to-run spread likewise; ``e`` is held within ``bounds``.  ``(e, sd, run sd
     relative)``; ``None`` where no run beside the single worker's compares."""
-    one = next((p for p in points if p.workers == 1 and p.aggregate_mb_per_s), None)
-    if one is None or one.aggregate_mb_per_s is None:
+    one = _single(points)
+    if one is None:
         return None
-    logical = cores.cores * max(cores.threads_per_core, 1)
     s1, r1 = sigma(one.measurement, noise), run_sd(one.measurement, noise)
     found: list[tuple[float, float, float]] = []  # (e, sd, run sd), absolute
-    for pp in points:
-        busy = busy_workers(pp)
-        if pp.workers <= 1 or pp.workers > logical or busy <= 1 or not pp.aggregate_mb_per_s:
-            continue
-        n = float(cores.effective(np.asarray(float(busy))))
-        if n <= 1.0:
-            continue
+    for pp, busy, n in _compared(points, cores):
+        assert pp.aggregate_mb_per_s and one.aggregate_mb_per_s
         paced = unit_ratio(one, pp, busy)
         if paced is not None:
             ratio = paced
@@ -108,21 +102,34 @@ def whole_run_efficiency(points: Sequence[ParallelPoint], cores: Cores) -> float
     it.  On the issue-58 held-out sets (fast disk, CPU-bound) the two processes of the analysis
     realised 0.80-1.17 of this run's ratio (median 0.96) where the unit paces' efficiency of 1
     said 2.00x and 1.28-1.71x came."""
-    one = next((p for p in points if p.workers == 1 and p.aggregate_mb_per_s), None)
+    one = _single(points)
     if one is None or not one.aggregate_mb_per_s:
         return None
+    found = [(pp.aggregate_mb_per_s / one.aggregate_mb_per_s - 1.0) / (n - 1.0)
+             for pp, _, n in _compared(points, cores) if pp.aggregate_mb_per_s]
+    return float(np.mean(found)) if found else None
+
+
+def _single(points: Sequence[ParallelPoint]) -> ParallelPoint | None:
+    """The parallel loop's one-worker run with a rate, or ``None``."""
+    return next((p for p in points if p.workers == 1 and p.aggregate_mb_per_s), None)
+
+
+def _compared(points: Sequence[ParallelPoint], cores: Cores
+              ) -> list[tuple[ParallelPoint, int, float]]:
+    """The runs that compare with the one worker's: several busy workers, no more than the
+    logical cores, a rate; each with its busy workers and the cores' effective count of them
+    (more than one)."""
     logical = cores.cores * max(cores.threads_per_core, 1)
-    found = []
+    out = []
     for pp in points:
         busy = busy_workers(pp)
         if pp.workers <= 1 or pp.workers > logical or busy <= 1 or not pp.aggregate_mb_per_s:
             continue
         n = float(cores.effective(np.asarray(float(busy))))
-        if n <= 1.0:
-            continue
-        ratio = pp.aggregate_mb_per_s / one.aggregate_mb_per_s
-        found.append((ratio - 1.0) / (n - 1.0))
-    return float(np.mean(found)) if found else None
+        if n > 1.0:
+            out.append((pp, busy, n))
+    return out
 
 
 def oversubscription_prior(points: Sequence[ParallelPoint], cores: Cores, efficiency: float,
