@@ -89,8 +89,9 @@ class ReaderBaseline:
     #: analysis' processing, with ``setup_s``
     open_cpu_s: float = 0.0
     decompress_s: float = 0.0
-    #: the part of ``cpu_s`` a run pays once, whatever its files (RDataFrame's first
-    #: just-in-time compilation, measured); not in ``open_cpu_s``
+    #: the part of ``cpu_s`` a run pays once, whatever its files (an RDataFrame's first
+    #: just-in-time compilation, a ROOT loop's set-up on its first file; measured); not in
+    #: ``open_cpu_s``
     setup_s: float = 0.0
 
 

@@ -228,7 +228,7 @@ class Context:
         costs = costs.with_decompress_basket(decompression_basket_s(self.calibration, alg))
         once = reader_setup_s(self.calibration, self.reader.text) if self.reader is not None \
             else 0.0
-        return costs.with_once(once) if once > 0 else costs  # RDataFrame's compilation
+        return costs.with_once(once) if once > 0 else costs  # paid once per run
 
     def _root_open(self) -> float | None:
         """ROOT's own warm open per file where the program's ROOT reader measured it

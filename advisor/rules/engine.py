@@ -82,7 +82,8 @@ def _build(ctx: Context) -> ReplayedJob | None:
         open_s += collector_per_file(ctx.calibration)
     clusters = tree.clusters.count if tree.clusters is not None else 0
     files = max(int(tree.files), 1)
-    # RDataFrame's compilation: paid once per run, by each process side by side
+    # what a run pays once (ROOT's first file, RDataFrame's compilation): by each process, side
+    # by side
     job = SharedJob(io_s=rb.io_s, cpu_s=rb.cpu_s - rb.setup_s, once_s=rb.setup_s,
                     limit=rb.device_limit,  # form: below
                     # the replay's device: the raw read's one device (the rate model's fitted

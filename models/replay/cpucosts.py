@@ -90,8 +90,9 @@ class CpuCosts:
     #: baskets per MB saves this per basket fewer (:meth:`decompress_fix_s`)
     decompress_basket_s: float = 0.0
     basket_density: float = 0.0
-    #: CPU seconds a run of the program pays once, whatever the layout (RDataFrame's first
-    #: just-in-time compilation, measured by the calibration's loop with that reader; 0: none)
+    #: CPU seconds a run of the program pays once, whatever the layout (an RDataFrame's
+    #: compilation, a ROOT loop's first file; measured by the calibration's loop with that
+    #: reader; 0: none)
     once_s: float = 0.0
 
     def decompress_fix_s(self, baskets: float, compressed_mb: float) -> float:

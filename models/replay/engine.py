@@ -67,7 +67,7 @@ class ReplayedJob:
     @property
     def process_s(self) -> float:
         """The processing's CPU seconds: the rest of the CPU time, with what a run pays once
-        (RDataFrame's compilation of the analysis, ``job.once_s``)."""
+        (an RDataFrame's compilation, a ROOT loop's first file: ``job.once_s``)."""
         return max(self.job.cpu_s + self.job.once_s - self.open_s - self.decompress_s, 0.0)
 
     def _scaled(self, part: str, f: float) -> SharedJob:

@@ -88,8 +88,8 @@ class SharedJob:
     #: (:func:`paced`); 1 where it was not paced
     hidden: float = 1.0
     #: CPU seconds a run pays once before its entries, however many processes or files
-    #: (RDataFrame's just-in-time compilation): the processes pay it side by side, so it is
-    #: not divided; no read overlaps it
+    #: (an RDataFrame's compilation, a ROOT loop's first file): the processes pay it side by
+    #: side, so it is not divided; no read overlaps it
     once_s: float = 0.0
 
     def _limited(self, io: float, cpu: float) -> float:

@@ -407,9 +407,10 @@ class Skipped:
 
 @dataclass(frozen=True)
 class ReaderSetup:
-    """What a run of the program's reader pays once (RDataFrame's first just-in-time
-    compilation: its first set-up pass less a second one), measured before its event-loop
-    test was ended at its share: kept where the loop's rates were not."""
+    """What a run of the program's reader pays once (an RDataFrame's first just-in-time
+    compilation, ROOT's set-up on the first file: its first set-up pass less a second one),
+    measured before its event-loop test was ended at its share: kept where the loop's rates
+    were not."""
 
     reader: str
     setup_s: float
