@@ -267,8 +267,18 @@ class ThroughputModel(RegressorMixin, BaseEstimator):
             pr = [(theta[j] - mu) / max(s, 1e-9) for j, mu, s in prior_terms]
             return np.concatenate([r, np.asarray(pr, dtype=float)])
 
-        result = least_squares(residuals, start, bounds=(lo, hi), method="trf",
-                               x_scale=1.0, max_nfev=2000)
+        try:
+            result = least_squares(residuals, start, bounds=(lo, hi), method="trf",
+                                   x_scale=1.0, max_nfev=2000)
+        except ValueError as exc:
+            if "LAPACK" not in str(exc):
+                raise
+            # SciPy's LAPACK workspace query fails in a process where ROOT has run an
+            # RDataFrame ("Too large work array required ... 32-bit LAPACK": the libraries
+            # its interpreter loaded answer for LAPACK): the iterative trust-region solver
+            # needs no LAPACK call
+            result = least_squares(residuals, start, bounds=(lo, hi), method="trf",
+                                   x_scale=1.0, max_nfev=2000, tr_solver="lsmr")
         dof = max(len(result.fun) - len(free), 1)
         chi2 = float(result.fun @ result.fun)
         scale = max(1.0, chi2 / dof)
