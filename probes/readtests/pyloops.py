@@ -279,14 +279,14 @@ def python_root_event_loop(session: Any, files: Sequence[str], tree_name: str,
     run(first)
     # the one-off set-up a program pays on its first file (ROOT's classes for the tree; an
     # RDataFrame's compilation): this pass less the same pass again
-    setup_s: float | None = time.perf_counter() - s0
+    setup_s = time.perf_counter() - s0
     evictions: list[Eviction] = []
 
     def evict_all() -> None:
         evictions.extend(evict(p) for p, _ in parts)
 
     evict_all()
-    if setup_s is not None and session.left(t0 + share_s) >= RDF_AGAIN_S:
+    if session.left(t0 + share_s) >= RDF_AGAIN_S:
         # the same pass again, its pages evicted as before: the first one's excess over it is
         # paid once per program (ROOT's interpreter and the first compilation); the rest, its
         # cold reads, its open and each pass's own work, the timed passes and the replay
@@ -296,10 +296,9 @@ def python_root_event_loop(session: Any, files: Sequence[str], tree_name: str,
         run(first)
         setup_s = max(setup_s - (time.perf_counter() - s1), 0.0)
         evict_all()
-    if setup_s is not None:  # kept should the loop be ended before its rates
-        from .procs import report_partial
+    from .procs import report_partial
 
-        report_partial("setup_s", setup_s)
+    report_partial("setup_s", setup_s)  # kept should the loop be ended before its rates
     p0 = clock()
     pilot = run(parts, PILOT_FRACTION * max(0.0, share_s - (p0 - t0)))
     pass_s = clock() - p0

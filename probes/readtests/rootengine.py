@@ -449,7 +449,14 @@ def reader_open_overhead(files: Sequence[str], tree_name: str, seconds: float,
         return None
     if not warm:
         return None
-    note = f"ROOT TFile::Open + reading the tree metadata, the reader's own; {len(warm)} file(s)"
+    return _open_overhead(cold, warm, evictions, "the reader's own; ")
+
+
+def _open_overhead(cold: list[float], warm: list[float], evictions: list[Eviction],
+                   what: str = "") -> OpenOverhead:
+    """ROOT's timed opens (:func:`measure_root_open_cost`) as an :class:`OpenOverhead`, the
+    cold samples' cache state from their evictions."""
+    note = f"ROOT TFile::Open + reading the tree metadata; {what}{len(warm)} file(s)"
     why = eviction_note(evictions)
     cold_m = measurement(cold, "s", Conditions(cache=cache_state(evictions),
                                                note=f"{note}; {why}" if why else note))
@@ -470,13 +477,8 @@ def root_open_overhead(session: Session, files: Sequence[str],
     cold, warm = measure_root_open_cost(files, tree_names, max_files=len(files),
                                         deadline_s=share, check=session.check,
                                         evictions=evictions)
-    note = f"ROOT TFile::Open + reading the tree metadata; {len(warm)} file(s)"
-    why = eviction_note(evictions)
-    cold_m = measurement(cold, "s", Conditions(cache=cache_state(evictions),
-                                               note=f"{note}; {why}" if why else note))
-    warm_m = measurement(warm, "s", Conditions(cache="warm", note=note))
+    opened = _open_overhead(cold, warm, evictions)
     session.report(OPEN_TEST, 1.0, "open cost (ROOT)",
-                   f"{1e3 * (cold_m.median or 0):.2f} ms cold, "
-                   f"{1e3 * (warm_m.median or 0):.2f} ms warm")
-    return OpenOverhead(cold=cold_m.median, warm=warm_m.median, cold_measurement=cold_m,
-                        warm_measurement=warm_m)
+                   f"{1e3 * (opened.cold or 0):.2f} ms cold, "
+                   f"{1e3 * (opened.warm or 0):.2f} ms warm")
+    return opened
