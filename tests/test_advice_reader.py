@@ -16,7 +16,12 @@ from hep_advisor.models.reader_baseline import replay_reader
 from hep_advisor.models.replay.predict import MergePrediction, Reader
 from hep_advisor.models.scenarios import Scenario
 from hep_advisor.probes.readtests.readers import parse_reader
-from hep_advisor.probes.readtests.results import BasketCost, Calibration, EventLoop
+from hep_advisor.probes.readtests.results import (
+    BasketCost,
+    Calibration,
+    CallCost,
+    EventLoop,
+)
 from hep_advisor.rules import recommend
 from hep_advisor.rules.context import Context
 from hep_advisor.rules.files import merge_rule
@@ -212,6 +217,38 @@ def test_larger_files_take_the_loops_leftover_as_work_per_mb() -> None:
     assert costs.key_s > 0 and costs.process_mb_per_s > 0
     _assert_replay_costs_the_loop(mine, loop, costs.open_s, costs.touch_s)
     assert costs.process_mb_per_s != plain.replay_costs().process_mb_per_s
+
+
+def test_split_calls_set_the_per_call_cost_and_every_basket_pays_its_own() -> None:
+    """Where the per-call test timed one more call over the same baskets (the split calls),
+    that is the per-call cost (scaled to the reader's branches per call), every basket pays
+    the per-basket cost (the call holds none), the replay still costs the loop's measured
+    time, and what the calls cost is no longer work per MB."""
+    _, ctx = contexts(300)  # ten baskets per branch and call
+    cal, loop = _reader_loop(ctx)
+    assert loop.warm is not None
+    m = replace(loop.warm, samples=(0.004,), median=0.004, unit="s")
+    cc = cal.call_cost or CallCost(call_s=None, mb_per_s=None, branches=loop.branches,
+                                   measurement=m)
+    prog = ctx.program_reader
+    assert prog is not None
+
+    def with_split(split_s: float) -> Context:
+        calls = replace(cc, split_call_s=split_s, split=m)
+        return replace(ctx, calibration=replace(cal, event_loop=loop, call_cost=calls))
+
+    mine, free = with_split(0.004), with_split(0.0)
+    costs = mine.replay_costs()
+    r = mine.reader_replay(prog, prog, after_warm=True)
+    assert r is not None
+    lt = r.before
+    per_call = lt.branch_calls / lt.calls
+    assert costs.call_s == pytest.approx(0.004 * per_call / cc.branches)
+    assert not costs.extra_baskets  # every basket pays, the first of each call too
+    assert free.replay_costs().call_s == 0.0
+    _assert_replay_costs_the_loop(mine, loop, costs.open_s, costs.touch_s)
+    # the calls' cost moved off the MB (which a merge keeps) onto the calls (which it saves)
+    assert costs.process_mb_per_s > free.replay_costs().process_mb_per_s > 0
 
 
 def _reader_loop(ctx: Context) -> tuple[Calibration, EventLoop]:

@@ -51,6 +51,9 @@ def test_call_cost_is_measured_and_leaves_nothing(private_tmp: Path, tiny_demo: 
     # the first range's later call: a whole small file's entries on the temporary merge
     assert cost.later_call_s is not None and 0 < cost.later_call_s < 10.0
     assert cost.later_whole_file == (dataset == "small_files")
+    # one more call over the same baskets: the split calls, at least 0 and at most a call
+    assert cost.split is not None and len(cost.split.samples) >= 1
+    assert cost.split_call_s is not None and 0 <= cost.split_call_s <= cost.later_call_s
     if dataset == "small_files":
         with uproot.open(ds.file_paths[0]) as f:
             assert cost.later_entries == f["esdTree"].num_entries

@@ -110,8 +110,14 @@ def _event_loop_rows(cal: Calibration) -> list[Row]:
 
 def _call_cost_rows(cal: Calibration) -> list[Row]:
     cc = cal.call_cost
-    if cc is None or cc.call_s is None:
+    if cc is None:
         return []
+    rows: list[Row] = []
+    if cc.split is not None and cc.split_call_s is not None:
+        rows.append(("one more read call", f"{_m(cc.split, 1, 1e3, ' ms')} [dim]("
+                     f"{cc.branches} branches; {cc.split.conditions.note})[/]"))
+    if cc.call_s is None:
+        return rows
     first = (f"; a file's first call {1e3 * cc.first_call_s:.1f} ms more"
              if cc.first_call_s is not None else "")
     per_file = loop_file_extra(cal)
@@ -120,7 +126,7 @@ def _call_cost_rows(cal: Calibration) -> list[Row]:
                   "whole file (counted per file)")
     return [("per read call", f"{_m(cc.measurement, 1, 1e3, ' ms')} fixed, then "
              f"{fmt.num(cc.mb_per_s, 1)} MB/s [dim]({cc.branches} branches; "
-             f"{cc.measurement.conditions.note}{first})[/]")]
+             f"{cc.measurement.conditions.note}{first})[/]"), *rows]
 
 
 def _basket_cost_rows(cal: Calibration) -> list[Row]:

@@ -4,7 +4,7 @@ one way rules get a predicted speed-up: a scenario through the model."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from hep_advisor.findings.advice import Verdict
@@ -27,6 +27,7 @@ from hep_advisor.models.calcosts import (
     loop_call_costs,
     loop_cpu_rate,
     loop_refault,
+    split_call_cost,
     step_touch,
     uproot_key_cost,
 )
@@ -136,7 +137,6 @@ class Context:
         if self.reader is None or not self.reader.branches or \
                 tuple(self.reader.branches) == self.branches:
             return self
-        from dataclasses import replace
 
         if "reader context" not in self._replay_memo:  # one, its replays kept
             self._replay_memo["reader context"] = replace(
@@ -303,7 +303,6 @@ class Context:
         would), the condition checked again with the reader's own calls (where it fails:
         :meth:`_reader_mb_costs`).  ``None`` (the fitted terms) for another reader, a ROOT
         reader, no maps or no warm loop."""
-        from dataclasses import replace
 
         from hep_advisor.models.calcosts import LOOP_CALL_MAX_BASKETS
 
@@ -336,10 +335,11 @@ class Context:
         the fitted per-call cost, the pre-pass's keys and the baskets beyond one per branch
         and call is work per MB: the measured decompression, the rest processing.  The
         baskets cost what the per-basket test measured, else an assumption over its range
-        (:func:`~models.replay.cpucosts.assumed_baskets`); the per-call cost is the fitted
-        one only where the fit constrained it (one call per file cannot tell it from the
-        baskets' cost: 0 then, the calls of large files being the smaller part).  ``None``
-        where nothing is left or the decompression rate is unmeasured."""
+        (:func:`~models.replay.cpucosts.assumed_baskets`); the per-call cost is the per-call
+        test's split calls (:func:`~models.calcosts.split_call_cost`), else the fitted one
+        where the fit constrained it (one call per file cannot tell it from the baskets'
+        cost: 0 then).  ``None`` where nothing is left or the decompression rate is
+        unmeasured."""
         cal, tree = self.calibration, self.tree
         if cal is None or tree is None:
             return None
@@ -347,16 +347,20 @@ class Context:
         if dec is None:
             return None
         key_s, key_range, _ = uproot_key_cost(cal)
+        split = split_call_cost(cal, lt.branch_calls / lt.calls) if lt.calls else None
         fitted = self.summary.parameters.get("call_s")
-        call = self.param("call_s") if fitted is not None and \
-            fitted.source in ("measured", "fitted") else 0.0
+        call = split if split is not None else self.param("call_s") \
+            if fitted is not None and fitted.source in ("measured", "fitted") else 0.0
 
-        extra = lt.extra_touches
+        # the baskets that pay their own cost: beyond one per branch and call where the
+        # per-call cost is the fitted one (it holds the first), every one where it is the
+        # split calls' (which hold none)
+        extra = lt.extra_touches if split is None else lt.baskets
 
         # each file's first call (the fitted per-call cost leaves it out)
         first = first_call_extra(cal)
 
-        def split(b: float) -> LoopCosts | None:
+        def divided(b: float) -> LoopCosts | None:
             left = lt.entries / warm - lt.calls * call - lt.keys * key_s - extra * b \
                 - lt.files * first
             per_mb = left / lt.compressed_mb - (1.0 / dec if dec else 0.0)
@@ -364,14 +368,16 @@ class Context:
                 return None
             return LoopCosts(call_s=call, basket_s=b, decompress_mb_per_s=dec,
                              process_mb_per_s=1.0 / per_mb, key_s=key_s, key_range=key_range,
-                             first_s=first)
+                             first_s=first, calls_hold_baskets=split is None)
 
         bc = basket_cost(cal, tree.compression.algorithm)
         measured = bc.basket_s if bc is not None else None
         if measured is None:
-            return assumed_baskets(split)
-        return split(measured) or self._scaled_to_loop(lt, warm, dec, call, extra, measured,
-                                                       key_s, key_range)
+            return assumed_baskets(divided)
+        scaled = divided(measured) or self._scaled_to_loop(lt, warm, dec, call, extra,
+                                                           measured, key_s, key_range)
+        return replace(scaled, calls_hold_baskets=split is None) if scaled is not None \
+            else None
 
     @staticmethod
     def _scaled_to_loop(lt: LayoutTime, warm: float, dec: float, call: float, extra: float,

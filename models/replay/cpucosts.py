@@ -220,7 +220,8 @@ def costs_from(params: Params, row: Mapping[str, float], warm_open_s: float | No
                         basket_s=lc.basket_s,
                         decompress_mb_per_s=lc.decompress_mb_per_s if dec else 0.0,
                         process_mb_per_s=lc.process_mb_per_s, overlap=overlap,
-                        overlap_range=overlap_range, extra_baskets=True, root=root,
+                        overlap_range=overlap_range, extra_baskets=lc.calls_hold_baskets,
+                        root=root,
                         key_s=lc.key_s, key_range=lc.key_range,
                         basket_assumed=lc.basket_assumed, touch_s=touch_s,
                         touch_range=touch_range)
@@ -245,6 +246,10 @@ class LoopCosts:
     #: what each file's first read call cost beyond a later one, left out of ``call_s`` (the
     #: per-call test's ``first_call_s``; a cost per file, counted with the opening)
     first_s: float = 0.0
+    #: ``call_s`` holds the first basket of each branch read (taken from the loop's time per
+    #: call): ``basket_s`` is paid by the baskets beyond it; ``False``: ``call_s`` holds no
+    #: basket (the per-call test's split calls), and every basket pays ``basket_s``
+    calls_hold_baskets: bool = True
 
 
 def assumed_baskets(split: Callable[[float], LoopCosts | None]) -> LoopCosts | None:

@@ -29,7 +29,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -50,6 +50,14 @@ LZMA_WRITE_MB_PER_S = 1.0
 #: Samples of a file's first read call the per-call test takes at most (each opens the file;
 #: one always, the others where they fit its share).
 FIRST_CALLS = 2
+#: The relative scatter of one warm read's time here (one sigma): what the split calls'
+#: difference of three reads is resolved against.  This machine's repeated CPU kernels and
+#: warm event loops scattered by 1-2% (the calibration's run-to-run spread); on a 1.5 GB
+#: LZMA file, four split calls of 2.7 s reads gave -90 to +6 ms (42 ms one sigma, 1.5%).
+SPLIT_NOISE = 0.02
+#: The split calls' median counts where above this many sigmas of its noise, else 0: one
+#: split of those LZMA reads said 94 ms, where 50 branches' calls cost about 3 ms.
+SPLIT_RESOLVED = 2.0
 #: Compressed bytes the per-call test reads in its long read at most.
 SPLIT_BYTES = 16e6
 #: ... and at most this many per second of the share left when the reads start.
@@ -93,14 +101,29 @@ def _baskets_before(tree: Any, branches: Sequence[str], stop: int) -> int:
     return n
 
 
+class _Reads(NamedTuple):
+    """What :func:`_timed_reads` measured."""
+
+    costs: list[float]  # the intercepts (seconds per call) of the two ranges' times
+    rate: float  # compressed MB/s of the part beyond the first range (nan: none fitted)
+    mb_first: float  # compressed MB of the first range
+    density: float | None  # baskets per MB of the part beyond it
+    firsts: list[float]  # a file's first call beyond a later one, seconds
+    later_s: float  # the first range's call on the open file (the median)
+    splits: list[float]  # two calls over the baskets of one, less that one (seconds)
+    split_sd: float  # their median's noise, about (seconds, one sigma)
+
+
 def _timed_reads(path: str, tree_name: str, branches: Sequence[str], first: int,
-                 session: Session, deadline: float, open_s: float = 0.0
-                 ) -> tuple[list[float], float, float, float | None, list[float], float]:
+                 session: Session, deadline: float, open_s: float = 0.0) -> _Reads:
     """Per-call seconds (samples), the per-MB rate, the compressed MB of the first range, the
     baskets per MB of the part read beyond it (what the per-MB rate pays per basket), what a
     file's first read call costs beyond a later one (samples: the file opened again and its
     first range read, once and again where it fits the share, each less the median of that
-    range's calls on the open file; ``open_s``: opening it, about), and that median.
+    range's calls on the open file; ``open_s``: opening it, about), that median, and the
+    split calls: the first range and the rest read in two calls, less the whole read in one
+    (the same baskets decompressed and the same entries built, once each: what one more
+    call costs, its branches' set-up and array building included).
 
     The long read stops at the last common basket boundary within ``SPLIT_BYTES``, so memory
     stays bounded whatever the file's size."""
@@ -145,6 +168,8 @@ def _timed_reads(path: str, tree_name: str, branches: Sequence[str], first: int,
         costs: list[float] = []
         rates: list[float] = []
         later: list[float] = []  # the first range's calls on the open file
+        splits: list[float] = []  # the two calls less the one over the same baskets
+        scales: list[float] = []  # the root of the three reads' squared times (the noise's)
         for _ in range(8):
             session.check()
             t0 = time.perf_counter()
@@ -152,20 +177,27 @@ def _timed_reads(path: str, tree_name: str, branches: Sequence[str], first: int,
             t1 = time.perf_counter()
             tree.arrays(list(branches), entry_stop=stop, library="ak")
             t2 = time.perf_counter()
-            a, b = t1 - t0, t2 - t1
+            tree.arrays(list(branches), entry_start=first, entry_stop=stop, library="ak")
+            t3 = time.perf_counter()
+            a, b, c = t1 - t0, t2 - t1, t3 - t2
             later.append(a)
+            splits.append(a + c - b)
+            scales.append(math.sqrt(a * a + b * b + c * c))
             if b > a and mb_all > mb_first:
                 per_mb = (b - a) / (mb_all - mb_first)
                 costs.append(max(a - mb_first * per_mb, 0.0))
                 rates.append(1.0 / per_mb)
-            # three pairs where they fit (the difference of two reads is noisy), at most
-            # five, and never one that does not fit the share
-            if len(costs) >= 5 or (costs and session.clock() + (t2 - t0) > deadline):
+            # three where they fit (the difference of two reads is noisy), at most five, and
+            # never one that does not fit the share
+            if len(splits) >= 5 or (splits and session.clock() + (t3 - t0) > deadline):
                 break
     # each fresh first call against the median of the same call on the open file
     a = float(np.median(later))
     firsts = [f - a for f in fresh_s]
-    return costs, float(np.median(rates)) if rates else math.nan, mb_first, density, firsts, a
+    # what the split calls resolve: the reads' times scatter by SPLIT_NOISE each
+    noise = SPLIT_NOISE * float(np.median(scales)) / math.sqrt(len(scales))
+    return _Reads(costs, float(np.median(rates)) if rates else math.nan, mb_first, density,
+                  firsts, a, splits, noise)
 
 
 def _merged_copy(files: Sequence[str], tree_name: str, branches: Sequence[str],
@@ -251,11 +283,16 @@ def measure_call_cost(session: Session, files: Sequence[str], tree_name: str,
         else:
             path, first = best
             source = os.path.basename(path)
-        costs, rate, _, density, firsts, later_s = _timed_reads(path, tree_name, selected,
-                                                                first, session, deadline,
-                                                                open_s)
+        reads = _timed_reads(path, tree_name, selected, first, session, deadline, open_s)
+    costs, rate, density, firsts = reads.costs, reads.rate, reads.density, reads.firsts
     m = measurement(costs, "s", Conditions(cache="warm", note=f"on {source}, "
                                            "array cache off"))
+    resolved = float(np.median(reads.splits)) > SPLIT_RESOLVED * reads.split_sd
+    split = measurement(reads.splits, "s", Conditions(
+        cache="warm", note=f"on {source}, array cache off: entries [0, {first}) and the rest in "
+        "two calls, less all of them in one" + ("" if resolved else (
+            f"; below what its reads resolve (±{1e3 * reads.split_sd:.1f} ms, one sigma): "
+            "taken as 0"))))
     call_s = m.median if m.median is not None and m.median > 0 else None  # noise: unmeasured
     session.report(test, 1.0, "per read call",
                    f"{1e3 * call_s:.1f} ms per call" if call_s is not None else None)
@@ -264,8 +301,11 @@ def measure_call_cost(session: Session, files: Sequence[str], tree_name: str,
     return CallCost(call_s=call_s,
                     mb_per_s=rate if call_s is not None and math.isfinite(rate) else None,
                     branches=len(selected), measurement=m, baskets_per_mb=density,
-                    first_call_s=first_call_s, later_call_s=later_s, later_entries=first,
-                    later_whole_file=best is None)
+                    first_call_s=first_call_s, later_call_s=reads.later_s,
+                    later_entries=first, later_whole_file=best is None,
+                    split_call_s=min(max(float(split.median or 0.0), 0.0), reads.later_s)
+                    if resolved else 0.0,
+                    split=split)
 
 
 def _fitting(paths: Sequence[str], plan: Plan, rate_mb_per_s: float, open_s: float,

@@ -252,6 +252,15 @@ class CallCost:
     later_call_s: float | None = None
     later_entries: int | None = None
     later_whole_file: bool = False
+    #: what one more read call costs over the same baskets and entries (seconds, warm, the
+    #: median, at least 0, at most ``later_call_s``, and 0 where below what its reads
+    #: resolve, ``overhead.SPLIT_RESOLVED``): a range read in two calls less in one, the
+    #: baskets and entries the same (``split``: its samples), over ``branches`` branches;
+    #: unlike ``call_s`` (an intercept of two ranges, whose difference holds the second
+    #: range's baskets) it holds no basket's or byte's cost.  ``None`` where not measured
+    #: (an older calibration)
+    split_call_s: float | None = None
+    split: Measurement | None = None
 
 
 @dataclass(frozen=True)
