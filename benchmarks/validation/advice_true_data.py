@@ -235,6 +235,43 @@ def _root64() -> Layout:
                   vectors=tuple(f"v{k}" for k in range(4)), basket_size=32_000)
 
 
+def _big65() -> Layout:
+    """Held out (eighth set): 80 scalars (float, double, int, short), 64 KB baskets, 10 MB
+    clusters, in files of about 200 MB."""
+    return Layout(scalars=tuple((f"m{k}", "FDIS"[k % 4]) for k in range(80)),
+                  auto_flush=-10_000_000, basket_size=64_000)
+
+
+def _tiny65() -> Layout:
+    """Held out (eighth set): 40 scalars (short, float, double, char) and two collections (a
+    20-an-event track collection of 8 fields, a 3-an-event vertex one of 5), 4 KB baskets."""
+    coll = partial(_coll, prefix="t", kinds="FFIF")
+
+    return Layout(scalars=tuple((f"z{k}", "SFDb"[k % 4]) for k in range(40)),
+                  collections=(coll("Trk", 20.0, 8), coll("Vtx", 3.0, 5)), basket_size=4000)
+
+
+def _vec65() -> Layout:
+    """Held out (eighth set): 60 doubles and ints and 20 ``std::vector<float>`` branches,
+    24 KB baskets, AutoFlush 4,000 entries."""
+    return Layout(scalars=tuple((f"q{k}", "DI"[k % 2]) for k in range(60)),
+                  vectors=tuple(f"u{k}" for k in range(20)), auto_flush=4000,
+                  basket_size=24_000)
+
+
+def _nano65() -> Layout:
+    """Held out (eighth set): a NanoAOD-like schema unlike the others: 40 scalars, 250
+    trigger flags, five collections (a 30-an-event PF candidate one), ROOT's default
+    AutoFlush and baskets."""
+    coll = partial(_coll, prefix="w", kinds="FIFbF")
+
+    return Layout(scalars=(*((f"ev{k}", "FIDl"[k % 4]) for k in range(40)),
+                           *((f"HLT_t{k}", "O") for k in range(250))),
+                  collections=(coll("Jet", 5.5, 20), coll("Muon", 1.8, 16),
+                               coll("Electron", 1.2, 16), coll("Tau", 0.6, 12),
+                               coll("PFCand", 30.0, 5)))
+
+
 @dataclass(frozen=True)
 class Dataset:
     name: str
@@ -382,6 +419,21 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
             "scalars and 4 vectors, ZLIB-5, 32 KB baskets"),
     Dataset("h64snap", Layout(), 5, 200_000, 402, "held out (issue 57, seventh set), written "
             "by RDataFrame::Snapshot: 16 columns, LZ4-2", writer="rdf", columns=(8, 4, 4)),
+    # the eighth set (issues 57 and 58): after the per-call cost from split calls, before any
+    # of it ran
+    Dataset("h65ulz", Layout(), 3, 4000, 505, "held out (eighth set), written by uproot: "
+            "2,000 branches (float, double, int), ZSTD-5, a basket per branch per 1,000 "
+            "entries", writer="uproot-flat", columns=(1400, 300, 300), chunk=1000),
+    Dataset("h65snap", Layout(), 6, 300_000, 108, "held out (eighth set), written by "
+            "RDataFrame::Snapshot: 30 columns, ZLIB-8", writer="rdf", columns=(20, 5, 5)),
+    Dataset("h65big", _big65(), 2, 700_000, 405, "held out (eighth set): two files of about "
+            "200 MB, 80 scalars, LZ4-5, 10 MB clusters"),
+    Dataset("h65tiny", _tiny65(), 60, 1500, 508, "held out (eighth set): 60 small files of "
+            "40 scalars and two collections, ZSTD-8, 4 KB baskets"),
+    Dataset("h65vec", _vec65(), 12, 15_000, 203, "held out (eighth set): doubles, ints and "
+            "vectors, LZMA-3, AutoFlush 4,000 entries"),
+    Dataset("h65nano", _nano65(), 8, 5000, 204, "held out (eighth set): a NanoAOD-like "
+            "schema (364 branches), LZMA-4, ROOT's default AutoFlush"),
 )}
 
 #: the uproot-written dataset's branches: flat float32, float64, int32, and one jagged
