@@ -251,6 +251,35 @@ def test_split_calls_set_the_per_call_cost_and_every_basket_pays_its_own() -> No
     assert costs.process_mb_per_s > free.replay_costs().process_mb_per_s > 0
 
 
+def test_a_getentry_loops_replay_costs_what_its_measured_loop_did() -> None:
+    """Where the calibration's warm loop ran the program's ``GetEntry`` reader, ROOT's CPU
+    terms are scaled so that its pre-staged replay on today's files costs that loop's time
+    per event plus the opens and what a run pays once; an RDataFrame loop leaves them."""
+    _, ctx = contexts(300)
+    cal = ctx.calibration
+    assert cal is not None and cal.event_loop is not None and cal.event_loop.warm is not None
+
+    def ran(text: str) -> tuple[Context, EventLoop]:
+        spec = parse_reader(text)
+        loop = replace(cal.event_loop, engine="root", reader=spec.text)  # type: ignore[arg-type]
+        return replace(ctx, reader=spec, calibration=replace(cal, event_loop=loop)), loop
+
+    mine, loop = ran("root.getentry")
+    prog = mine.program_reader
+    assert prog is not None and prog.engine == "root"
+    costs = mine.replay_costs()
+    r = mine.reader_replay(prog, prog, after_warm=True)
+    rate = loop_cpu_rate(loop)
+    assert r is not None and rate is not None
+    root = costs.for_engine("root")
+    assert r.after.cpu_s == pytest.approx(r.after.entries / rate + r.after.files * root.open_s
+                                          + costs.once_s)
+    fitted = replace(ctx, reader=parse_reader("root.getentry")).replay_costs()  # not its loop
+    assert fitted.for_engine("root").call_s != root.call_s
+    rdf, _ = ran("rdataframe")  # its loop holds the graph's work: the terms stay fitted
+    assert rdf.replay_costs().for_engine("root").call_s == fitted.for_engine("root").call_s
+
+
 def _reader_loop(ctx: Context) -> tuple[Calibration, EventLoop]:
     """The context's calibration, and its warm event loop as one of the program's reader."""
     cal = ctx.calibration

@@ -272,6 +272,22 @@ def _nano65() -> Layout:
                                coll("PFCand", 30.0, 5)))
 
 
+def _flat66() -> Layout:
+    """Held out (ninth set, GetEntry programs): 120 scalars (float, int, long, double), 16 KB
+    baskets, AutoFlush 2,000 entries."""
+    return Layout(scalars=tuple((f"p{k}", "FILD"[k % 4]) for k in range(120)),
+                  auto_flush=2000, basket_size=16_000)
+
+
+def _coll66() -> Layout:
+    """Held out (ninth set, GetEntry programs): 30 scalars and two collections (12 and 4 an
+    event), 48 KB baskets, ROOT's default AutoFlush."""
+    coll = partial(_coll, prefix="y", kinds="FDFI")
+
+    return Layout(scalars=tuple((f"h{k}", "FIS"[k % 3]) for k in range(30)),
+                  collections=(coll("Cl", 12.0, 10), coll("Mu", 4.0, 8)), basket_size=48_000)
+
+
 @dataclass(frozen=True)
 class Dataset:
     name: str
@@ -434,6 +450,15 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
             "vectors, LZMA-3, AutoFlush 4,000 entries"),
     Dataset("h65nano", _nano65(), 8, 5000, 204, "held out (eighth set): a NanoAOD-like "
             "schema (364 branches), LZMA-4, ROOT's default AutoFlush"),
+    # the ninth set, for the GetEntry programs (issue 57): after ROOT's CPU terms were scaled
+    # to the measured GetEntry loop, before any of it ran
+    Dataset("h66flat", _flat66(), 20, 8000, 107, "held out (ninth set): 120 scalars, ZLIB-7, "
+            "16 KB baskets, AutoFlush 2,000 entries"),
+    Dataset("h66coll", _coll66(), 5, 40_000, 408, "held out (ninth set): 30 scalars and two "
+            "collections, LZ4-8, 48 KB baskets"),
+    Dataset("h66up", Layout(), 6, 10_000, 407, "held out (ninth set), written by uproot: 500 "
+            "branches (float, double, int), LZ4-7, a basket per branch per 2,500 entries",
+            writer="uproot-flat", columns=(300, 100, 100), chunk=2500),
 )}
 
 #: the uproot-written dataset's branches: flat float32, float64, int32, and one jagged
