@@ -241,7 +241,7 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
     fixed = lt.calls * c.call_s + lt.keys * c.key_s + \
         (lt.extra_touches if c.extra_baskets else lt.baskets) * c.basket_s
     if source == "measured":
-        loop_fitted = lt.cpu_s - lt.cpu_open_s - lt.step_mb * c.touch_s
+        loop_fitted = lt.loop_cpu_s(c.touch_s)
         loop_measured = lt.entries / warm if warm else 0.0
         fixed = loop_measured * min(fixed / loop_fitted, 1.0) if loop_fitted > 0 else 0.0
         open_cpu = lt.files * open_s + fixed

@@ -245,7 +245,7 @@ class Context:
         unchanged for another reader or without the loop."""
         cal, spec, prog = self.calibration, self.reader, self.program_reader
         loop = cal.event_loop if cal is not None else None
-        if loop is None or spec is None or prog is None or prog.engine != "root" or \
+        if loop is None or spec is None or prog is None or \
                 not spec.kind.startswith("root.") or loop.reader != spec.text or \
                 not self.basket_maps:
             return costs
@@ -279,7 +279,7 @@ class Context:
                              costs, branches=chosen, reader=prog)
         except (KeyError, ValueError):
             return None
-        fitted = lt.cpu_s - lt.cpu_open_s - lt.step_mb * root.touch_s
+        fitted = lt.loop_cpu_s(root.touch_s)
         return float(lt.entries / warm / fitted) if fitted > 0 and lt.entries else None
 
     def _root_open(self) -> float | None:
@@ -426,23 +426,22 @@ class Context:
         measured = bc.basket_s if bc is not None else None
         if measured is None:
             return assumed_baskets(divided)
-        scaled = divided(measured) or self._scaled_to_loop(lt, warm, dec, call, extra,
-                                                           measured, key_s, key_range)
-        return replace(scaled, calls_hold_baskets=split is None) if scaled is not None \
-            else None
+        return divided(measured) or self._scaled_to_loop(
+            lt, warm, dec, call, extra, measured, key_s, key_range, split is None)
 
     @staticmethod
     def _scaled_to_loop(lt: LayoutTime, warm: float, dec: float, call: float, extra: float,
-                        basket_s: float, key_s: float, key_range: tuple[float, float]
-                        ) -> LoopCosts | None:
+                        basket_s: float, key_s: float, key_range: tuple[float, float],
+                        calls_hold_baskets: bool = True) -> LoopCosts | None:
         """Where the measured per-call, per-basket and per-key costs add up to more than the
         warm loop's time beyond its decompression (each was timed at another moment, on a
         machine whose speed moves: on the 1,200-branch validation dataset they over-explained
         it by 40%), the three scaled down together to fill that time, nothing left for
         processing: the loop's own time bounds what a merge or a reader change can save,
         where the fitted terms alone (the fallback) charged the whole loop to its calls.
-        ``extra``: the baskets beyond one per branch and call.  ``None`` where not even the
-        decompression fits."""
+        ``extra``: the baskets that pay ``basket_s`` (beyond one per branch and call where
+        ``calls_hold_baskets``, else every one).  ``None`` where not even the decompression
+        fits."""
         fixed = lt.calls * call + lt.keys * key_s + extra * basket_s
         left = lt.entries / warm - (lt.compressed_mb / dec if dec else 0.0)
         if left <= 0 or fixed <= 0:
@@ -450,7 +449,8 @@ class Context:
         f = min(1.0, left / fixed)
         return LoopCosts(call_s=call * f, basket_s=basket_s * f, decompress_mb_per_s=dec,
                          process_mb_per_s=0.0, key_s=key_s * f,
-                         key_range=(key_range[0] * f, key_range[1] * f))
+                         key_range=(key_range[0] * f, key_range[1] * f),
+                         calls_hold_baskets=calls_hold_baskets)
 
     def _replay(self, run: Callable[[LocalDevice, CpuCosts, tuple[float, float], float, int],
                                     MergePrediction]) -> MergePrediction | None:

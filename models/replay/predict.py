@@ -196,6 +196,13 @@ class LayoutTime:
         pay ``basket_s`` where the per-call cost holds the first (``CpuCosts.extra_baskets``)."""
         return max((self.touches or self.baskets) - self.branch_calls, 0.0)
 
+    def loop_cpu_s(self, touch_s: float) -> float:
+        """The CPU beyond the opens and a new process's first writes of its memory (at
+        ``touch_s`` per MB of its largest step): what a warm event loop, timed without its
+        opens in a process whose heap had grown, measures of this replay (with what a run
+        pays once, where its costs hold it)."""
+        return self.cpu_s - self.cpu_open_s - self.step_mb * touch_s
+
     def with_costs(self, costs: CpuCosts) -> LayoutTime:
         """The same replay with other CPU costs."""
         once = costs.once_s
