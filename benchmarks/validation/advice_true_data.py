@@ -288,6 +288,32 @@ def _coll66() -> Layout:
                   collections=(coll("Cl", 12.0, 10), coll("Mu", 4.0, 8)), basket_size=48_000)
 
 
+def _mid67() -> Layout:
+    """Held out (tenth set): 60 scalars (double, float, long, int) and three
+    ``std::vector<float>``, 24 KB baskets, AutoFlush 20,000 entries, files of about 60 MB."""
+    return Layout(scalars=tuple((f"r{k}", "DFlI"[k % 4]) for k in range(60)),
+                  vectors=tuple(f"w{k}" for k in range(3)), auto_flush=20_000,
+                  basket_size=24_000)
+
+
+def _small67() -> Layout:
+    """Held out (tenth set): 25 scalars (int, float, short) and a 10-an-event cluster
+    collection of 6 fields, 6 KB baskets."""
+    coll = partial(_coll, prefix="c", kinds="FIF")
+
+    return Layout(scalars=tuple((f"e{k}", "IFS"[k % 3]) for k in range(25)),
+                  collections=(coll("Hit", 10.0, 6),), basket_size=6000)
+
+
+def _jag67() -> Layout:
+    """Held out (tenth set): collections only (40, 8 and 2 an event), 64 KB baskets,
+    AutoFlush 1,500 entries."""
+    coll = partial(_coll, prefix="k", kinds="FDIF")
+
+    return Layout(collections=(coll("Trk", 40.0, 9), coll("Clu", 8.0, 12),
+                               coll("Lep", 2.0, 14)), auto_flush=1500, basket_size=64_000)
+
+
 @dataclass(frozen=True)
 class Dataset:
     name: str
@@ -459,6 +485,21 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
     Dataset("h66up", Layout(), 6, 10_000, 407, "held out (ninth set), written by uproot: 500 "
             "branches (float, double, int), LZ4-7, a basket per branch per 2,500 entries",
             writer="uproot-flat", columns=(300, 100, 100), chunk=2500),
+    # the tenth set (issues 57 and 58): the same code as the eighth set's uproot path (the
+    # GetEntry scaling since touches ROOT programs only), defined before any of it ran
+    Dataset("h67uw", Layout(), 5, 8000, 106, "held out (tenth set), written by uproot: 900 "
+            "branches (float, double, int), ZLIB-6, a basket per branch per 4,000 entries",
+            writer="uproot-flat", columns=(500, 300, 100), chunk=4000),
+    Dataset("h67rdf", Layout(), 4, 250_000, 201, "held out (tenth set), written by "
+            "RDataFrame::Snapshot: 45 columns, LZMA-1", writer="rdf", columns=(25, 12, 8)),
+    Dataset("h67mid", _mid67(), 3, 150_000, 502, "held out (tenth set): 60 scalars and 3 "
+            "vectors, ZSTD-2, 24 KB baskets, AutoFlush 20,000 entries"),
+    Dataset("h67small", _small67(), 40, 2000, 402, "held out (tenth set): 40 small files of "
+            "25 scalars and a hit collection, LZ4-2, 6 KB baskets"),
+    Dataset("h67jag", _jag67(), 6, 12_000, 103, "held out (tenth set): collections only "
+            "(40, 8 and 2 an event), ZLIB-3, 64 KB baskets, AutoFlush 1,500 entries"),
+    Dataset("h67upc", Layout(), 15, 6000, 509, "held out (tenth set), written by uproot: 15 "
+            "files of 173 branches with a jagged collection, ZSTD-9", writer="uproot"),
 )}
 
 #: the uproot-written dataset's branches: flat float32, float64, int32, and one jagged
