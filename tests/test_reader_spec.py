@@ -267,6 +267,22 @@ def test_python_root_loops_measure_cold_and_warm(tmp_path: Path) -> None:
     assert snapshot(tmp_path) == before
 
 
+def test_a_fresh_process_measures_what_a_getentry_program_pays_once(tmp_path: Path) -> None:
+    """A ``GetEntry`` program's one-time cost is its first pass less the later ones in a fresh
+    process: ROOT's first open there is in it (the calibration's own process opened files with
+    ROOT before, and its first-less-second missed it)."""
+    pytest.importorskip("ROOT")
+    from hep_advisor.probes.readtests.rootengine import fresh_setup_s
+
+    f = write_flat(tmp_path / "f.root", entries=600, branches=3, chunks=3)
+    before = snapshot(tmp_path)
+    once = fresh_setup_s(str(f), "t", ["b0", "b1"], 16, 0, timeout_s=60)
+    assert once is not None and 0.005 < once < 10  # the loop's first call and ROOT's first open
+    assert fresh_setup_s(str(f), "nope", ["b0"], 16, 0, timeout_s=60) is None  # no such tree
+    assert fresh_setup_s(str(f), "t", ["b0"], 16, 0, timeout_s=0.5) is None  # no time to start
+    assert snapshot(tmp_path) == before
+
+
 def test_rdataframe_setup_is_its_first_pass_less_a_second(tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch
                                                           ) -> None:

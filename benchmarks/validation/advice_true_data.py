@@ -314,6 +314,15 @@ def _jag67() -> Layout:
                                coll("Lep", 2.0, 14)), auto_flush=1500, basket_size=64_000)
 
 
+def _ge68() -> Layout:
+    """Held out (eleventh set, GetEntry programs): 50 scalars (int, float, double) and two
+    collections (15 and 3 an event), 40 KB baskets."""
+    coll = partial(_coll, prefix="g", kinds="FIDF")
+
+    return Layout(scalars=tuple((f"a{k}", "IFD"[k % 3]) for k in range(50)),
+                  collections=(coll("Pf", 15.0, 6), coll("Ph", 3.0, 9)), basket_size=40_000)
+
+
 @dataclass(frozen=True)
 class Dataset:
     name: str
@@ -500,6 +509,15 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
             "(40, 8 and 2 an event), ZLIB-3, 64 KB baskets, AutoFlush 1,500 entries"),
     Dataset("h67upc", Layout(), 15, 6000, 509, "held out (tenth set), written by uproot: 15 "
             "files of 173 branches with a jagged collection, ZSTD-9", writer="uproot"),
+    # the eleventh set, for the GetEntry programs (issue 57): after a GetEntry program's
+    # one-time cost was measured in a fresh process, before any of it ran
+    Dataset("h68root", _ge68(), 10, 20_000, 104, "held out (eleventh set): 50 scalars and two "
+            "collections, ZLIB-4, 40 KB baskets"),
+    Dataset("h68up", Layout(), 4, 10_000, 202, "held out (eleventh set), written by uproot: "
+            "350 branches (float, double, int), LZMA-2, a basket per branch per 2,000 entries",
+            writer="uproot-flat", columns=(200, 100, 50), chunk=2000),
+    Dataset("h68snap", Layout(), 5, 150_000, 504, "held out (eleventh set), written by "
+            "RDataFrame::Snapshot: 24 columns, ZSTD-4", writer="rdf", columns=(12, 6, 6)),
 )}
 
 #: the uproot-written dataset's branches: flat float32, float64, int32, and one jagged
