@@ -27,7 +27,11 @@ files with ROOT before.
 
 from __future__ import annotations
 
+import json
 import os
+import statistics
+import subprocess
+import sys
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -192,7 +196,8 @@ _FRESH_CXX = r"""
 #include "TTree.h"
 namespace hep_advisor_fresh {
 long long first_pass(const std::string &path, const std::string &tree,
-               const std::vector<std::string> &branches, long long entries, long long cache) {
+                     const std::vector<std::string> &branches, long long entries,
+                     long long cache) {
   TFile *f = TFile::Open(path.c_str(), "READ");
   if (!f || f->IsZombie()) { delete f; return -1; }
   TTree *t = nullptr;
@@ -248,10 +253,6 @@ def fresh_setup_s(path: str, tree_name: str, branches: Sequence[str], entries: i
     ``timeout_s`` (the caller keeps its own figure)."""
     if timeout_s < FRESH_SETUP_MIN_S or any("," in b for b in branches):
         return None
-    import json
-    import subprocess
-    import sys
-
     argv = [sys.executable, "-c", _FRESH_CHILD, _FRESH_CXX, path, tree_name,
             ",".join(branches), str(int(entries)), str(int(cache_bytes))]
     try:
@@ -264,8 +265,6 @@ def fresh_setup_s(path: str, tree_name: str, branches: Sequence[str], entries: i
     seconds = got.get("seconds") if isinstance(got, dict) else None
     if not isinstance(seconds, list) or len(seconds) < 3:
         return None
-    import statistics
-
     return max(float(seconds[0]) - statistics.median(float(x) for x in seconds[1:]), 0.0)
 
 
