@@ -43,6 +43,16 @@ def dataset_decompression_mb_per_s(cal: Calibration, alg: str | None) -> float |
     return 0.0 if alg in (None, "none") else None
 
 
+def root_unzip_mb_per_s(cal: Calibration | None) -> float | None:
+    """ROOT's own decompression rate (compressed MB/s) in the calibration's ``GetEntry``
+    loop: its perf stats' bytes read over their unzip time, from the pass without TTreeCache
+    (the program's reads), else the one with it; ``None`` where neither timed any."""
+    for stats in (getattr(cal, "root_cache_off", None), getattr(cal, "root_cache_on", None)):
+        if stats is not None and stats.unzip_time_s > 0 and stats.bytes_read > 0:
+            return stats.bytes_read / stats.unzip_time_s / 1e6
+    return None
+
+
 def _decompression_point(cal: Calibration, alg: str | None, source: str,
                          has: Callable[[DecompressionPoint], bool]
                          ) -> DecompressionPoint | None:

@@ -13,7 +13,8 @@ from test_replay_advice import interleaved, slow_disk_context
 from hep_advisor.findings.recommendation import rank_key
 from hep_advisor.models.calcosts import loop_cpu_rate
 from hep_advisor.models.reader_baseline import replay_reader
-from hep_advisor.models.replay.predict import MergePrediction, Reader
+from hep_advisor.models.replay import LocalDevice
+from hep_advisor.models.replay.predict import MergePrediction, Reader, layout_time
 from hep_advisor.models.scenarios import Scenario
 from hep_advisor.probes.readtests.readers import parse_reader
 from hep_advisor.probes.readtests.results import (
@@ -21,6 +22,7 @@ from hep_advisor.probes.readtests.results import (
     Calibration,
     CallCost,
     EventLoop,
+    RootPerfStats,
 )
 from hep_advisor.rules import recommend
 from hep_advisor.rules.context import Context
@@ -278,6 +280,49 @@ def test_a_getentry_loops_replay_costs_what_its_measured_loop_did() -> None:
     assert fitted.for_engine("root").call_s != root.call_s
     rdf, _ = ran("rdataframe")  # its loop holds the graph's work: the terms stay fitted
     assert rdf.replay_costs().for_engine("root").call_s == fitted.for_engine("root").call_s
+
+
+def test_a_getentry_loop_is_its_decompression_and_a_cost_per_entry() -> None:
+    """The measured ``GetEntry`` loop split into decompression at ROOT's own rate (its perf
+    stats) and a cost per entry, with none per basket or call: fewer baskets of the same bytes
+    replay at the same CPU, a faster codec saves only its decompression."""
+    _, ctx = contexts(300)
+    cal = ctx.calibration
+    assert cal is not None and cal.event_loop is not None
+    spec = parse_reader("root.getentry")
+    loop = replace(cal.event_loop, engine="root", reader=spec.text)
+    rate = loop_cpu_rate(loop)
+    assert rate is not None
+    mine = replace(ctx, reader=spec, calibration=replace(cal, event_loop=loop))
+    prog = mine.program_reader
+    assert prog is not None
+    r = mine.reader_replay(prog, prog, after_warm=True)
+    assert r is not None
+    loop_s = r.after.entries / rate  # the loop's measured time on today's files
+    mb = r.after.compressed_mb
+    # ROOT's perf stats: its decompression took a third of the loop
+    stats = RootPerfStats(tree_cache=False, cache_bytes=0, cache="warm", files=1, entries=100,
+                          read_calls=10, bytes_read=int(mb * 1e6), mean_read_bytes=None,
+                          unzipped_bytes=int(2 * mb * 1e6), disk_time_s=0.0,
+                          unzip_time_s=loop_s / 3, cpu_time_s=loop_s, real_time_s=loop_s,
+                          loop_s=loop_s, events_per_s=None)
+    split = replace(mine, calibration=replace(mine.calibration, root_cache_off=stats))
+    root = split.replay_costs().for_engine("root")
+    assert root.decompress_mb_per_s == pytest.approx(mb / (loop_s / 3))
+    assert root.basket_s == root.call_s == root.process_mb_per_s == 0.0
+    assert root.entry_s * r.after.entries == pytest.approx(2 * loop_s / 3, rel=1e-6)
+    base = layout_time(split.basket_maps, LocalDevice(1000.0, 1e-4, warm=True), root,
+                       reader=prog)
+    assert base.engine == "root" and base.baskets > 4
+    refilled = replace(base, baskets=base.baskets / 4).with_costs(root)
+    assert refilled.cpu_s == pytest.approx(base.with_costs(root).cpu_s)  # none per basket
+    plain = replace(root, decompress_basket_s=0.0)
+    lz4 = base.with_costs(replace(plain, decompress_mb_per_s=1e9))
+    assert base.with_costs(plain).cpu_s - lz4.cpu_s == pytest.approx(  # its decompression
+        base.compressed_mb / root.decompress_mb_per_s, rel=1e-3)
+    # the uniform scaling it replaces gave the baskets a share: a refill saved CPU
+    assert replace(base, baskets=base.baskets / 4).with_costs(
+        replace(root, basket_s=1e-4)).cpu_s < base.with_costs(replace(root, basket_s=1e-4)).cpu_s
 
 
 def _reader_loop(ctx: Context) -> tuple[Calibration, EventLoop]:

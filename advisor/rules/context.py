@@ -27,6 +27,7 @@ from hep_advisor.models.calcosts import (
     loop_call_costs,
     loop_cpu_rate,
     loop_refault,
+    root_unzip_mb_per_s,
     split_call_cost,
     step_touch,
     uproot_key_cost,
@@ -233,16 +234,22 @@ class Context:
 
     def _root_loop_scaled(self, costs: CpuCosts) -> CpuCosts:
         """Where the calibration's warm event loop ran the program's ``GetEntry`` loop (with
-        or without TTreeCache): ROOT's CPU terms beyond the open (per call, key, basket and
-        MB) scaled together so that the reader's warm replay on today's files costs that
-        loop's measured time per event, as the reader's baseline does
-        (:func:`~models.reader_baseline.reader_baseline`).  The fitted terms are uproot's
-        tests' and a slow disk's: on a NanoAOD-like set on the throttled disk they put a
-        pre-staged ``GetEntry`` pass at 0.61 s where the loop measured 0.34 s and the
-        program ran 0.29 s.  Not for RDataFrame, whose loop holds its graph's work per event
-        beside the reading (scaled so, its pre-staging on the same set was predicted at
-        1.06x and 1.60x where 1.35x and 2.03x came; unscaled, 1.24x and 2.13x).  ``costs``
-        unchanged for another reader or without the loop."""
+        or without TTreeCache): ROOT's CPU beyond the open taken from that loop, so that the
+        reader's warm replay on today's files costs the loop's measured time per event, as
+        the reader's baseline does (:func:`~models.reader_baseline.reader_baseline`).  The
+        loop's time is its decompression, at ROOT's own rate (its perf stats of the same
+        loop's passes, :func:`~models.calcosts.root_unzip_mb_per_s`: for ZLIB and ZSTD the
+        decompression test's rates agree, for LZMA-2 ROOT ran at 31 MB/s where Python's lzma
+        took 20), and, the rest, a cost per entry read (``CpuCosts.entry_s``), with no cost
+        per basket or read call: the same loop over the same data in 1,174 and in 408
+        baskets (``hadd -O``, codec kept) took 0.183 and 0.188 s.  Scaled instead as
+        uproot's terms (per call, basket and MB), a rewrite's fewer baskets took most of that
+        per-entry work away: C001 came out 1.15-1.41x too large on five datasets (the
+        program's pass after 0.22 s where 0.15 s was replayed).  Where the decompression
+        alone exceeds the loop, it is slowed to it.  Not for RDataFrame, whose loop holds its
+        graph's work per event beside the reading (scaled, its pre-staging on one set was
+        predicted at 1.06x and 1.60x where 1.35x and 2.03x came; unscaled, 1.24x and
+        2.13x).  ``costs`` unchanged for another reader or without the loop."""
         cal, spec, prog = self.calibration, self.reader, self.program_reader
         loop = cal.event_loop if cal is not None else None
         if loop is None or spec is None or prog is None or \
@@ -250,37 +257,53 @@ class Context:
                 not self.basket_maps:
             return costs
         root = costs.for_engine("root")
-        if "root loop factor" not in self._replay_memo:  # one replay per context
-            self._replay_memo["root loop factor"] = self._root_loop_factor(costs, root)
-        f = self._replay_memo["root loop factor"]
-        if not isinstance(f, float):
+        if "root loop split" not in self._replay_memo:  # one replay per context
+            self._replay_memo["root loop split"] = self._root_loop_split(costs, root)
+        split = self._replay_memo["root loop split"]
+        if not isinstance(split, tuple):
             return costs
-
-        def rate(r: float) -> float:
-            return r / f if r > 0 else r
-
-        scaled = replace(root, call_s=root.call_s * f, basket_s=root.basket_s * f,
-                         key_s=root.key_s * f, decompress_basket_s=root.decompress_basket_s * f,
-                         decompress_mb_per_s=rate(root.decompress_mb_per_s),
-                         process_mb_per_s=rate(root.process_mb_per_s))
+        dec_rate, dec_basket_s, entry_s = split
+        scaled = replace(root, call_s=0.0, basket_s=0.0, key_s=0.0, process_mb_per_s=0.0,
+                         decompress_mb_per_s=dec_rate, decompress_basket_s=dec_basket_s,
+                         entry_s=entry_s)
         return replace(costs, root=scaled,
                        variants=tuple(replace(v, root=scaled) for v in costs.variants))
 
-    def _root_loop_factor(self, costs: CpuCosts, root: CpuCosts) -> float | None:
-        """The measured warm loop's time over ROOT's replayed CPU beyond the opens for the
-        program's reader on today's files (:meth:`_root_loop_scaled`); ``None``: none."""
+    def _root_loop_split(self, costs: CpuCosts, root: CpuCosts
+                         ) -> tuple[float, float, float] | None:
+        """The measured warm ``GetEntry`` loop on today's files split
+        (:meth:`_root_loop_scaled`): (the decompression rate, compressed MB/s: today's
+        codec's measured one, slowed where it alone exceeds the loop; the codec's fixed cost
+        per basket, likewise; the cost per entry read).  ``None``: no loop, or no replay."""
         cal, spec, prog = self.calibration, self.reader, self.program_reader
         warm = loop_cpu_rate(cal.event_loop) if cal is not None else None
         if not warm or spec is None or prog is None:
             return None
+        measured = root_unzip_mb_per_s(cal)
+        if measured is None and cal is not None:  # the decompression test's, on its baskets
+            alg = self.tree.compression.algorithm if self.tree is not None else None
+            measured = dataset_decompression_mb_per_s(cal, alg)
+        root = replace(root, decompress_mb_per_s=float(measured) if measured
+                       else root.decompress_mb_per_s,
+                       decompress_basket_s=costs.decompress_basket_s,
+                       basket_density=costs.basket_density)
         chosen = list(spec.branches) if spec.branches else (list(self.branches) or None)
         try:
             lt = layout_time(self.basket_maps, replace(self.replay_device(), warm=True),
                              costs, branches=chosen, reader=prog)
         except (KeyError, ValueError):
             return None
-        fitted = lt.loop_cpu_s(root.touch_s)
-        return float(lt.entries / warm / fitted) if fitted > 0 and lt.entries else None
+        if not lt.entries:
+            return None
+        loop_s = lt.entries / warm
+        dec_s = (lt.compressed_mb / root.decompress_mb_per_s
+                 if root.decompress_mb_per_s > 0 else 0.0) \
+            + root.decompress_fix_s(lt.baskets, lt.compressed_mb)
+        if dec_s >= loop_s:  # the codec alone exceeds the loop: slowed to it
+            f = loop_s / dec_s if dec_s > 0 else 1.0
+            rate = root.decompress_mb_per_s / f if root.decompress_mb_per_s > 0 else 0.0
+            return rate, root.decompress_basket_s * f, 0.0
+        return root.decompress_mb_per_s, root.decompress_basket_s, (loop_s - dec_s) / lt.entries
 
     def _root_open(self) -> float | None:
         """ROOT's own warm open per file where the program's ROOT reader measured it

@@ -323,6 +323,13 @@ def _ge68() -> Layout:
                   collections=(coll("Pf", 15.0, 6), coll("Ph", 3.0, 9)), basket_size=40_000)
 
 
+def _lz69() -> Layout:
+    """Held out (twelfth set, GetEntry programs): 90 scalars (float, double, int, short), 20 KB
+    baskets, AutoFlush 5,000 entries."""
+    return Layout(scalars=tuple((f"v{k}", "FDIS"[k % 4]) for k in range(90)),
+                  auto_flush=5000, basket_size=20_000)
+
+
 @dataclass(frozen=True)
 class Dataset:
     name: str
@@ -518,6 +525,15 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
             writer="uproot-flat", columns=(200, 100, 50), chunk=2000),
     Dataset("h68snap", Layout(), 5, 150_000, 504, "held out (eleventh set), written by "
             "RDataFrame::Snapshot: 24 columns, ZSTD-4", writer="rdf", columns=(12, 6, 6)),
+    # the twelfth set, for the GetEntry programs (issue 57): after a GetEntry loop's time was
+    # split into ROOT's own decompression and a cost per entry, before any of it ran
+    Dataset("h69lz", _lz69(), 6, 25_000, 205, "held out (twelfth set): 90 scalars, LZMA-5, "
+            "20 KB baskets, AutoFlush 5,000 entries"),
+    Dataset("h69uz", Layout(), 5, 12_000, 109, "held out (twelfth set), written by uproot: "
+            "240 branches (float, double, int), ZLIB-9, a basket per branch per 3,000 entries",
+            writer="uproot-flat", columns=(120, 80, 40), chunk=3000),
+    Dataset("h69rdf", Layout(), 3, 300_000, 407, "held out (twelfth set), written by "
+            "RDataFrame::Snapshot: 40 columns, LZ4-7", writer="rdf", columns=(20, 12, 8)),
 )}
 
 #: the uproot-written dataset's branches: flat float32, float64, int32, and one jagged

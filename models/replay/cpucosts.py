@@ -94,6 +94,10 @@ class CpuCosts:
     #: compilation, a ROOT loop's first file; measured by the calibration's loop with that
     #: reader; 0: none)
     once_s: float = 0.0
+    #: CPU per entry read, whatever the layout (a ROOT ``GetEntry`` loop's work beyond
+    #: decompression: the entry's values copied into the branches' buffers; measured as its
+    #: warm loop less its decompression; 0: not counted)
+    entry_s: float = 0.0
 
     def decompress_fix_s(self, baskets: float, compressed_mb: float) -> float:
         """Decompression time beyond ``compressed_mb`` at the rate: the codec's fixed cost for
@@ -146,7 +150,7 @@ class CpuCosts:
         """The per-file costs (open, call, basket) times ``f``."""
         return replace(self, open_s=self.open_s * f, call_s=self.call_s * f,
                        basket_s=self.basket_s * f, key_s=self.key_s * f,
-                       touch_s=self.touch_s * f,
+                       touch_s=self.touch_s * f, entry_s=self.entry_s * f,
                        root=self.root.scaled(f) if self.root is not None else None,
                        variants=tuple(v.scaled(f) for v in self.variants))
 

@@ -213,6 +213,7 @@ class LayoutTime:
         opens = self.files * costs.open_s
         data = (baskets * costs.basket_s + self.compressed_mb * costs.per_mb_s()
                 + costs.decompress_fix_s(self.baskets, self.compressed_mb))
+        data += self.entries * costs.entry_s
         cpu = (opens + self.calls * costs.call_s + self.keys * costs.key_s + data
                + self.step_mb * costs.touch_s + once)
         overlap = costs.overlap if self.engine == "uproot" and self.sync is not None else 0.0
@@ -355,7 +356,7 @@ def _root_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
     mb = sum(b.compressed_bytes for m in maps for b in m.select(branches)) / 1e6
     entries = float(sum(m.entries for m in maps))
     n = len(maps)
-    data = scale * (baskets * costs.basket_s + mb * costs.per_mb_s())
+    data = scale * (baskets * costs.basket_s + mb * costs.per_mb_s() + entries * costs.entry_s)
     cpu = scale * n * costs.open_s + data + once
     return LayoutTime(files=n * scale, entries=entries * scale, compressed_mb=mb * scale,
                       calls=0.0, baskets=baskets * scale, io=io, scale=scale, cpu_s=cpu,
