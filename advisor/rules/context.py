@@ -265,6 +265,7 @@ class Context:
         dec_rate, dec_basket_s, entry_s = split
         scaled = replace(root, call_s=0.0, basket_s=0.0, key_s=0.0, process_mb_per_s=0.0,
                          decompress_mb_per_s=dec_rate, decompress_basket_s=dec_basket_s,
+                         basket_density=costs.basket_density,
                          entry_s=entry_s)
         return replace(costs, root=scaled,
                        variants=tuple(replace(v, root=scaled) for v in costs.variants))
