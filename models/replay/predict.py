@@ -345,8 +345,6 @@ def layout_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
 def _root_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
                branches: Sequence[str] | None, scale: float, cache_bytes: int | None
                ) -> LayoutTime:
-    once = costs.once_s
-    costs = costs.for_engine("root")
     at: list[int] = []
     reqs = renumber([root_getentry(m, branches, cache_bytes=cache_bytes, at=at) for m in maps])
     stops = {m.path: m.entries for m in maps}
@@ -355,14 +353,11 @@ def _root_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
     baskets = float(sum(b.baskets for m in maps for b in m.select(branches)))
     mb = sum(b.compressed_bytes for m in maps for b in m.select(branches)) / 1e6
     entries = float(sum(m.entries for m in maps))
-    n = len(maps)
-    data = scale * (baskets * costs.basket_s + mb * costs.per_mb_s() + entries * costs.entry_s)
-    cpu = scale * n * costs.open_s + data + once
-    return LayoutTime(files=n * scale, entries=entries * scale, compressed_mb=mb * scale,
-                      calls=0.0, baskets=baskets * scale, io=io, scale=scale, cpu_s=cpu,
-                      _access_s=device.access_s, cpu_open_s=scale * n * costs.open_s,
-                      cpu_data_s=data,
-                      engine="root", pace=Pace.of(reqs, at, stops), device=device)
+    lt = LayoutTime(files=len(maps) * scale, entries=entries * scale,
+                    compressed_mb=mb * scale, calls=0.0, baskets=baskets * scale, io=io,
+                    scale=scale, cpu_s=0.0, _access_s=device.access_s, engine="root",
+                    pace=Pace.of(reqs, at, stops), device=device)
+    return lt.with_costs(costs)  # ROOT's terms, as every other replay of this layout
 
 
 @dataclass(frozen=True)
