@@ -240,8 +240,8 @@ def scattered_checks(ctx: Context, k: int, optimise: bool, loop: MergePrediction
                       Reader(step=step), False, False),
                      ("hadd -O (clustered rewrite)", None, True, False),
                      ("pre-stage the merged files into memory", None, False, True))),
-            (no_cache, (("read with ROOT's TTreeCache", Reader("root", cache_bytes=None),
-                         False, False),))):
+            (no_cache, (("read with ROOT's TTreeCache",  # as printed: every branch added
+                          Reader("root", cache_bytes=None, manual=True), False, False),))):
         m = ctx.merge_replay(k, optimise, reader=reader)
         if m is None:
             continue

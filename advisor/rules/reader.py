@@ -429,7 +429,7 @@ def treecache_rule(facts: TraceFacts) -> ReaderFinding | None:
     maps = list(facts.maps)
     cache = max(root_cache_bytes(m) for m in maps)
     before = root_files(maps, branches, cache_bytes=0)
-    after = root_files(maps, branches, cache_bytes=cache)
+    after = root_files(maps, branches, cache_bytes=cache, learn_entries=0)  # as printed
     s, lo, hi, b, a = _predict(facts, before, after, reopen=False)
     if s < MIN_SPEEDUP:
         return None

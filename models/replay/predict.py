@@ -51,7 +51,13 @@ from .layouts import fast_merge, groups, optimized_merge
 from .overlap import CallShapes, call_shapes
 from .pacing import Pace
 from .quadrature import quadrature
-from .readers import _memory_size, root_getentry, uproot_iterate, uproot_step_entries
+from .readers import (
+    ROOT_LEARN_ENTRIES,
+    _memory_size,
+    root_getentry,
+    uproot_iterate,
+    uproot_step_entries,
+)
 from .requests import python_buffered, renumber
 
 #: The calibration's event loop: one read call per this many bytes of arrays (uncompressed).
@@ -72,11 +78,17 @@ UPROOT_OVERLAP_RANGE = (0.0, 1.0)
 class Reader:
     """How one worker reads the files: uproot's ``iterate`` at ``step`` (see
     :func:`step_for`), or ROOT's ``TTree::GetEntry`` loop (``engine="root"``) with a
-    TTreeCache of ``cache_bytes`` (0: none; ``None``: ROOT's automatic size)."""
+    TTreeCache of ``cache_bytes`` (0: none; ``None``: ROOT's automatic size).  ``manual``: the
+    loop adds its branches to the cache itself (``AddBranchToCache("*", true)``, as the
+    advice prints it), which skips ROOT's learning phase: the first fill then reads the
+    cluster's baskets in one ``ReadBuffers`` call, where the learning phase's prefill splits
+    it in two (on a disk whose read-ahead follows contiguous reads, a split that decides how
+    much the kernel reads ahead: ``benchmarks/lab/check_root_cache_throttle.py``)."""
 
     engine: str = "uproot"
     step: int | str | float = STEP_BYTES
     cache_bytes: int | None = 0
+    manual: bool = False
 
     def describe(self) -> str:
         if self.engine == "root":
@@ -299,7 +311,8 @@ def layout_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
     per-call cost; the fitted per-basket and per-MB CPU terms are uproot's, an assumption).
     ``scale``: how many files each replayed one stands for."""
     if reader is not None and reader.engine == "root":
-        return _root_time(maps, device, costs, branches, scale, reader.cache_bytes)
+        return _root_time(maps, device, costs, branches, scale, reader.cache_bytes,
+                          reader.manual)
     if reader is not None:
         step = reader.step
     streams = []
@@ -343,10 +356,12 @@ def layout_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
 
 
 def _root_time(maps: Sequence[BasketMap], device: LocalDevice, costs: CpuCosts,
-               branches: Sequence[str] | None, scale: float, cache_bytes: int | None
-               ) -> LayoutTime:
+               branches: Sequence[str] | None, scale: float, cache_bytes: int | None,
+               manual: bool = False) -> LayoutTime:
     at: list[int] = []
-    reqs = renumber([root_getentry(m, branches, cache_bytes=cache_bytes, at=at) for m in maps])
+    learn = 0 if manual else ROOT_LEARN_ENTRIES
+    reqs = renumber([root_getentry(m, branches, cache_bytes=cache_bytes, at=at,
+                                   learn_entries=learn) for m in maps])
     stops = {m.path: m.entries for m in maps}
     sizes = {m.path: m.file_bytes for m in maps}
     io = device.replay(reqs, sizes)

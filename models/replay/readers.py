@@ -20,7 +20,10 @@ Each function follows one reader's code path, checked against traces of real run
   then, per cluster, the used branches' baskets sorted by offset, adjacent ones merged, and read
   with ``TFile::ReadBuffers`` (blocks whose span stays under the 256 kB read-ahead buffer are
   read in one call, gaps included).  The learning phase's prefetch covers every enabled branch
-  (``SetBranchStatus``), used or not.
+  (``SetBranchStatus``), used or not.  A loop that adds its branches to the cache itself
+  (``AddBranchToCache``, ``learn_entries=0``) has no learning phase: its first fill reads
+  the cluster whole (traced: ROOT 6.40, one ``read`` of 182,527 bytes where the learning
+  phase's fills read 91,202 and 182,952).
 """
 
 from __future__ import annotations
@@ -547,12 +550,16 @@ def root_files(
     *,
     cache_bytes: int | None = 0,
     autoflush: Sequence[int | None] | None = None,
+    learn_entries: int = ROOT_LEARN_ENTRIES,
 ) -> list[Request]:
-    """A ``GetEntry`` loop over files one after another (a TChain, or a loop of TFiles)."""
+    """A ``GetEntry`` loop over files one after another (a TChain, or a loop of TFiles).
+    ``learn_entries=0``: the loop adds its branches to the cache itself
+    (``AddBranchToCache``): no learning phase."""
     flush = list(autoflush) if autoflush is not None else [None] * len(maps)
     return renumber(
         [
-            root_getentry(m, branches, cache_bytes=cache_bytes, autoflush=a)
+            root_getentry(m, branches, cache_bytes=cache_bytes, autoflush=a,
+                          learn_entries=learn_entries)
             for m, a in zip(maps, flush, strict=True)
         ]
     )
