@@ -330,6 +330,38 @@ def _lz69() -> Layout:
                   auto_flush=5000, basket_size=20_000)
 
 
+def _root70() -> Layout:
+    """Held out (thirteenth set): 70 scalars (float, int, double, char), two
+    ``std::vector<float>`` and a 7-an-event collection of 5 fields, 12 KB baskets, AutoFlush
+    3,500 entries."""
+    coll = partial(_coll, prefix="p", kinds="FIFD")
+
+    return Layout(scalars=tuple((f"o{k}", "FIDb"[k % 4]) for k in range(70)),
+                  vectors=("vA", "vB"), collections=(coll("Cal", 7.0, 5),),
+                  auto_flush=3500, basket_size=12_000)
+
+
+def _few70() -> Layout:
+    """Held out (thirteenth set): 50 scalars (double, float, short), 10 KB baskets, in
+    small files."""
+    return Layout(scalars=tuple((f"n{k}", "DFS"[k % 3]) for k in range(50)),
+                  basket_size=10_000)
+
+
+def _big70() -> Layout:
+    """Held out (thirteenth set): one large file of 45 scalars (float, long, double), 48 KB
+    baskets, ROOT's default AutoFlush."""
+    return Layout(scalars=tuple((f"g{k}", "FlD"[k % 3]) for k in range(45)),
+                  basket_size=48_000)
+
+
+def _ge70() -> Layout:
+    """Held out (thirteenth set, GetEntry programs): 110 scalars (float, double, int, short),
+    14 KB baskets, AutoFlush 4,000 entries."""
+    return Layout(scalars=tuple((f"k{k}", "FDIS"[k % 4]) for k in range(110)),
+                  auto_flush=4000, basket_size=14_000)
+
+
 @dataclass(frozen=True)
 class Dataset:
     name: str
@@ -534,6 +566,29 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
             writer="uproot-flat", columns=(120, 80, 40), chunk=3000),
     Dataset("h69rdf", Layout(), 3, 300_000, 407, "held out (twelfth set), written by "
             "RDataFrame::Snapshot: 40 columns, LZ4-7", writer="rdf", columns=(20, 12, 8)),
+    # the thirteenth set (issues 57 and 58): after T001 replays the lines it prints (a
+    # TTreeCache whose branches are added by hand: no learning phase), before any of it ran;
+    # the first six for the plain uproot program (no --reader), the last three for GetEntry
+    Dataset("h70snap", Layout(), 4, 120_000, 105, "held out (thirteenth set), written by "
+            "RDataFrame::Snapshot: 60 columns, ZLIB-5", writer="rdf", columns=(30, 20, 10)),
+    Dataset("h70u1k", Layout(), 3, 5000, 403, "held out (thirteenth set), written by uproot: "
+            "1,100 branches (float, double, int), LZ4-3, a basket per branch per 2,500 entries",
+            writer="uproot-flat", columns=(700, 250, 150), chunk=2500),
+    Dataset("h70root", _root70(), 8, 10_000, 506, "held out (thirteenth set): 70 scalars, 2 "
+            "vectors and a collection, ZSTD-6, 12 KB baskets, AutoFlush 3,500 entries"),
+    Dataset("h70few", _few70(), 25, 1200, 208, "held out (thirteenth set): 25 small files of "
+            "50 scalars, LZMA-8, 10 KB baskets"),
+    Dataset("h70big", _big70(), 1, 900_000, 102, "held out (thirteenth set): one file of "
+            "about 180 MB, 45 scalars, ZLIB-2, 48 KB baskets"),
+    Dataset("h70upc", Layout(), 20, 4000, 108, "held out (thirteenth set), written by uproot: "
+            "20 files of 173 branches with a jagged collection, ZLIB-8", writer="uproot"),
+    Dataset("h70gez", _ge70(), 6, 20_000, 503, "held out (thirteenth set): 110 scalars, "
+            "ZSTD-3, 14 KB baskets, AutoFlush 4,000 entries"),
+    Dataset("h70geu", Layout(), 5, 9000, 402, "held out (thirteenth set), written by uproot: "
+            "420 branches (float, double, int), LZ4-2, a basket per branch per 1,800 entries",
+            writer="uproot-flat", columns=(250, 120, 50), chunk=1800),
+    Dataset("h70gsnap", Layout(), 4, 200_000, 202, "held out (thirteenth set), written by "
+            "RDataFrame::Snapshot: 28 columns, LZMA-2", writer="rdf", columns=(14, 8, 6)),
 )}
 
 #: the uproot-written dataset's branches: flat float32, float64, int32, and one jagged
