@@ -13,7 +13,10 @@ each followed by ``AddBranchToCache("*", true)`` as T001 prints it, or, with ``/
 loop's seconds (median, range), the device requests and bytes the throttle counted
 (``blkio.throttle.io_serviced``, ``io_service_bytes``), and the replay's device requests,
 bytes and device time (``hep_advisor.models.replay``: ``root_getentry`` through the
-calibration's device).
+calibration's device).  ``--trace DIR``: the kernel's read-ahead decisions and block I/Os on
+the emulated disk during each setting's first run (the ``readahead`` and
+``block:block_bio_queue`` trace events, tracefs mounted at ``/sys/kernel/tracing``), written
+to ``DIR/<setting>.txt``.
 
 Made for T001 on the throttled disk: told ``SetCacheSize``, a ``GetEntry`` loop gained 2.18x
 and 2.68x where 2.96x and 5.06x were replayed (the twelfth set), while the loop without a
@@ -104,6 +107,26 @@ def replayed(dev: LocalDevice, maps: list[Any], branches: list[str], cache: int,
     return dev.replay(reqs, sizes)
 
 
+TRACEFS = Path("/sys/kernel/tracing")
+EVENTS = ("readahead", "block/block_bio_queue")
+
+
+def trace_events(on: bool) -> None:
+    """Start (clearing the buffer) or stop recording :data:`EVENTS`."""
+    if on:
+        (TRACEFS / "trace").write_text("")
+    for ev in EVENTS:
+        (TRACEFS / "events" / ev / "enable").write_text("1" if on else "0")
+    (TRACEFS / "tracing_on").write_text("1" if on else "0")
+
+
+def kept_lines(text: str, major_minor: str) -> str:
+    """The trace's lines for the emulated disk (``dev=7:0`` in the read-ahead events, ``7,0``
+    in the block layer's)."""
+    ra, blk = f"dev={major_minor}", major_minor.replace(":", ",") + " "
+    return "".join(line + "\n" for line in text.splitlines() if ra in line or blk in line)
+
+
 def replay_device(report: Path, maps: list[Any], branches: list[str]) -> LocalDevice:
     """The device of the replay, as the saved report's advice took it."""
     doc = json.loads(report.read_text())
@@ -114,6 +137,9 @@ def replay_device(report: Path, maps: list[Any], branches: list[str]) -> LocalDe
     reader = words[words.index("--reader") + 1] if "--reader" in words else None
     advice = advise_from(site, dataset, cal, basket_maps=maps, reader=reader,
                          branches=branches)
+    if advice.fitted is None or advice.baseline is None or advice.model is None \
+            or advice.verdict is None:
+        raise SystemExit(f"{report}: its calibration gives no model: {advice.notes}")
     ctx = Context(site=advice.site, dataset=advice.dataset, calibration=advice.calibration,
                   model=advice.fitted, baseline=advice.baseline, summary=advice.model,
                   verdict=advice.verdict, basket_maps=tuple(maps))
@@ -128,7 +154,11 @@ def main() -> int:
     ap.add_argument("--caches", default="0,-1,10000000,10000000/learn")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--tree", default="Events")
+    ap.add_argument("--trace", type=Path, default=None)
     args = ap.parse_args()
+    if args.trace is not None and not (TRACEFS / "events" / "readahead").is_dir():
+        raise SystemExit(f"--trace: no read-ahead trace events under {TRACEFS} (mount it: "
+                         f"mount -t tracefs nodev {TRACEFS})")
     from testbench import availability, emulated_disks
 
     ok, why = availability()
@@ -156,14 +186,23 @@ def main() -> int:
             copies.append(str(bench.mount_point / f.name))
         for cache, manual in caches:
             secs, ios, nbytes = [], [], []
-            for _ in range(args.repeats):
+            for k in range(args.repeats):
                 bench.drop_caches(*copies, global_cache=False)
                 bench.reset_throttle()
+                tracing = args.trace is not None and k == 0
+                if tracing:
+                    trace_events(True)
                 before = bench.stats()[bench.major_minor]
                 out = bench.run([sys.executable, "-c", CHILD, json.dumps(copies), args.tree,
                                  args.branches, str(cache), str(int(manual)), LOOP],
                                 capture_output=True, text=True, check=True)
                 after = bench.stats()[bench.major_minor]
+                if tracing:
+                    trace_events(False)
+                    args.trace.mkdir(parents=True, exist_ok=True)
+                    name = f"{cache}{'' if manual else '_learn'}.txt"
+                    (args.trace / name).write_text(kept_lines(
+                        (TRACEFS / "trace").read_text(), bench.major_minor))
                 secs.append(json.loads(out.stdout.strip().splitlines()[-1])["seconds"])
                 ios.append(after[0] - before[0])
                 nbytes.append(after[1] - before[1])
