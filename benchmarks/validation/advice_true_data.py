@@ -579,7 +579,7 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
     Dataset("h70few", _few70(), 25, 1200, 208, "held out (thirteenth set): 25 small files of "
             "50 scalars, LZMA-8, 10 KB baskets"),
     Dataset("h70big", _big70(), 1, 900_000, 102, "held out (thirteenth set): one file of "
-            "about 180 MB, 45 scalars, ZLIB-2, 48 KB baskets"),
+            "about 100 MB, 45 scalars, ZLIB-2, 48 KB baskets"),  # (defined as "about 180")
     Dataset("h70upc", Layout(), 20, 4000, 108, "held out (thirteenth set), written by uproot: "
             "20 files of 173 branches with a jagged collection, ZLIB-8", writer="uproot"),
     Dataset("h70gez", _ge70(), 6, 20_000, 503, "held out (thirteenth set): 110 scalars, "
