@@ -83,6 +83,17 @@ def test_a_pre_staged_merge_reads_nothing_from_the_device() -> None:
     assert p.low <= p.speedup <= p.high
 
 
+@pytest.mark.parametrize("files,per", [(25, 12), (10, 4), (8, 4), (250, 12)])
+def test_a_merge_holds_todays_data(files: int, per: int) -> None:
+    """The merged files hold today's entries and bytes, however the files divide into
+    outputs (25 files twelve at a time: 12, 12 and 1, not three of twelve)."""
+    maps = [interleaved(f"f{i}") for i in range(4)]
+    p = merge_prediction(maps, files, per, DISK, COSTS, reader=Reader(step="100 MB"))
+    assert p.after.entries == pytest.approx(p.before.entries)
+    assert p.after.compressed_mb == pytest.approx(p.before.compressed_mb)
+    assert p.outputs == -(-files // per)
+
+
 def slow_disk_context(maps: tuple[BasketMap, ...], replay_merge: bool = False,
                       label: str = "small"):
     """The fixture advice's rules context on a 70 MB/s, 8 ms disk with 128 KiB read-ahead."""
