@@ -362,6 +362,24 @@ def _ge70() -> Layout:
                   auto_flush=4000, basket_size=14_000)
 
 
+def _root71() -> Layout:
+    """Held out (fourteenth set): 90 scalars (int, float, double) and four
+    ``std::vector<float>``, 28 KB baskets, AutoFlush 6,000 entries."""
+    return Layout(scalars=tuple((f"t{k}", "IFD"[k % 3]) for k in range(90)),
+                  vectors=tuple(f"x{k}" for k in range(4)), auto_flush=6000,
+                  basket_size=28_000)
+
+
+def _coll71() -> Layout:
+    """Held out (fourteenth set): 20 scalars and two collections (25 and 5 an event), 36 KB
+    baskets, AutoFlush 2,500 entries."""
+    coll = partial(_coll, prefix="q", kinds="FFID")
+
+    return Layout(scalars=tuple((f"u{k}", "FIS"[k % 3]) for k in range(20)),
+                  collections=(coll("Pfc", 25.0, 7), coll("Vx", 5.0, 4)), auto_flush=2500,
+                  basket_size=36_000)
+
+
 @dataclass(frozen=True)
 class Dataset:
     name: str
@@ -589,6 +607,22 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
             writer="uproot-flat", columns=(250, 120, 50), chunk=1800),
     Dataset("h70gsnap", Layout(), 4, 200_000, 202, "held out (thirteenth set), written by "
             "RDataFrame::Snapshot: 28 columns, LZMA-2", writer="rdf", columns=(14, 8, 6)),
+    # the fourteenth set (issues 57 and 58): after a merge's replay holds today's data (its
+    # last, short group of inputs replayed too), before any of it ran; the plain uproot program
+    Dataset("h71snap", Layout(), 6, 90_000, 508, "held out (fourteenth set), written by "
+            "RDataFrame::Snapshot: 35 columns, ZSTD-8", writer="rdf", columns=(20, 10, 5)),
+    Dataset("h71u650", Layout(), 4, 6000, 103, "held out (fourteenth set), written by uproot: "
+            "650 branches (float, double, int), ZLIB-3, a basket per branch per 1,200 entries",
+            writer="uproot-flat", columns=(400, 150, 100), chunk=1200),
+    Dataset("h71root", _root71(), 5, 30_000, 405, "held out (fourteenth set): 90 scalars and "
+            "4 vectors, LZ4-5, 28 KB baskets, AutoFlush 6,000 entries"),
+    Dataset("h71many", Layout(), 60, 800, 504, "held out (fourteenth set), written by uproot: "
+            "60 files of 800 entries, 45 branches, ZSTD-4, a basket per branch per 400 "
+            "entries", writer="uproot-flat", columns=(30, 10, 5), chunk=400),
+    Dataset("h71coll", _coll71(), 7, 8000, 107, "held out (fourteenth set): 20 scalars and "
+            "two collections, ZLIB-7, 36 KB baskets, AutoFlush 2,500 entries"),
+    Dataset("h71ucol", Layout(), 8, 9000, 201, "held out (fourteenth set), written by uproot: "
+            "8 files of 173 branches with a jagged collection, LZMA-1", writer="uproot"),
 )}
 
 #: the uproot-written dataset's branches: flat float32, float64, int32, and one jagged
