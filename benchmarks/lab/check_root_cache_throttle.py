@@ -48,7 +48,8 @@ from hep_advisor.models.replay.readers import (
 from hep_advisor.models.replay.requests import renumber
 from hep_advisor.pipeline.derive import advise_from
 from hep_advisor.probes.basketmap import read_basket_map
-from hep_advisor.rules.context import Context
+
+from ..validation.bench_merge_replay import replay_context
 
 LOOP = r'''
 #include <string>
@@ -137,13 +138,10 @@ def replay_device(report: Path, maps: list[Any], branches: list[str]) -> LocalDe
     reader = words[words.index("--reader") + 1] if "--reader" in words else None
     advice = advise_from(site, dataset, cal, basket_maps=maps, reader=reader,
                          branches=branches)
-    if advice.fitted is None or advice.baseline is None or advice.model is None \
-            or advice.verdict is None:
+    if advice.fitted is None:
         raise SystemExit(f"{report}: its calibration gives no model: {advice.notes}")
-    ctx = Context(site=advice.site, dataset=advice.dataset, calibration=advice.calibration,
-                  model=advice.fitted, baseline=advice.baseline, summary=advice.model,
-                  verdict=advice.verdict, basket_maps=tuple(maps))
-    return ctx.replay_device()
+    device: LocalDevice = replay_context(advice, maps).replay_device()
+    return device
 
 
 def main() -> int:
