@@ -208,9 +208,12 @@ def test_the_programs_reader_costs_what_the_calibrations_loop_of_it_measured() -
     assert replace(ctx, calibration=other).replay_costs().call_s != costs.call_s
 
 
-def test_larger_files_take_the_loops_leftover_as_work_per_mb() -> None:
-    """Calls of several baskets per branch (larger files): the program's reader's measured
-    warm loop still sets its replayed CPU, the fitted per-call cost kept and the rest per MB."""
+def test_larger_files_take_the_loops_leftover_as_work_per_mb(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls of several baskets per branch (larger files) of baskets above the small-basket
+    bound: the program's reader's measured warm loop still sets its replayed CPU, the fitted
+    per-call cost kept and the rest per MB."""
+    monkeypatch.setattr("hep_advisor.rules.context.SMALL_BASKET_BYTES", 0)
     plain, ctx = contexts(300)  # ten baskets per branch and call
     cal, loop = _reader_loop(ctx)
     mine = replace(ctx, calibration=replace(cal, event_loop=loop))
@@ -221,11 +224,42 @@ def test_larger_files_take_the_loops_leftover_as_work_per_mb() -> None:
     assert costs.process_mb_per_s != plain.replay_costs().process_mb_per_s
 
 
-def test_split_calls_set_the_per_call_cost_and_every_basket_pays_its_own() -> None:
+def test_small_baskets_take_the_loops_leftover_per_basket(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same calls of small baskets (300 bytes): what the measured costs leave of the
+    warm loop is charged per basket read (each branch's first in a call with the call), none
+    per MB; the replay on today's files still costs the loop's measured time, and a layout
+    of fewer, larger baskets holding the same MB saves it where the per-MB split kept it."""
+    _, ctx = contexts(300)
+    cal, loop = _reader_loop(ctx)
+    mine = replace(ctx, calibration=replace(cal, event_loop=loop))
+    costs = mine.replay_costs()
+    assert costs.process_mb_per_s == 0.0
+    _assert_replay_costs_the_loop(mine, loop, costs.open_s, costs.touch_s)
+    monkeypatch.setattr("hep_advisor.rules.context.SMALL_BASKET_BYTES", 0)
+    mb_costs = replace(mine).replay_costs()  # a fresh context: the per-MB split
+    assert mb_costs.process_mb_per_s > 0
+    assert costs.basket_s > mb_costs.basket_s and costs.call_s > mb_costs.call_s
+    prog = mine.program_reader
+    assert prog is not None
+    r = mine.reader_replay(prog, prog, after_warm=True)
+    assert r is not None
+    lt = r.before
+    # today's files cost the same either way; fewer baskets of the same MB cost less per basket
+    assert lt.with_costs(costs).cpu_s == pytest.approx(lt.with_costs(mb_costs).cpu_s)
+    fewer = replace(lt, baskets=lt.baskets / 10, touches=(lt.touches or lt.baskets) / 10,
+                    branch_calls=lt.branch_calls)
+    assert fewer.with_costs(costs).cpu_s < fewer.with_costs(mb_costs).cpu_s
+
+
+def test_split_calls_set_the_per_call_cost_and_every_basket_pays_its_own(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Where the per-call test timed one more call over the same baskets (the split calls),
     that is the per-call cost (scaled to the reader's branches per call), every basket pays
     the per-basket cost (the call holds none), the replay still costs the loop's measured
-    time, and what the calls cost is no longer work per MB."""
+    time, and what the calls cost is no longer work per MB (baskets above the small-basket
+    bound)."""
+    monkeypatch.setattr("hep_advisor.rules.context.SMALL_BASKET_BYTES", 0)
     _, ctx = contexts(300)  # ten baskets per branch and call
     cal, loop = _reader_loop(ctx)
     assert loop.warm is not None

@@ -38,6 +38,7 @@ from hep_advisor.models.replay import LocalDevice
 from hep_advisor.models.replay.cpucosts import (
     MEMORY_GROWTH,
     MEMORY_GROWTH_RANGE,
+    SMALL_BASKET_BYTES,
     UPROOT_BASKET_S,
     UPROOT_BASKET_S_RANGE,
     CpuCosts,
@@ -436,12 +437,23 @@ class Context:
         # each file's first call (the fitted per-call cost leaves it out)
         first = first_call_extra(cal)
 
+        # small baskets: what is left is charged per basket, not per MB
+        small = lt.baskets > 0 and lt.compressed_mb * 1e6 / lt.baskets <= SMALL_BASKET_BYTES
+
         def divided(b: float) -> LoopCosts | None:
             left = lt.entries / warm - lt.calls * call - lt.keys * key_s - extra * b \
                 - lt.files * first
             per_mb = left / lt.compressed_mb - (1.0 / dec if dec else 0.0)
             if left <= 0 or per_mb <= 0:
                 return None
+            if small:
+                # the same share per basket read, the first of each branch in a call with it
+                r = per_mb * lt.compressed_mb / (lt.touches or lt.baskets)
+                held = lt.branch_calls / lt.calls if split is None and lt.calls else 0.0
+                return LoopCosts(call_s=call + r * held, basket_s=b + r,
+                                 decompress_mb_per_s=dec, process_mb_per_s=0.0, key_s=key_s,
+                                 key_range=key_range, first_s=first,
+                                 calls_hold_baskets=split is None)
             return LoopCosts(call_s=call, basket_s=b, decompress_mb_per_s=dec,
                              process_mb_per_s=1.0 / per_mb, key_s=key_s, key_range=key_range,
                              first_s=first, calls_hold_baskets=split is None)

@@ -30,6 +30,16 @@ UPROOT_KEY_S_RANGE = (25e-6, 75e-6)
 #: (``hadd -O`` on 8 KB baskets) was credited with the whole per-call time.
 UPROOT_BASKET_S = 100e-6
 UPROOT_BASKET_S_RANGE = (50e-6, 150e-6)
+#: Compressed bytes per basket at most (the mean over the baskets a program's reader reads) at
+#: which the part of uproot's warm event loop that its measured costs (per call, key, basket,
+#: decompression) leave unexplained is charged per basket, not per MB, where the read calls
+#: hold several baskets per branch.  From one lab check (``benchmarks/lab/check_small_baskets.py``,
+#: uproot 5.7.7, warm): 60 files of 45 branches with 1.5 kB baskets read in 0.92 s; merged by
+#: ``hadd -fk`` (the same 5,400 baskets in 2 files) 0.34 s, of which the measured costs explain
+#: 0.28 s; merged by ``hadd -O`` (420 baskets, 6 MB) 0.053 s, all of it explained: the
+#: unexplained 0.06 s went with the baskets, not the MB.  Larger baskets' arrays are allocated
+#: and faulted per MB, and there the rest stays per MB.
+SMALL_BASKET_BYTES = 10_000
 #: MB of memory a new process writes for the first time per MB of its largest step's arrays
 #: (uproot: the decompressed baskets, each branch's array joined from them, awkward's step; the
 #: heap then reused, or unmapped and mapped again for arrays too large to keep).  An
