@@ -410,7 +410,10 @@ class Context:
         """Where the program's reader's calls hold several baskets per branch (larger files):
         its warm loop's time per event (``warm``; ``lt``: its replay on today's files) less
         the fitted per-call cost, the pre-pass's keys and the baskets beyond one per branch
-        and call is work per MB: the measured decompression, the rest processing.  The
+        and call is work per MB: the measured decompression, the rest processing; where the
+        baskets are small (at most ``SMALL_BASKET_BYTES`` compressed on average) that rest is
+        charged per basket read instead (each branch's first in a call with the call), as a
+        merge that keeps the baskets keeps it and one that refills them loses it.  The
         baskets cost what the per-basket test measured, else an assumption over its range
         (:func:`~models.replay.cpucosts.assumed_baskets`); the per-call cost is the per-call
         test's split calls (:func:`~models.calcosts.split_call_cost`), else the fitted one
