@@ -209,9 +209,15 @@ class Context:
 
     def replay_device(self) -> LocalDevice:
         """The device of the replay: the calibration's raw read and request sweep, the site's
-        read-ahead and largest I/O (see ``hep_advisor.models.replay.sitedevice.site_device``)."""
+        read-ahead and largest I/O (see ``hep_advisor.models.replay.sitedevice.site_device``);
+        on a disk, the access time the program's reader's cold loop measured where its
+        baseline took it from there (``ReaderBaseline.stream_access_ms``)."""
         raw = self.calibration.raw_read if self.calibration is not None else None
-        return site_device(self.baseline.params, raw, self.site)
+        dev = site_device(self.baseline.params, raw, self.site)
+        rb = self.reader_baseline
+        if rb is not None and rb.stream_access_ms is not None and dev.limit != "max":
+            return replace(dev, access_s=rb.stream_access_ms / 1e3)  # the reader's own loop's
+        return dev
 
     def replay_costs(self) -> CpuCosts:
         """The CPU terms of one worker: the warm open where it was measured; the per-call cost

@@ -398,6 +398,22 @@ def _mid72() -> Layout:
                   basket_size=64_000)
 
 
+def _few73() -> Layout:
+    """Held out (sixteenth set): 40 scalars (float, int, double) and a 4-an-event collection of
+    3 fields, 8 KB baskets, in small files."""
+    coll = partial(_coll, prefix="z", kinds="FI")
+
+    return Layout(scalars=tuple((f"e{k}", "FID"[k % 3]) for k in range(40)),
+                  collections=(coll("Mu", 4.0, 3),), basket_size=8000)
+
+
+def _root73() -> Layout:
+    """Held out (sixteenth set): 80 scalars (double, float, short, float) and two
+    ``std::vector<float>``, 40 KB baskets, AutoFlush 8,000 entries."""
+    return Layout(scalars=tuple((f"h{k}", "DFSF"[k % 4]) for k in range(80)),
+                  vectors=("wA", "wB"), auto_flush=8000, basket_size=40_000)
+
+
 @dataclass(frozen=True)
 class Dataset:
     name: str
@@ -657,6 +673,22 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
             "12 files of 173 branches with a jagged collection, ZSTD-3", writer="uproot"),
     Dataset("h72mid", _mid72(), 2, 300_000, 206, "held out (fifteenth set): two files of 30 "
             "scalars, LZMA-6, 64 KB baskets"),
+    # the sixteenth set (issues 57 and 58): after a disk's access time is taken from the
+    # reader's own cold loop where the replay was slower than it, before any of it ran; the
+    # plain uproot program
+    Dataset("h73snap", Layout(), 4, 120_000, 502, "held out (sixteenth set), written by "
+            "RDataFrame::Snapshot: 70 columns, ZSTD-2", writer="rdf", columns=(40, 20, 10)),
+    Dataset("h73rdf", Layout(), 5, 200_000, 101, "held out (sixteenth set), written by "
+            "RDataFrame::Snapshot: 24 columns, ZLIB-1", writer="rdf", columns=(12, 8, 4)),
+    Dataset("h73u400", Layout(), 4, 8000, 203, "held out (sixteenth set), written by uproot: "
+            "400 branches (float, double, int), LZMA-3, a basket per branch per 2,000 entries",
+            writer="uproot-flat", columns=(250, 100, 50), chunk=2000),
+    Dataset("h73few", _few73(), 30, 2000, 506, "held out (sixteenth set): 30 small files of "
+            "40 scalars and a collection, ZSTD-6, 8 KB baskets"),
+    Dataset("h73root", _root73(), 4, 40_000, 403, "held out (sixteenth set): 80 scalars and 2 "
+            "vectors, LZ4-3, 40 KB baskets, AutoFlush 8,000 entries"),
+    Dataset("h73ucol", Layout(), 10, 7000, 406, "held out (sixteenth set), written by uproot: "
+            "10 files of 173 branches with a jagged collection, LZ4-6", writer="uproot"),
 )}
 
 #: the uproot-written dataset's branches: flat float32, float64, int32, and one jagged
