@@ -289,8 +289,8 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
                          f"{device.mb_per_s:.0f} MB/s and {device.access_s * 1e3:.2f} ms per "
                          f"access) or its CPU term ({cpu_s:.2f} s, {source}) disagrees")
     if access_s is None and derived and limit == "additive":
-        own = stream_access_s(lt.entries / rate, lt.entries / derived, io_s,
-                              lt.io.seeks * lt.scale, device.access_s)
+        own = stream_access_s(lt.entries / rate, lt.entries / derived, lt.io.seeks * lt.scale,
+                              device.access_s)
         if own is not None:
             again = reader_baseline(spec, maps, files, calibration, site, baseline, branches,
                                     algorithm, access_s=own)
@@ -315,12 +315,12 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
         stream_access_ms=access_s * 1e3 if access_s is not None else None)
 
 
-def stream_access_s(replayed_s: float, measured_s: float, io_s: float, seeks: float,
+def stream_access_s(replayed_s: float, measured_s: float, seeks: float,
                     access_s: float) -> float | None:
     """The access time per seeking device read that a reader's own cold loop measured on a
-    disk: ``measured_s`` (the cold loop's time for the job, with the cold open per file) less
-    what the replay (``replayed_s``, of which ``io_s`` I/O with ``seeks`` seeking reads at the
-    request sweep's ``access_s``) puts elsewhere, per seeking read.  Only where the replay is
+    disk: the request sweep's ``access_s`` less the replay's excess over the loop
+    (``replayed_s`` against ``measured_s``, the cold loop's time for the job with the cold open
+    per file) per seeking read (``seeks`` of them in the replay).  Only where the replay is
     slower than the measurement by more than ``STREAM_TOLERANCE`` and the seeks can take the
     whole difference (never below 0, never above the sweep's figure); else ``None``."""
     if seeks <= 0 or measured_s <= 0 or replayed_s * STREAM_TOLERANCE <= measured_s:

@@ -24,14 +24,14 @@ from hep_advisor.probes.readtests.readers import parse_reader
 
 def test_the_seeks_take_the_difference_within_their_bounds() -> None:
     # 2.0 s replayed, 1.2 measured, 1,000 seeks at 1 ms: 0.8 ms less each
-    assert stream_access_s(2.0, 1.2, 1.5, 1000, 1e-3) == pytest.approx(0.2e-3)
+    assert stream_access_s(2.0, 1.2, 1000, 1e-3) == pytest.approx(0.2e-3)
     # within the tolerance: the sweep's figure stands
-    assert stream_access_s(1.0, 1.0 * STREAM_TOLERANCE + 0.01, 0.5, 1000, 1e-3) is None
+    assert stream_access_s(1.0, 1.0 * STREAM_TOLERANCE + 0.01, 1000, 1e-3) is None
     # the replay faster than the loop: not the seeks' doing
-    assert stream_access_s(1.0, 1.5, 0.5, 1000, 1e-3) is None
+    assert stream_access_s(1.0, 1.5, 1000, 1e-3) is None
     # more than the seeks could take (the rest is CPU, or the bytes): left alone
-    assert stream_access_s(2.0, 1.0, 1.5, 100, 1e-3) is None
-    assert stream_access_s(2.0, 1.0, 1.5, 0, 1e-3) is None
+    assert stream_access_s(2.0, 1.0, 100, 1e-3) is None
+    assert stream_access_s(2.0, 1.0, 0, 1e-3) is None
 
 
 def _baseline(overlap: float) -> Any:

@@ -34,11 +34,12 @@ UPROOT_BASKET_S_RANGE = (50e-6, 150e-6)
 #: which the part of uproot's warm event loop that its measured costs (per call, key, basket,
 #: decompression) leave unexplained is charged per basket, not per MB, where the read calls
 #: hold several baskets per branch.  From one lab check (``benchmarks/lab/check_small_baskets.py``,
-#: uproot 5.7.7, warm): 60 files of 45 branches with 1.5 kB baskets read in 0.92 s; merged by
-#: ``hadd -fk`` (the same 5,400 baskets in 2 files) 0.34 s, of which the measured costs explain
-#: 0.28 s; merged by ``hadd -O`` (420 baskets, 6 MB) 0.053 s, all of it explained: the
-#: unexplained 0.06 s went with the baskets, not the MB.  Larger baskets' arrays are allocated
-#: and faulted per MB, and there the rest stays per MB.
+#: uproot 5.7.7, warm): 60 files of 45 branches with 1.5 kB ZSTD baskets read in 1.00 s; merged
+#: by ``hadd -fk`` (the same 5,400 baskets in one file) 0.37 s; by ``hadd -O -fk`` (375 baskets)
+#: 0.044 s.  Beyond decompression and the per-file costs, 54 µs per basket in both of the first
+#: two and 52 µs in the third, where per MB it fell from 36 to 3.2 ms: it went with the baskets.
+#: Above the bound the rest stays per MB, as before (not checked by that lab check; on 40 files
+#: of 5 kB baskets with a jagged collection it was mostly per basket, partly per MB).
 SMALL_BASKET_BYTES = 10_000
 #: MB of memory a new process writes for the first time per MB of its largest step's arrays
 #: (uproot: the decompressed baskets, each branch's array joined from them, awkward's step; the
