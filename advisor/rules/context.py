@@ -215,7 +215,7 @@ class Context:
         raw = self.calibration.raw_read if self.calibration is not None else None
         dev = site_device(self.baseline.params, raw, self.site)
         rb = self.reader_baseline
-        if rb is not None and rb.stream_access_ms is not None and dev.limit != "max":
+        if rb is not None and rb.stream_access_ms is not None:  # set on a disk alone
             return replace(dev, access_s=rb.stream_access_ms / 1e3)  # the reader's own loop's
         return dev
 

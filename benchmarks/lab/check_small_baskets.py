@@ -9,8 +9,7 @@ is only read): ``hadd -fk`` (the baskets copied as they are: the same baskets an
 files) and ``hadd -O -fk`` (M001's printed options: the baskets refilled, fewer and larger).
 Each layout is read warm with the plain analysis (``uproot.iterate`` over every branch,
 library ``ak``, uproot's default step), the layouts alternating, in this process; and each
-layout's baskets are decompressed directly with ``cramjam`` (uproot's codec library), timed
-apart.  Then:
+layout's baskets are decompressed directly with uproot's own decompressors, timed apart.  Then:
 
 - today's files less the ``-fk`` merge (the same baskets and bytes) is the per-file cost (the
   open and its read call), per file fewer;
@@ -25,65 +24,51 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import uproot
 
 from hep_advisor.demo.root_writer import hadd_path
+from hep_advisor.probes.readtests.decoders import decoder, decompress_all
+from hep_advisor.probes.readtests.rootblocks import (
+    Block,
+    basket_locations,
+    parse_basket,
+    split_blocks,
+    stored_bytes,
+)
 
 
-def _codecs() -> dict[bytes, Callable[[bytes, int], Any]]:
-    import cramjam
-
-    return {b"ZS": lambda c, u: cramjam.zstd.decompress(c, output_len=u),
-            b"ZL": lambda c, u: cramjam.zlib.decompress(c, output_len=u),
-            b"L4": lambda c, u: cramjam.lz4.decompress_block(c[8:], output_len=u),
-            b"XZ": lambda c, u: cramjam.xz.decompress(c, output_len=u)}
-
-
-def blocks(path: Path, tree: str) -> list[list[tuple[bytes, bytes, int]]]:
-    """Each basket's compressed blocks (codec, bytes, uncompressed size) of ``path``'s tree;
-    an uncompressed basket has none."""
-    data = path.read_bytes()
+def blocks(path: Path, tree: str) -> list[tuple[str, list[Block]]]:
+    """Each basket of ``path``'s tree as (algorithm, its compression blocks), read whole from
+    the file (``rootblocks``: the decompression test's own parsing); uncompressed baskets left
+    out."""
     out = []
-    with uproot.open(path) as f:
-        t = f[tree]
-        for b in t.branches:
-            n = b.num_baskets
-            for seek, nbytes in zip(b.member("fBasketSeek")[:n], b.member("fBasketBytes")[:n],
-                                    strict=True):
-                objlen = struct.unpack(">i", data[seek + 6:seek + 10])[0]
-                keylen = struct.unpack(">h", data[seek + 14:seek + 16])[0]
-                blob = data[seek + keylen:seek + nbytes]
-                found: list[tuple[bytes, bytes, int]] = []
-                pos = 0
-                while objlen != len(blob) and pos < len(blob):
-                    c = int.from_bytes(blob[pos + 3:pos + 6], "little")
-                    u = int.from_bytes(blob[pos + 6:pos + 9], "little")
-                    found.append((blob[pos:pos + 2], blob[pos + 9:pos + 9 + c], u))
-                    pos += 9 + c
+    with path.open("rb") as fh:
+        for seek, nbytes in basket_locations(str(path), [tree]):
+            fh.seek(seek)
+            _keylen, objlen, payload = parse_basket(fh.read(nbytes))
+            found = split_blocks(payload) if objlen != len(payload) else None
+            if found is not None:
                 out.append(found)
     return out
 
 
 def decompression(files: list[Path], tree: str, repeats: int) -> tuple[int, float, float]:
-    """Baskets, compressed MB and the median seconds to decompress them all."""
-    codecs = _codecs()
+    """Baskets, compressed MB and the median seconds to decompress them all with uproot's own
+    decompressors (``decoders.decoder``)."""
     baskets = [b for f in files for b in blocks(f, tree)]
-    mb = sum(len(c) + 9 for b in baskets for _, c, _ in b) / 1e6
+    mb = sum(stored_bytes(k) for _, ks in baskets for k in ks) / 1e6
+    decode = {alg: decoder(alg)[0] for alg in {alg for alg, _ in baskets}}
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        for b in baskets:
-            for alg, c, u in b:
-                codecs[alg](c, u)
+        for alg, ks in baskets:
+            decompress_all(ks, decode[alg])
         times.append(time.perf_counter() - t0)
     return len(baskets), mb, statistics.median(times)
 

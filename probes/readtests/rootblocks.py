@@ -172,7 +172,7 @@ def _spread_order(n: int) -> list[int]:
     return head + [i for i in range(n) if i not in seen]
 
 
-def _basket_locations(path: str, tree_names: Sequence[str] | None) -> list[tuple[int, int]]:
+def basket_locations(path: str, tree_names: Sequence[str] | None) -> list[tuple[int, int]]:
     """(seek, bytes) of every written basket of the chosen trees of one file, by position."""
     import numpy as np
     import uproot
@@ -235,7 +235,7 @@ def collect_baskets(
             check()
         path = files[i]
         try:
-            locations = _basket_locations(path, tree_names)
+            locations = basket_locations(path, tree_names)
         except Exception as exc:  # a bad file is skipped, never a crash
             skipped.append(f"{path}: {one_line(exc)}")
             continue
