@@ -161,7 +161,8 @@ def test_one_figure_per_fact(demo_report: Report) -> None:
     assert "storage capacity (model)" not in " ".join(text.split())
     assert " ".join(text.split()).count("cold sequential reads, one reader:") == 1
     md = report_markdown(demo_report, verbose=True)
-    assert "storage capacity (model)" not in md and md.count("cold sequential reads") == 1
+    # the figure once (the model check may name the reads a miss disagrees with)
+    assert "storage capacity (model)" not in md and md.count("| cold sequential reads") == 1
     single = demo_report.advice[0].report()
     assert not site_parts.shares_a_device(single)
     assert "storage capacity (model)" in " ".join(_text(advice_view(single), 200).split())

@@ -19,8 +19,11 @@ What carries a term's time:
   C001); each capped at 100%.  For the limits the change shrinks this is an upper bound: the
   check may warn where the change removes the term, never stay silent where it keeps it.
 
-The parallel event loop's points test the cores' parallel efficiency: they touch only a
-recommendation run at more workers than one (or an analysis that runs so now).
+The parallel event loop's points test the cores' parallel efficiency, and the replay's
+concurrency points of two readers or more test how workers share the device: they touch only
+a recommendation run at more workers than one (or an analysis that runs so now).  The
+replay's one-reader concurrency point tests the device's single stream: the storage's time
+of every recommendation.
 
 Plain strings and dataclasses (no Rich): the terminal, Markdown and HTML views and
 ``hep-advisor explain model-check`` say the same thing in the same words.
@@ -53,6 +56,7 @@ TERM_LIMITS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("replay, event loop, cold", ("storage", "decompression", "processing",
                                   "per-file overhead")),
     ("replay, parallel event loop", ("decompression", "processing", "per-file overhead")),
+    ("replay, concurrency", ("storage",)),
     ("cold sequential", ("storage", "network")),
     ("concurrency", ("storage", "network")),
     ("random", ("storage", "network")),
@@ -87,6 +91,11 @@ def point_label(test: str) -> str:
     m = re.fullmatch(r"concurrency (\d+)", test)
     if m:
         return f"{m[1]} concurrent readers"
+    m = re.fullmatch(r"replay, concurrency (\d+)", test)
+    if m:
+        n = int(m[1])
+        return (f"the replay: {n} concurrent reader{'s' if n != 1 else ''}, cold "
+                "(1 MiB reads)")
     if test == "replay, event loop, cold":
         return "the replay: your reader's event loop, cold"
     m = re.fullmatch(r"(replay, )?parallel event loop (\d+)", test)
@@ -177,7 +186,9 @@ def consequence(advice: Advice, check: SelfCheck, rec: Recommendation) -> Conseq
     limits = set(limits_of(check.test))
     if v is None:
         return Consequence(rec.code, advice.label, 1.0, 1.0)
-    parallel = check.test.startswith(("parallel event loop", "replay, parallel event loop"))
+    parallel = check.test.startswith(("parallel event loop", "replay, parallel event loop")) \
+        or (check.test.startswith("replay, concurrency") and
+            check.conditions.get("workers", 1.0) > 1)
     if parallel and rec.workers <= 1 and v.workers <= 1:
         return Consequence(rec.code, advice.label, 0.0, 0.0)
     speedup = max(rec.predicted_speedup, 1.0)

@@ -30,6 +30,7 @@ from hep_advisor.models.replay.engine import (
     baseline_spread,
     curve,
     self_checks,
+    sweep_checks,
 )
 from hep_advisor.models.replay.workers import SharedJob, paced
 from hep_advisor.models.scenarios import ModelSummary, PredictionPoint
@@ -245,6 +246,12 @@ def replay_engine(ctx: Context) -> tuple[Verdict, ModelSummary] | str:
     checks = self_checks(rj, points[0].seconds if points[0].workers == 1 else
                          rj.seconds(1, eff[0], cores, eta[0]), cold,
                          cal.parallel_loop if cal is not None else (), eff[0], cores, eta[0])
+    tree = ctx.tree
+    if cal is not None and cal.concurrency and tree is not None and tree.file_bytes.count:
+        checks += sweep_checks(ctx.replay_device(), cal.concurrency,
+                               tree.file_bytes.total_bytes / tree.file_bytes.count, cores,
+                               raw.get(STORAGE, 0.0),
+                               cal.raw_read.cold if cal.raw_read is not None else None)
     reader = ctx.reader.describe() if ctx.reader is not None else "the reader"
     note = (f"the program's reader ({reader}) replayed through the calibrated device, with "
             f"the CPU it measured; the rate's 90% interval from {spread.why}")

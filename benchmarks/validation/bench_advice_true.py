@@ -517,34 +517,43 @@ def slow_disk(size_mb: int) -> Any:
                           tmp_root="/var/tmp")
 
 
-def readvise(results: list[dict[str, Any]], where: Path) -> list[dict[str, Any]]:
-    """``results`` with each row's prediction and interval from this working tree's code,
-    advised again from the run's saved report (see the module docstring)."""
+def advise_saved(res: dict[str, Any], where: Path) -> Any:
+    """The advice this working tree's code gives from one run's saved report (its site,
+    dataset and calibration, the reader and branches its command named, the basket maps of
+    the dataset's first 8 files), or ``None`` where the report was not saved."""
     from hep_advisor.document.report import calibration_parts
     from hep_advisor.pipeline.derive import advise_from
     from hep_advisor.probes.basketmap import read_basket_map
 
+    found = re.search(r"step_size=(\d+)", res["command"])
+    step = f"_step{found.group(1)}" if found else ""
+    step += f"_{res['program']}" if res.get("program", "uproot") != "uproot" else ""
+    saved = where / f"{res['dataset']}_{res['disk']}{step}_report.json"
+    if not saved.exists():
+        print(f"  {res['dataset']} ({res['disk']}): no saved report {saved}", flush=True)
+        return None
+    doc = json.loads(saved.read_text())
+    d0 = doc["datasets"][0]
+    site, dataset, cal = calibration_parts({"site": doc["site"], "dataset": d0["dataset"],
+                                            "calibration": d0["calibration"]}, saved)
+    words = shlex.split(res["command"])
+    reader = words[words.index("--reader") + 1] if "--reader" in words else None
+    chosen = words[words.index("--branches") + 1].split(",") if "--branches" in words \
+        else None
+    files = sorted(DATASETS[res["dataset"]].path.glob("*.root"))
+    maps = [read_basket_map(str(f), TREE) for f in files[:8]]
+    return advise_from(site, dataset, cal, basket_maps=maps, reader=reader,
+                       inputs=tuple(map(str, files)), branches=chosen)
+
+
+def readvise(results: list[dict[str, Any]], where: Path) -> list[dict[str, Any]]:
+    """``results`` with each row's prediction and interval from this working tree's code,
+    advised again from the run's saved report (see the module docstring)."""
     out = []
     for res in results:
-        found = re.search(r"step_size=(\d+)", res["command"])
-        step = f"_step{found.group(1)}" if found else ""
-        step += f"_{res['program']}" if res.get("program", "uproot") != "uproot" else ""
-        saved = where / f"{res['dataset']}_{res['disk']}{step}_report.json"
-        if not saved.exists():
-            print(f"  {res['dataset']} ({res['disk']}): no saved report {saved}", flush=True)
+        advice = advise_saved(res, where)
+        if advice is None:
             continue
-        doc = json.loads(saved.read_text())
-        d0 = doc["datasets"][0]
-        site, dataset, cal = calibration_parts({"site": doc["site"], "dataset": d0["dataset"],
-                                                "calibration": d0["calibration"]}, saved)
-        words = shlex.split(res["command"])
-        reader = words[words.index("--reader") + 1] if "--reader" in words else None
-        chosen = words[words.index("--branches") + 1].split(",") if "--branches" in words \
-            else None
-        files = sorted(DATASETS[res["dataset"]].path.glob("*.root"))
-        maps = [read_basket_map(str(f), TREE) for f in files[:8]]
-        advice = advise_from(site, dataset, cal, basket_maps=maps, reader=reader,
-                             inputs=tuple(map(str, files)), branches=chosen)
         recs = {r.code: r for r in advice.recommendations}
         rows = []
         for row in res["rows"]:

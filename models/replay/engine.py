@@ -25,12 +25,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from hep_advisor.probes.readtests.results import Measurement, ParallelPoint
+from hep_advisor.probes.readtests.results import ConcurrencyPoint, Measurement, ParallelPoint
 
 from ..physics import Cores
 from ..pointnoise import point_sd
-from ..selfcheck import SelfCheck
+from ..selfcheck import CAUSES, SelfCheck
+from .device import LocalDevice
 from .quadrature import quadrature
+from .requests import Request
 from .workers import SharedJob, workers_gain
 
 #: the limits a local job's time splits into, in the verdict's words
@@ -240,6 +242,87 @@ def self_checks(rj: ReplayedJob, predicted_s: float, cold: Measurement | None,
     return tuple(out)
 
 
+#: The concurrency sweep's request (``probes.readtests.raw``: 1 MiB ``preadv``, as fio's
+#: ``--bs=1M``)
+SWEEP_REQUEST = 1 << 20
+
+
+def _sweep_stream(total_bytes: int, file_bytes: float) -> tuple[list[Request], dict[str, int]]:
+    """``total_bytes`` read sequentially in 1 MiB requests through files of ``file_bytes``."""
+    size = max(min(int(file_bytes), total_bytes), SWEEP_REQUEST)
+    requests: list[Request] = []
+    sizes: dict[str, int] = {}
+    left, i = total_bytes, 0
+    while left > 0:
+        name, n = f"f{i}", min(size, left)
+        sizes[name] = n
+        requests += [Request(name, off, min(SWEEP_REQUEST, n - off))
+                     for off in range(0, n, SWEEP_REQUEST)]
+        left, i = left - n, i + 1
+    return requests, sizes
+
+
+def sweep_seconds(device: LocalDevice, readers: int, total_bytes: int, file_bytes: float,
+                  cores: Cores) -> float:
+    """The concurrency sweep's one sample as the replay has it: ``readers`` processes, each
+    reading its ``total_bytes / readers`` sequentially in 1 MiB requests through files of
+    ``file_bytes`` (the dataset's mean file; each file its own read-ahead), no CPU work.
+    On a disk, as the job's processes share it (:class:`~.workers.SharedJob`): the device's
+    busy time is the streams' replays added, and each device I/O pays the access time once
+    two or more streams interleave.  On a rate limiter the readers share one budget: their
+    bytes as one stream, paced by the limiter's rule (:meth:`~.device.LocalDevice.
+    paced_time`, a block throttle's slice included)."""
+    if device.limit == "max":
+        requests, sizes = _sweep_stream(int(total_bytes), file_bytes)
+        t = device.replay(requests, sizes)
+        return device.paced_time(t, [0.0] * t.requests)
+    per = max(int(total_bytes // max(readers, 1)), 1)
+    requests, sizes = _sweep_stream(per, file_bytes)
+    t = device.replay(requests, sizes)
+    interleave = readers * max(t.device_requests - t.seeks, 0) * device.access_s
+    job = SharedJob(io_s=readers * t.time_s, cpu_s=0.0, interleave_s=interleave,
+                    files=readers)
+    return job.seconds(readers, 1.0, cores)
+
+
+def sweep_checks(device: LocalDevice, sweep: Sequence[ConcurrencyPoint], file_bytes: float,
+                 cores: Cores, storage_share: float,
+                 raw_cold: Measurement | None = None) -> tuple[SelfCheck, ...]:
+    """The engine's device through the calibration's concurrency sweep: each point's
+    aggregate cold MB/s of ``k`` readers (:func:`sweep_seconds` on the device the replay
+    uses, shared by ``k`` workers as the job's processes share it) against the measurement.  One
+    reader tests the device's single stream (bandwidth, read-ahead, largest I/O); more test
+    how the workers' model shares it (the interleaved streams' access times, a rate limiter's
+    budget).  ``storage_share``: the storage's share of the time now, named in the term.
+    ``raw_cold``: the raw read's cold sequential read, the same configuration as one reader's
+    point (1 MiB requests, cold, one process): where the two disagree beyond both tolerances
+    on either side of the replay, a miss says so (``CAUSES[2]``: no device passes through
+    both)."""
+    out = []
+    share = f"storage: {100 * storage_share:.0f}% of the time now"
+    for p in sweep:
+        m = p.measurement
+        total = m.conditions.bytes_per_sample
+        if not p.aggregate_mb_per_s or m.conditions.cache != "cold" or not total:
+            continue
+        seconds = sweep_seconds(device, p.workers, total, file_bytes, cores)
+        if seconds <= 0:
+            continue
+        term = ("device's single stream (bandwidth, read-ahead" if p.workers == 1 else
+                "device shared by concurrent workers (the workers' model")
+        c = _check(f"replay, concurrency {p.workers}", f"{term}; {share})",
+                   total / seconds / 1e6, p.aggregate_mb_per_s, m,
+                   {"workers": float(p.workers)})
+        if p.workers == 1 and not c.ok and raw_cold is not None and raw_cold.median:
+            other = _check("cold sequential", term, c.predicted, raw_cold.median, raw_cold, {})
+            apart = max(raw_cold.median / c.measured, c.measured / raw_cold.median)
+            if (raw_cold.median - c.predicted) * (c.measured - c.predicted) < 0 and \
+                    apart > (1 + c.tolerance) * (1 + other.tolerance):
+                c = replace(c, cause=CAUSES[2], same_as=("cold sequential",))
+        out.append(c)
+    return tuple(out)
+
+
 __all__ = ["CHECK_TOLERANCE", "DECOMPRESSION", "OVERHEAD", "PARTS", "PROCESSING", "STORAGE",
-           "CurvePoint", "ReplayedJob", "Spread", "baseline_spread", "curve", "on_storage",
-           "self_checks"]
+           "SWEEP_REQUEST", "CurvePoint", "ReplayedJob", "Spread", "baseline_spread", "curve",
+           "on_storage", "self_checks", "sweep_checks", "sweep_seconds"]
