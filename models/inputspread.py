@@ -12,7 +12,8 @@ uncertainties, which its misfit inflated (storage ±44% where four raw reads agr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from statistics import median
 
 from hep_advisor.probes.readtests.results import Calibration, Measurement
@@ -27,6 +28,8 @@ TYPICAL = {"bandwidth": 0.05, "access": 0.10, "cpu": 0.08}
 FLOOR = 0.02
 #: the request sweep's reads small enough to measure the access time
 ACCESS_BYTES = 64 * 1024
+#: the 90% interval's z (the replays move each input to exp(+-Z90 * sigma))
+Z90 = 1.6448536269514722
 
 
 @dataclass(frozen=True)
@@ -38,12 +41,19 @@ class InputSpread:
     access: float
     cpu: float
     measured: frozenset[str] = frozenset()
+    #: where the access time's spread spans two measured figures (:func:`spanning_access`):
+    #: the two, in ms, as (request sweep, the reader's cold loop); else ``None``
+    access_span_ms: tuple[float, float] | None = None
 
     def describe(self) -> str:
         def one(name: str, v: float) -> str:
             return f"{name} ±{100 * v:.0f}% ({'measured' if name in self.measured else 'assumed'})"
-        return ", ".join((one("bandwidth", self.bandwidth), one("access", self.access),
-                          one("cpu", self.cpu)))
+        access = one("access", self.access)
+        if self.access_span_ms is not None:
+            swept, loop = self.access_span_ms
+            access += (f": spans the request sweep's {swept:.3g} ms and the cold loop's "
+                       f"{loop:.3g} ms")
+        return ", ".join((one("bandwidth", self.bandwidth), access, one("cpu", self.cpu)))
 
 
 def _sd(m: Measurement | None) -> float | None:
@@ -77,4 +87,21 @@ def input_spread(cal: Calibration | None) -> InputSpread:
                        cpu=got.get("cpu", TYPICAL["cpu"]), measured=frozenset(got))
 
 
-__all__ = ["FLOOR", "TYPICAL", "InputSpread", "input_spread"]
+def spanning_access(spread: InputSpread, swept_ms: float, loop_ms: float) -> InputSpread:
+    """``spread`` with the access time's sigma wide enough that its 90% interval reaches from
+    either figure to the other: the request sweep's (random small reads, one at a time) and
+    the one the program's reader's cold loop implies (``ReaderBaseline.loop_access_ms``).  Two
+    measurements of the one input that disagree: whichever the replay takes, the other is
+    inside its interval, so that two calibrations on either side of the choice
+    (``reader_baseline.STREAM_TOLERANCE``) give intervals that hold each other's point.
+    Unchanged where the measured sigma is already that wide."""
+    if swept_ms <= 0 or loop_ms <= 0:
+        return spread
+    sd = abs(math.log(swept_ms / loop_ms)) / Z90
+    if sd <= spread.access:
+        return spread
+    return replace(spread, access=sd, measured=spread.measured | {"access"},
+                   access_span_ms=(swept_ms, loop_ms))
+
+
+__all__ = ["FLOOR", "TYPICAL", "Z90", "InputSpread", "input_spread", "spanning_access"]

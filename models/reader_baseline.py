@@ -103,6 +103,13 @@ class ReaderBaseline:
     #: the disk's access time per seeking read as this reader's cold loop measured it, where
     #: the replay took it from there (:func:`stream_access_s`); ``None``: the request sweep's
     stream_access_ms: float | None = None
+    #: on a disk where the replay of this reader's cold pass was slower than its cold loop
+    #: (by any amount) and its seeking reads could take up the difference: the access time
+    #: per seeking read that loop implies (:func:`loop_access_s`), and the request sweep's
+    #: figure it is set against.  The replays' intervals span both
+    #: (``hep_advisor.models.inputspread.spanning_access``); ``None``: no such pair
+    loop_access_ms: float | None = None
+    swept_access_ms: float | None = None
 
 
 def once_what(kind: str) -> str:
@@ -288,13 +295,17 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
                          f"open per file) by {off:.2f}x: its I/O term ({io_s:.2f} s through "
                          f"{device.mb_per_s:.0f} MB/s and {device.access_s * 1e3:.2f} ms per "
                          f"access) or its CPU term ({cpu_s:.2f} s, {source}) disagrees")
+    implied = None
     if access_s is None and derived and limit == "additive":
+        implied = loop_access_s(lt.entries / rate, lt.entries / derived,
+                                lt.io.seeks * lt.scale, device.access_s)
         own = stream_access_s(lt.entries / rate, lt.entries / derived, lt.io.seeks * lt.scale,
                               device.access_s)
         if own is not None:
             again = reader_baseline(spec, maps, files, calibration, site, baseline, branches,
                                     algorithm, access_s=own)
-            return replace(again, notes=(*again.notes, (
+            return replace(again, loop_access_ms=own * 1e3, swept_access_ms=swept_ms,
+                           notes=(*again.notes, (
                 f"the disk's access time per seeking read is the one this reader's cold loop "
                 f"measured ({own * 1e3:.3f} ms, where the request sweep's "
                 f"{swept_ms:.3f} ms replayed {derived / rate:.2f}x its time): the reads of "
@@ -312,7 +323,22 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
         measured_baseline_events_per_s=derived,
         notes=tuple(notes), compressed_mb=lt.compressed_mb,
         open_cpu_s=min(open_cpu, cpu_s - setup), decompress_s=decompress, setup_s=setup,
-        stream_access_ms=access_s * 1e3 if access_s is not None else None)
+        stream_access_ms=access_s * 1e3 if access_s is not None else None,
+        loop_access_ms=implied * 1e3 if implied is not None else None,
+        swept_access_ms=swept_ms if implied is not None else None)
+
+
+def loop_access_s(replayed_s: float, measured_s: float, seeks: float,
+                  access_s: float) -> float | None:
+    """The access time per seeking device read that would make the replay of a reader's cold
+    pass (``replayed_s``, with the request sweep's ``access_s`` on its ``seeks`` seeking
+    reads) take the time its cold loop measured (``measured_s``): the sweep's figure less the
+    replay's excess per seeking read.  Only where the replay is the slower and the seeks can
+    take the whole difference (else ``None``)."""
+    if seeks <= 0 or measured_s <= 0 or replayed_s <= measured_s:
+        return None
+    own = access_s - (replayed_s - measured_s) / seeks
+    return own if own > 0.0 else None
 
 
 def stream_access_s(replayed_s: float, measured_s: float, seeks: float,
@@ -323,10 +349,10 @@ def stream_access_s(replayed_s: float, measured_s: float, seeks: float,
     per file) per seeking read (``seeks`` of them in the replay).  Only where the replay is
     slower than the measurement by more than ``STREAM_TOLERANCE`` and the seeks can take the
     whole difference (never below 0, never above the sweep's figure); else ``None``."""
-    if seeks <= 0 or measured_s <= 0 or replayed_s * STREAM_TOLERANCE <= measured_s:
+    if replayed_s * STREAM_TOLERANCE <= measured_s:
         return None
-    own = access_s - (replayed_s - measured_s) / seeks
-    return own if 0.0 <= own < access_s else None
+    return loop_access_s(replayed_s, measured_s, seeks, access_s)
 
 
-__all__ = ["ReaderBaseline", "once_what", "reader_baseline", "reader_setup_s", "replay_reader"]
+__all__ = ["ReaderBaseline", "loop_access_s", "once_what", "reader_baseline", "reader_setup_s",
+           "replay_reader", "stream_access_s"]

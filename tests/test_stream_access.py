@@ -5,6 +5,7 @@ request sweep's stands.  Tiny generated data."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 
 from helpers import write_flat
+from hep_advisor.models.inputspread import Z90, InputSpread, spanning_access
 from hep_advisor.models.physics import Params
 from hep_advisor.models.reader_baseline import (
     STREAM_TOLERANCE,
@@ -87,3 +89,48 @@ def test_a_rate_limiter_keeps_its_request_slots(tmp_path: Path) -> None:
     rb = reader_baseline(spec, maps, 1, _calibration(spec.text, 60_000.0), site,
                          _baseline(1.0))
     assert rb.device_limit == "max" and rb.stream_access_ms is None
+
+
+def test_a_loop_within_the_tolerance_keeps_the_sweeps_figure_and_names_its_own(
+        tmp_path: Path) -> None:
+    """A replay 5% slower than the reader's cold loop: the sweep's access time stands, and the
+    access time the loop implies is kept beside it for the intervals; a loop slower than the
+    replay implies none."""
+    f = write_flat(tmp_path / "f.root", entries=4000, branches=40, chunks=20)
+    maps = [read_basket_map(str(f))]
+    site: Any = SimpleNamespace(storage=[], os=None)
+    spec = parse_reader("uproot.iterate:step_size=200")
+    first = reader_baseline(spec, maps, 1, _calibration(spec.text, 5_000.0), site,
+                            _baseline(0.0))
+    # the cold loop's rate that makes the measured baseline 5% faster than the replay
+    per_event = 1 / (1.05 * first.events_per_s) - 0.001 / first.entries  # less the cold open
+    rb = reader_baseline(spec, maps, 1, _calibration(spec.text, 1 / per_event), site,
+                         _baseline(0.0))
+    assert rb.measured_baseline_events_per_s == pytest.approx(1.05 * rb.events_per_s, rel=1e-6)
+    assert rb.stream_access_ms is None and rb.events_per_s == first.events_per_s
+    assert rb.swept_access_ms == pytest.approx(20.0)
+    assert rb.loop_access_ms is not None and 0 < rb.loop_access_ms < 20.0
+    assert first.loop_access_ms is None and first.swept_access_ms is None  # loop the slower
+
+
+def test_a_taken_access_time_keeps_the_sweeps_beside_it(tmp_path: Path) -> None:
+    f = write_flat(tmp_path / "f.root", entries=4000, branches=40, chunks=20)
+    maps = [read_basket_map(str(f))]
+    site: Any = SimpleNamespace(storage=[], os=None)
+    spec = parse_reader("uproot.iterate:step_size=200")
+    rb = reader_baseline(spec, maps, 1, _calibration(spec.text, 60_000.0), site,
+                         _baseline(0.0))
+    assert rb.stream_access_ms is not None
+    assert rb.loop_access_ms == rb.stream_access_ms and rb.swept_access_ms == 20.0
+
+
+def test_the_access_times_interval_reaches_from_either_figure_to_the_other() -> None:
+    base = InputSpread(bandwidth=0.05, access=0.10, cpu=0.08)
+    wide = spanning_access(base, 0.061, 0.020)
+    assert 0.061 * math.exp(-Z90 * wide.access) == pytest.approx(0.020)
+    assert 0.020 * math.exp(Z90 * wide.access) == pytest.approx(0.061)
+    assert "access" in wide.measured and wide.access_span_ms == (0.061, 0.020)
+    assert "spans the request sweep's 0.061 ms and the cold loop's 0.02 ms" in wide.describe()
+    # figures closer than the measured spread already reaches: unchanged
+    assert spanning_access(base, 0.061, 0.058) is base
+    assert spanning_access(base, 0.061, 0.0) is base

@@ -32,7 +32,7 @@ from hep_advisor.models.calcosts import (
     step_touch,
     uproot_key_cost,
 )
-from hep_advisor.models.inputspread import InputSpread, input_spread
+from hep_advisor.models.inputspread import InputSpread, input_spread, spanning_access
 from hep_advisor.models.reader_baseline import ReaderBaseline, reader_setup_s
 from hep_advisor.models.replay import LocalDevice
 from hep_advisor.models.replay.cpucosts import (
@@ -513,8 +513,14 @@ class Context:
     @cached_property
     def input_spread(self) -> InputSpread:
         """The replays' inputs' run-to-run spreads, from the calibration's repeats
-        (:func:`hep_advisor.models.inputspread.input_spread`)."""
-        return input_spread(self.calibration)
+        (:func:`hep_advisor.models.inputspread.input_spread`); on a disk where the program's
+        reader's cold loop implies another access time than the request sweep's, the access
+        time's spans both (:func:`~hep_advisor.models.inputspread.spanning_access`)."""
+        spread = input_spread(self.calibration)
+        rb = self.reader_baseline
+        if rb is not None and rb.loop_access_ms is not None and rb.swept_access_ms is not None:
+            spread = spanning_access(spread, rb.swept_access_ms, rb.loop_access_ms)
+        return spread
 
     @cached_property
     def paths(self) -> Inputs:

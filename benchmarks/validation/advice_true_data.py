@@ -414,6 +414,23 @@ def _root73() -> Layout:
                   vectors=("wA", "wB"), auto_flush=8000, basket_size=40_000)
 
 
+def _root74() -> Layout:
+    """Held out (seventeenth set): 50 scalars (float, long, double, float), one
+    ``std::vector<float>`` and a 6-an-event collection of 5 fields, 24 KB baskets, AutoFlush
+    6,000 entries."""
+    coll = partial(_coll, prefix="k", kinds="FIFD")
+
+    return Layout(scalars=tuple((f"s{k}", "FlDF"[k % 4]) for k in range(50)),
+                  vectors=("vA",), collections=(coll("Trk", 6.0, 5),), auto_flush=6000,
+                  basket_size=24_000)
+
+
+def _many74() -> Layout:
+    """Held out (seventeenth set): 30 scalars (int, float, double), 12 KB baskets."""
+    return Layout(scalars=tuple((f"c{k}", "IFD"[k % 3]) for k in range(30)),
+                  basket_size=12_000)
+
+
 @dataclass(frozen=True)
 class Dataset:
     name: str
@@ -689,6 +706,20 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
             "vectors, LZ4-3, 40 KB baskets, AutoFlush 8,000 entries"),
     Dataset("h73ucol", Layout(), 10, 7000, 406, "held out (sixteenth set), written by uproot: "
             "10 files of 173 branches with a jagged collection, LZ4-6", writer="uproot"),
+    # the seventeenth set (issue 58): after the access time's interval spans the request
+    # sweep's figure and the reader's cold loop's, and the concurrency sweep joined the
+    # self-check, before any of it ran; the plain uproot program
+    Dataset("h74snap", Layout(), 3, 150_000, 201, "held out (seventeenth set), written by "
+            "RDataFrame::Snapshot: 36 columns, LZMA-1", writer="rdf", columns=(20, 10, 6)),
+    Dataset("h74u250", Layout(), 5, 12_000, 103, "held out (seventeenth set), written by "
+            "uproot: 250 branches (float, double, int), ZLIB-3, a basket per branch per 3,000 "
+            "entries", writer="uproot-flat", columns=(150, 60, 40), chunk=3000),
+    Dataset("h74root", _root74(), 3, 60_000, 504, "held out (seventeenth set): 50 scalars, a "
+            "vector and a collection, ZSTD-4, 24 KB baskets, AutoFlush 6,000 entries"),
+    Dataset("h74ucol", Layout(), 8, 9000, 102, "held out (seventeenth set), written by uproot: "
+            "8 files of 173 branches with a jagged collection, ZLIB-2", writer="uproot"),
+    Dataset("h74many", _many74(), 25, 3000, 108, "held out (seventeenth set): 25 small files "
+            "of 30 scalars, ZLIB-8, 12 KB baskets"),
 )}
 
 #: the uproot-written dataset's branches: flat float32, float64, int32, and one jagged

@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 
 from hep_advisor.probes.readtests.results import ConcurrencyPoint, Measurement, ParallelPoint
 
+from ..inputspread import Z90
 from ..physics import Cores
 from ..pointnoise import point_sd
 from ..selfcheck import CAUSES, SelfCheck
@@ -41,8 +42,6 @@ STORAGE, OVERHEAD, DECOMPRESSION, PROCESSING = (
 PARTS = (STORAGE, OVERHEAD, DECOMPRESSION, PROCESSING)
 #: the relative step of the elasticities (central differences)
 _H = 0.02
-#: the 90% interval's z
-Z90 = 1.6448536269514722
 #: a cold pass measured once, or not at all: the relative run-to-run spread (one sigma) taken
 #: for it (an assumption: the calibration's repeated cold loops spread by 2-12% on this
 #: project's validation data; the replay of a reader that was not timed missed by up to 1.5x)
@@ -324,5 +323,5 @@ def sweep_checks(device: LocalDevice, sweep: Sequence[ConcurrencyPoint], file_by
 
 
 __all__ = ["CHECK_TOLERANCE", "DECOMPRESSION", "OVERHEAD", "PARTS", "PROCESSING", "STORAGE",
-           "SWEEP_REQUEST", "CurvePoint", "ReplayedJob", "Spread", "baseline_spread", "curve",
-           "on_storage", "self_checks", "sweep_checks", "sweep_seconds"]
+           "SWEEP_REQUEST", "Z90", "CurvePoint", "ReplayedJob", "Spread", "baseline_spread",
+           "curve", "on_storage", "self_checks", "sweep_checks", "sweep_seconds"]
