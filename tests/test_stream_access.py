@@ -36,6 +36,14 @@ def test_the_seeks_take_the_difference_within_their_bounds() -> None:
     assert stream_access_s(2.0, 1.0, 0, 1e-3) is None
 
 
+def _flat(tmp_path: Path) -> tuple[list[Any], Any, Any]:
+    """One file of 40 flat branches in 20 baskets each, its basket map, a site without
+    storage records, and a reader in entry steps of 200."""
+    f = write_flat(tmp_path / "f.root", entries=4000, branches=40, chunks=20)
+    return ([read_basket_map(str(f))], SimpleNamespace(storage=[], os=None),
+            parse_reader("uproot.iterate:step_size=200"))
+
+
 def _baseline(overlap: float) -> Any:
     params = Params(storage_mb_per_s=500, access_ms=20.0, devices=1, decompress_mb_per_s=200,
                     process_mb_per_s=100, open_s=0.001, cache_mb_per_s=5000, call_s=0.001,
@@ -61,10 +69,7 @@ def test_a_cold_loop_faster_than_the_replay_sets_the_access_time(
     60,000 events/s the replay is far slower, and with the loop's own
     access time it costs what the loop measured (with the cold open per file); with a cold
     loop slower than the replay the sweep's access time stands."""
-    f = write_flat(tmp_path / "f.root", entries=4000, branches=40, chunks=20)
-    maps = [read_basket_map(str(f))]
-    site: Any = SimpleNamespace(storage=[], os=None)
-    spec = parse_reader("uproot.iterate:step_size=200")
+    maps, site, spec = _flat(tmp_path)
     cal = _calibration(spec.text, cold_events_per_s)
     sweep = reader_baseline(spec, maps, 1, cal, site, _baseline(0.0), access_s=20e-3)
     rb = reader_baseline(spec, maps, 1, cal, site, _baseline(0.0))
@@ -82,10 +87,7 @@ def test_a_cold_loop_faster_than_the_replay_sets_the_access_time(
 def test_a_rate_limiter_keeps_its_request_slots(tmp_path: Path) -> None:
     """A rate limiter's request slot is its IOPS budget, not a seek: never taken from the
     loop."""
-    f = write_flat(tmp_path / "f.root", entries=4000, branches=40, chunks=20)
-    maps = [read_basket_map(str(f))]
-    site: Any = SimpleNamespace(storage=[], os=None)
-    spec = parse_reader("uproot.iterate:step_size=200")
+    maps, site, spec = _flat(tmp_path)
     rb = reader_baseline(spec, maps, 1, _calibration(spec.text, 60_000.0), site,
                          _baseline(1.0))
     assert rb.device_limit == "max" and rb.stream_access_ms is None
@@ -96,10 +98,7 @@ def test_a_loop_within_the_tolerance_keeps_the_sweeps_figure_and_names_its_own(
     """A replay 5% slower than the reader's cold loop: the sweep's access time stands, and the
     access time the loop implies is kept beside it for the intervals; a loop slower than the
     replay implies none."""
-    f = write_flat(tmp_path / "f.root", entries=4000, branches=40, chunks=20)
-    maps = [read_basket_map(str(f))]
-    site: Any = SimpleNamespace(storage=[], os=None)
-    spec = parse_reader("uproot.iterate:step_size=200")
+    maps, site, spec = _flat(tmp_path)
     first = reader_baseline(spec, maps, 1, _calibration(spec.text, 5_000.0), site,
                             _baseline(0.0))
     # the cold loop's rate that makes the measured baseline 5% faster than the replay
@@ -114,10 +113,7 @@ def test_a_loop_within_the_tolerance_keeps_the_sweeps_figure_and_names_its_own(
 
 
 def test_a_taken_access_time_keeps_the_sweeps_beside_it(tmp_path: Path) -> None:
-    f = write_flat(tmp_path / "f.root", entries=4000, branches=40, chunks=20)
-    maps = [read_basket_map(str(f))]
-    site: Any = SimpleNamespace(storage=[], os=None)
-    spec = parse_reader("uproot.iterate:step_size=200")
+    maps, site, spec = _flat(tmp_path)
     rb = reader_baseline(spec, maps, 1, _calibration(spec.text, 60_000.0), site,
                          _baseline(0.0))
     assert rb.stream_access_ms is not None
