@@ -297,10 +297,9 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
                          f"access) or its CPU term ({cpu_s:.2f} s, {source}) disagrees")
     implied = None
     if access_s is None and derived and limit == "additive":
-        implied = loop_access_s(lt.entries / rate, lt.entries / derived,
-                                lt.io.seeks * lt.scale, device.access_s)
-        own = stream_access_s(lt.entries / rate, lt.entries / derived, lt.io.seeks * lt.scale,
-                              device.access_s)
+        pair = (lt.entries / rate, lt.entries / derived, lt.io.seeks * lt.scale,
+                device.access_s)  # replayed, measured, seeks, the sweep's access time
+        implied, own = loop_access_s(*pair), stream_access_s(*pair)
         if own is not None:
             again = reader_baseline(spec, maps, files, calibration, site, baseline, branches,
                                     algorithm, access_s=own)

@@ -241,42 +241,44 @@ def self_checks(rj: ReplayedJob, predicted_s: float, cold: Measurement | None,
     return tuple(out)
 
 
-#: The concurrency sweep's request (``probes.readtests.raw``: 1 MiB ``preadv``, as fio's
-#: ``--bs=1M``)
+#: The concurrency sweep's request where its measurement does not record one
+#: (``probes.readtests.raw``: 1 MiB ``preadv``, as fio's ``--bs=1M``)
 SWEEP_REQUEST = 1 << 20
 
 
-def _sweep_stream(total_bytes: int, file_bytes: float) -> tuple[list[Request], dict[str, int]]:
-    """``total_bytes`` read sequentially in 1 MiB requests through files of ``file_bytes``."""
-    size = max(min(int(file_bytes), total_bytes), SWEEP_REQUEST)
+def _sweep_stream(total_bytes: int, file_bytes: float, request: int
+                  ) -> tuple[list[Request], dict[str, int]]:
+    """``total_bytes`` read sequentially in ``request``-byte requests through files of
+    ``file_bytes``."""
+    size = max(min(int(file_bytes), total_bytes), request)
     requests: list[Request] = []
     sizes: dict[str, int] = {}
     left, i = total_bytes, 0
     while left > 0:
         name, n = f"f{i}", min(size, left)
         sizes[name] = n
-        requests += [Request(name, off, min(SWEEP_REQUEST, n - off))
-                     for off in range(0, n, SWEEP_REQUEST)]
+        requests += [Request(name, off, min(request, n - off)) for off in range(0, n, request)]
         left, i = left - n, i + 1
     return requests, sizes
 
 
 def sweep_seconds(device: LocalDevice, readers: int, total_bytes: int, file_bytes: float,
-                  cores: Cores) -> float:
+                  cores: Cores, request_bytes: int = SWEEP_REQUEST) -> float:
     """The concurrency sweep's one sample as the replay has it: ``readers`` processes, each
-    reading its ``total_bytes / readers`` sequentially in 1 MiB requests through files of
-    ``file_bytes`` (the dataset's mean file; each file its own read-ahead), no CPU work.
+    reading its ``total_bytes / readers`` sequentially in ``request_bytes`` requests (the
+    sweep's own, recorded with its measurement) through files of ``file_bytes`` (the
+    dataset's mean file; each file its own read-ahead), no CPU work.
     On a disk, as the job's processes share it (:class:`~.workers.SharedJob`): the device's
     busy time is the streams' replays added, and each device I/O pays the access time once
     two or more streams interleave.  On a rate limiter the readers share one budget: their
     bytes as one stream, paced by the limiter's rule (:meth:`~.device.LocalDevice.
     paced_time`, a block throttle's slice included)."""
     if device.limit == "max":
-        requests, sizes = _sweep_stream(int(total_bytes), file_bytes)
+        requests, sizes = _sweep_stream(int(total_bytes), file_bytes, request_bytes)
         t = device.replay(requests, sizes)
         return device.paced_time(t, [0.0] * t.requests)
     per = max(int(total_bytes // max(readers, 1)), 1)
-    requests, sizes = _sweep_stream(per, file_bytes)
+    requests, sizes = _sweep_stream(per, file_bytes, request_bytes)
     t = device.replay(requests, sizes)
     interleave = readers * max(t.device_requests - t.seeks, 0) * device.access_s
     job = SharedJob(io_s=readers * t.time_s, cpu_s=0.0, interleave_s=interleave,
@@ -304,7 +306,8 @@ def sweep_checks(device: LocalDevice, sweep: Sequence[ConcurrencyPoint], file_by
         total = m.conditions.bytes_per_sample
         if not p.aggregate_mb_per_s or m.conditions.cache != "cold" or not total:
             continue
-        seconds = sweep_seconds(device, p.workers, total, file_bytes, cores)
+        seconds = sweep_seconds(device, p.workers, total, file_bytes, cores,
+                                m.conditions.request_bytes or SWEEP_REQUEST)
         if seconds <= 0:
             continue
         term = ("device's single stream (bandwidth, read-ahead" if p.workers == 1 else
