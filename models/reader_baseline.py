@@ -110,6 +110,9 @@ class ReaderBaseline:
     #: (``hep_advisor.models.inputspread.spanning_access``); ``None``: no such pair
     loop_access_ms: float | None = None
     swept_access_ms: float | None = None
+    #: the CPU seconds of opening one file that ``cpu_s`` counts per file (0 where the
+    #: reader's loop times the open itself: ``ReaderSpec.opens_in_loop``)
+    open_per_file_s: float = 0.0
 
 
 def once_what(kind: str) -> str:
@@ -324,7 +327,8 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
         open_cpu_s=min(open_cpu, cpu_s - setup), decompress_s=decompress, setup_s=setup,
         stream_access_ms=access_s * 1e3 if access_s is not None else None,
         loop_access_ms=implied * 1e3 if implied is not None else None,
-        swept_access_ms=swept_ms if implied is not None else None)
+        swept_access_ms=swept_ms if implied is not None else None,
+        open_per_file_s=open_s)
 
 
 def loop_access_s(replayed_s: float, measured_s: float, seeks: float,

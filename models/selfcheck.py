@@ -68,6 +68,20 @@ TERMS = (
 
 
 @dataclass(frozen=True)
+class LoopSample:
+    """The loop's sample replayed: events per second as the loop timed them (replayed and
+    measured), the sample's size, how many parts stood on another file's map, and the
+    device's share of the replayed time."""
+
+    replayed_events_per_s: float
+    measured_events_per_s: float
+    entries: int
+    files: int
+    stand_ins: int
+    io_share: float
+
+
+@dataclass(frozen=True)
 class SelfCheck:
     """One measured configuration: the read test (``test``) and the model's term it tests,
     its conditions, the measured and predicted rates (MB/s), ``ratio`` = predicted /

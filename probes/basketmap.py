@@ -15,7 +15,7 @@ map is for replaying a reader's requests while advising.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -130,6 +130,30 @@ class BasketMap:
         if missing:
             raise KeyError(f"no such branch(es) in {self.tree!r}: {sorted(missing)}")
         return [b for b in self.branches if b.name in wanted]
+
+    def head(self, entries: int) -> BasketMap:
+        """The map of a read of the tree's first ``entries`` entries: each branch's baskets
+        that hold any of them (the last read whole, as a reader decompresses it), the tree
+        ending at ``entries``; the file and its metadata as they are.  ``self`` where
+        ``entries`` covers the tree."""
+        if entries >= self.entries:
+            return self
+        stop = max(int(entries), 0)
+        cut = []
+        for b in self.branches:
+            n = len(b.baskets_for(0, stop))
+            kept = int(b.nbytes[:n].sum()) - int(b.keylen[:n].sum())
+            ends = b.entries[: n + 1].copy()
+            ends[-1] = min(int(ends[-1]), stop) if n else 0
+            whole = b.compressed_bytes
+            cut.append(replace(
+                b, seek=b.seek[:n], nbytes=b.nbytes[:n], keylen=b.keylen[:n], entries=ends,
+                compressed_bytes=kept,
+                uncompressed_bytes=round(b.uncompressed_bytes * kept / whole) if whole else 0,
+                embedded=b.embedded if n == b.baskets and stop > int(b.entries[-1]) else 0))
+        clusters = np.append(self.clusters[self.clusters < stop], stop).astype(np.int64)
+        return replace(self, entries=stop, branches=tuple(cut), clusters=clusters,
+                       _by_name={})
 
     def region(self, name: str) -> Region | None:
         for r in self.regions:

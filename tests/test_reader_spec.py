@@ -169,6 +169,8 @@ def test_event_loop_runs_the_reader(tmp_path: Path, text: str) -> None:
                               reader=parse_reader(text))
     assert loop.reader == parse_reader(text).text
     assert loop.branches == 2 and loop.events_per_s and loop.events_per_s > 0
+    # the sample its passes read, recorded for the engine's replay of it
+    assert [p.path for p in loop.parts] == [str(f)] and 0 < loop.parts[0].entries <= 1000
     plan = plan_reads([str(f)], "t", ["b0", "b2"])
     assert read_pass(plan, reader=parse_reader(text)).total_entries == 1000  # events counted
     assert snapshot(tmp_path) == before  # a read test writes nothing
@@ -184,6 +186,8 @@ def test_root_readers_run(tmp_path: Path) -> None:
     result = measure_root_event_loop(Session(60), [str(f)], "t", ["b0"], share_s=0.5,
                                      reader=spec)
     assert result.event_loop.reader == "root.getentry"
+    assert [p.path for p in result.event_loop.parts] == [str(f)]
+    assert 0 < result.event_loop.parts[0].entries <= 600
     assert result.cache_on is not None and not result.cache_on.tree_cache
     stats = result.cache_on
     assert stats.cache_bytes == 0 and stats.entries > 0
@@ -260,6 +264,7 @@ def test_python_root_loops_measure_cold_and_warm(tmp_path: Path) -> None:
         assert loop.engine == "root" and loop.branches == 2
         assert loop.warm is not None and loop.warm.median and loop.warm.median > 0
         assert loop.cold is not None and len(loop.cold.samples) >= 1
+        assert loop.parts and {p.path for p in loop.parts} <= set(files)
         # what a program pays once is measured apart (its first set-up pass less a second:
         # RDataFrame's compilation, a GetEntry loop's first file; about 0 where this process
         # did the same before)

@@ -17,6 +17,7 @@ from typing import cast
 
 from hep_advisor.findings.advice import Limit, Share, Verdict
 from hep_advisor.models.calcosts import collector_per_file
+from hep_advisor.models.loop_sample import replay_loop_sample
 from hep_advisor.models.pointnoise import point_sd
 from hep_advisor.models.reader_baseline import ReaderBaseline, once_what
 from hep_advisor.models.replay.engine import (
@@ -243,10 +244,16 @@ def replay_engine(ctx: Context) -> tuple[Verdict, ModelSummary] | str:
     loop = cal.event_loop if cal is not None else None
     cold = loop.cold if loop is not None and ctx.reader is not None and \
         loop.reader == ctx.reader.text else None
+    tree = ctx.tree
+    rb = replayed_baseline(ctx)
+    sample = replay_loop_sample(
+        ctx.reader, rb, loop, ctx.basket_maps, cal, ctx.site, ctx.baseline,
+        ctx.branches or None, tree.compression.algorithm if tree is not None else None) \
+        if cold is not None and rb is not None and ctx.reader is not None else None
     checks = self_checks(rj, points[0].seconds if points[0].workers == 1 else
                          rj.seconds(1, eff[0], cores, eta[0]), cold,
-                         cal.parallel_loop if cal is not None else (), eff[0], cores, eta[0])
-    tree = ctx.tree
+                         cal.parallel_loop if cal is not None else (), eff[0], cores, eta[0],
+                         sample)
     if cal is not None and cal.concurrency and tree is not None and tree.file_bytes.count:
         checks += sweep_checks(ctx.replay_device(), cal.concurrency,
                                tree.file_bytes.total_bytes / tree.file_bytes.count, cores,

@@ -431,6 +431,21 @@ def _many74() -> Layout:
                   basket_size=12_000)
 
 
+def _root75() -> Layout:
+    """Held out (eighteenth set): 120 scalars (short, double, int) and two
+    ``std::vector<float>``, 64 KB baskets, AutoFlush 20,000 entries."""
+    return Layout(scalars=tuple((f"q{k}", "SDI"[k % 3]) for k in range(120)),
+                  vectors=("uA", "uB"), auto_flush=20_000, basket_size=64_000)
+
+
+def _few75() -> Layout:
+    """Held out (eighteenth set): 20 scalars (float, int) and a 3-an-event collection of 4
+    fields, 8 KB baskets."""
+    coll = partial(_coll, prefix="m", kinds="FFI")
+    return Layout(scalars=tuple((f"e{k}", "FI"[k % 2]) for k in range(20)),
+                  collections=(coll("Hit", 3.0, 4),), basket_size=8000)
+
+
 @dataclass(frozen=True)
 class Dataset:
     name: str
@@ -724,6 +739,19 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
     Dataset("h74w2k", Layout(), 2, 4000, 503, "held out (seventeenth set, the sixth), written "
             "by uproot: 2,000 branches (float, double, int), ZSTD-3, a basket per branch per "
             "1,000 entries", writer="uproot-flat", columns=(1200, 500, 300), chunk=1000),
+    # the eighteenth set, defined with the loop's sample replayed by the self-check, before
+    # either ran: every dimension unlike the seventeenth's
+    Dataset("h75snap", Layout(), 2, 250_000, 404, "held out (eighteenth set), written by "
+            "RDataFrame::Snapshot: 44 columns, LZ4-4", writer="rdf", columns=(12, 24, 8)),
+    Dataset("h75u600", Layout(), 3, 6000, 505, "held out (eighteenth set), written by "
+            "uproot: 600 branches (float, double, int), ZSTD-5, a basket per branch per 2,000 "
+            "entries", writer="uproot-flat", columns=(360, 180, 60), chunk=2000),
+    Dataset("h75root", _root75(), 2, 80_000, 105, "held out (eighteenth set): 120 scalars and "
+            "2 vectors, ZLIB-5, 64 KB baskets, AutoFlush 20,000 entries"),
+    Dataset("h75ucol", Layout(), 12, 5000, 207, "held out (eighteenth set), written by uproot: "
+            "12 files of 173 branches with a jagged collection, LZMA-7", writer="uproot"),
+    Dataset("h75few", _few75(), 40, 1500, 401, "held out (eighteenth set): 40 small files of "
+            "20 scalars and a collection, LZ4-1, 8 KB baskets"),
 )}
 
 #: the uproot-written dataset's branches: flat float32, float64, int32, and one jagged

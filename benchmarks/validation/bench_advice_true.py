@@ -71,6 +71,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -542,8 +543,30 @@ def advise_saved(res: dict[str, Any], where: Path) -> Any:
         else None
     files = sorted(DATASETS[res["dataset"]].path.glob("*.root"))
     maps = [read_basket_map(str(f), TREE) for f in files[:8]]
-    return advise_from(site, dataset, cal, basket_maps=maps, reader=reader,
-                       inputs=tuple(map(str, files)), branches=chosen)
+    return advise_from(site, dataset, with_loop_parts(cal, files, maps), basket_maps=maps,
+                       reader=reader, inputs=tuple(map(str, files)), branches=chosen)
+
+
+def with_loop_parts(cal: Any, files: list[Path], maps: list[Any]) -> Any:
+    """``cal`` with its event loop's parts where a report saved before they were recorded
+    names only their count (``N entries of K file(s)``): the loop read the calibration's
+    files in order (the dataset's first ``K``, up to 256 files), every one whole but the
+    last, and these datasets' files hold the same entries each (the first map's)."""
+    from hep_advisor.probes.readtests.results import LoopPart
+
+    loop = cal.event_loop
+    if loop is None or loop.parts or loop.cold is None or not maps:
+        return cal
+    found = re.match(r"([\d,]+) entries of (\d+) file", loop.cold.conditions.note or "")
+    if found is None or len(files) > 256:
+        return cal
+    left, k = int(found.group(1).replace(",", "")), int(found.group(2))
+    parts = []
+    for i, f in enumerate(files[:k]):
+        n = left if i == k - 1 else min(maps[0].entries, left)
+        parts.append(LoopPart(str(f), n))
+        left -= n
+    return replace(cal, event_loop=replace(loop, parts=tuple(parts)))
 
 
 def readvise(results: list[dict[str, Any]], where: Path) -> list[dict[str, Any]]:

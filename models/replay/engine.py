@@ -30,7 +30,7 @@ from hep_advisor.probes.readtests.results import ConcurrencyPoint, Measurement, 
 from ..inputspread import Z90
 from ..physics import Cores
 from ..pointnoise import point_sd
-from ..selfcheck import CAUSES, SelfCheck
+from ..selfcheck import CAUSES, LoopSample, SelfCheck
 from .device import LocalDevice
 from .quadrature import quadrature
 from .requests import Request
@@ -211,10 +211,14 @@ def _check(test: str, term: str, predicted: float, measured: float,
 
 def self_checks(rj: ReplayedJob, predicted_s: float, cold: Measurement | None,
                 parallel: Sequence[ParallelPoint], efficiency: float, cores: Cores,
-                oversubscribed: float = 1.0) -> tuple[SelfCheck, ...]:
+                oversubscribed: float = 1.0, sample: LoopSample | None = None
+                ) -> tuple[SelfCheck, ...]:
     """The engine through the calibration's own measured configurations: the program's reader
-    cold over the whole job (``rj.measured_s``: its cold loop, with the cold open per file,
-    against the replayed ``predicted_s``), and the warm parallel event loop's speed-up over
+    cold over the sample its cold loop read (``sample``: that sample replayed,
+    :func:`~hep_advisor.models.loop_sample.replay_loop_sample`, events per second; where it
+    could not be, the whole job: ``rj.measured_s``, the loop's rate carried to every file
+    with the cold open per file, against the replayed ``predicted_s``, MB/s), and the warm
+    parallel event loop's speed-up over
     one worker (its ``units`` files shared by pull, the device idle: the CPU side of
     :meth:`~.workers.SharedJob.seconds`), up to the logical cores: a run by more workers has
     each read one or two short units, mostly a fresh process's first (its heap written for
@@ -222,8 +226,19 @@ def self_checks(rj: ReplayedJob, predicted_s: float, cold: Measurement | None,
     those runs like with like (``ParallelPoint.speedup_over_cores``).  Rates in MB/s (the
     job's compressed MB)."""
     out = []
-    if rj.measured_s and predicted_s > 0 and rj.compressed_mb > 0:
-        out.append(_check("replay, event loop, cold", "the reader's replay (device + CPU)",
+    if sample is not None:
+        stood = f", {sample.stand_ins} on another file's map" if sample.stand_ins else ""
+        out.append(_check(
+            "replay, event loop, cold",
+            f"the reader's replay of the loop's own sample ({sample.entries:,} entries of "
+            f"{sample.files} file(s){stood}; device {100 * sample.io_share:.0f}%, CPU "
+            f"{100 * (1 - sample.io_share):.0f}% of its time)",
+            sample.replayed_events_per_s, sample.measured_events_per_s, cold,
+            {"workers": 1.0, "entries": float(sample.entries), "files": float(sample.files)}))
+    elif rj.measured_s and predicted_s > 0 and rj.compressed_mb > 0:
+        out.append(_check("replay, event loop, cold",
+                          "the reader's replay of the whole job (device + CPU), against the "
+                          "loop's rate carried to every file (its sample was not recorded)",
                           rj.compressed_mb / predicted_s, rj.compressed_mb / rj.measured_s,
                           cold, {"workers": 1.0}))
     one = next((p for p in parallel if p.workers == 1 and p.aggregate_mb_per_s), None)

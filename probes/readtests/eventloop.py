@@ -36,7 +36,7 @@ from .pagecache import Eviction, evict
 from .raw import cache_state, eviction_note
 from .readers import ReaderSpec, uproot_chunks
 from .readplan import DEFAULT_MAX_BYTES, Plan, plan_reads, whole_baskets
-from .results import Conditions, EventLoop, Measurement
+from .results import Conditions, EventLoop, LoopPart, Measurement
 from .runner import Session, measurement
 
 TEST = "event_loop"
@@ -403,5 +403,6 @@ def measure_event_loop(
     if refaults:
         loop = replace(loop, refault_per_mb=statistics.median(refaults),
                        step_mb=max(steps) / 1e6)
+    loop = replace(loop, parts=tuple(LoopPart(p.path, p.entries) for p in plan.parts))
     return replace(loop, step_bytes=float(step_bytes)) if reader is None else \
         replace(loop, reader=reader.text)

@@ -240,7 +240,7 @@ def python_root_event_loop(session: Any, files: Sequence[str], tree_name: str,
     from .eventloop import PILOT_FRACTION, STEP_BYTES_PER_S, cold_then_warm
     from .pagecache import Eviction, evict
     from .readplan import plan_reads
-    from .results import Conditions, EventLoop
+    from .results import Conditions, EventLoop, LoopPart
 
     if spec.kind == "rdataframe":  # a pass it cannot stop: read no more than the share allows
         max_bytes = min(max_bytes, max(1e6, STEP_BYTES_PER_S * share_s))
@@ -332,7 +332,7 @@ def python_root_event_loop(session: Any, files: Sequence[str], tree_name: str,
                    figure=f"{rate:.0f} events/s" if rate is not None else None)
     loop = EventLoop.from_rate("root", len(plan.branches), rate, zipped / n if n else 0.0,
                                unzipped / n if n else 0.0, cold_m, warm_m)
-    return replace(loop, setup_s=setup_s)
+    return replace(loop, setup_s=setup_s, parts=tuple(LoopPart(p, n) for p, n in parts))
 
 
 __all__ = ["LoopPass", "import_root_quietly", "pyroot_pass", "python_root_event_loop",

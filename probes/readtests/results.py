@@ -151,6 +151,15 @@ class Unpacking:
 
 
 @dataclass(frozen=True)
+class LoopPart:
+    """One file of the event loop's timed passes: its path and the entries read, from the
+    tree's first."""
+
+    path: str
+    entries: int
+
+
+@dataclass(frozen=True)
 class EventLoop:
     """Reading the selected branches into arrays (or running the user's analysis), cold and
     warm; the top-level figures are the cold ones (the warm where cold was impossible)."""
@@ -187,6 +196,10 @@ class EventLoop:
     #: files, is scaled by them (``hep_advisor.models.calibration``)
     read_mb_factor: float | None = None
     read_basket_factor: float | None = None
+    #: the files each timed pass read, in order, and the entries of each (the engine replays
+    #: this sample to check itself against the loop: ``hep_advisor.models.loop_sample``);
+    #: empty: not recorded
+    parts: tuple[LoopPart, ...] = ()
 
     @classmethod
     def from_rate(cls, engine: str, branches: int, events_per_s: float | None,

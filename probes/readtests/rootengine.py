@@ -46,6 +46,7 @@ from .results import (
     CacheState,
     Conditions,
     EventLoop,
+    LoopPart,
     Measurement,
     OpenOverhead,
     RootPerfStats,
@@ -486,7 +487,8 @@ def measure_root_event_loop(
         event_loop=replace(EventLoop.from_rate("root", nbranches, rate, per_c, per_u, cold_m,
                                                warm_m),
                            reader=reader.text if reader is not None else None,
-                           setup_s=setup_s),
+                           setup_s=setup_s,
+                           parts=tuple(LoopPart(p.path, p.stop) for p in parts if p.stop >= 0)),
         cache_on=on_stats,
         cache_off=off.stats(False, off_state),
     )

@@ -1,0 +1,127 @@
+"""The engine's self-check against the calibration's own cold event loop replays the sample
+that loop read (its files in order, the last cut short), not the whole job at the loop's
+rate.  Tiny generated data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from helpers import write_flat
+from hep_advisor.models.loop_sample import replay_loop_sample, sample_maps
+from hep_advisor.models.physics import Cores, Params
+from hep_advisor.models.reader_baseline import reader_baseline
+from hep_advisor.models.replay.engine import ReplayedJob, self_checks
+from hep_advisor.models.replay.workers import SharedJob
+from hep_advisor.models.selfcheck import LoopSample
+from hep_advisor.probes.basketmap import read_basket_map
+from hep_advisor.probes.readtests.readers import parse_reader
+from hep_advisor.probes.readtests.results import LoopPart
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    d = tmp_path_factory.mktemp("sample")
+    return [write_flat(d / f"f{i}.root", entries=4000, branches=8, chunks=20)
+            for i in range(3)]
+
+
+def test_the_head_of_a_map_holds_the_baskets_of_its_first_entries(files: list[Path]) -> None:
+    m = read_basket_map(str(files[0]))
+    assert m.head(m.entries) is m and m.head(10 * m.entries) is m
+    h = m.head(1000)  # 200 entries a basket: 5 of 20
+    assert h.entries == 1000 and h.path == m.path and h.file_bytes == m.file_bytes
+    for b, whole in zip(h.branches, m.branches, strict=True):
+        assert b.baskets == 5 and b.entries[-1] == 1000
+        assert 0 < b.compressed_bytes < whole.compressed_bytes
+        assert b.uncompressed_bytes < whole.uncompressed_bytes
+    assert h.branch(m.branches[0].name).baskets == 5  # looked up in the head's own branches
+    assert m.branch(m.branches[0].name).baskets == 20  # the map itself unchanged
+    assert int(h.clusters[-1]) == 1000 and np.all(np.diff(h.clusters) > 0)
+    # a cut inside a basket keeps that basket (read whole), the tree ending at the cut
+    mid = m.head(1100)
+    assert mid.branches[0].baskets == 6 and mid.branches[0].entries[-1] == 1100
+
+
+def test_each_part_is_cut_from_its_own_map_else_a_stand_in(files: list[Path]) -> None:
+    maps = [read_basket_map(str(f)) for f in files[:2]]
+    cut, stand = sample_maps([LoopPart(str(files[0]), 4000), LoopPart(str(files[1]), 600)],
+                             maps)
+    assert stand == 0 and [m.path for m in cut] == [str(files[0]), str(files[1])]
+    assert [m.entries for m in cut] == [4000, 600]
+    # the third file has no map here: another file's map stands in, counted
+    cut, stand = sample_maps([LoopPart(str(files[0]), 4000), LoopPart(str(files[2]), 600)],
+                             maps)
+    assert stand == 1 and cut[1].path == str(files[1]) and cut[1].entries == 600
+
+
+def _baseline() -> Any:
+    params = Params(storage_mb_per_s=100, access_ms=5.0, devices=1, decompress_mb_per_s=200,
+                    process_mb_per_s=100, open_s=0.002, cache_mb_per_s=5000, call_s=0.001,
+                    basket_s=1e-5, storage_overlap=0.0)
+    return SimpleNamespace(params=params, row=lambda workers: {})
+
+
+def _cal(spec_text: str, parts: tuple[LoopPart, ...], cold: float) -> Any:
+    warm = SimpleNamespace(median=400_000.0, conditions=SimpleNamespace(cache="warm"))
+    cold_m = SimpleNamespace(median=cold, conditions=SimpleNamespace(cache="cold"))
+    loop = SimpleNamespace(reader=spec_text, warm=warm, cold=cold_m, setup_s=None,
+                           events_per_s=cold, engine="uproot", refault_per_mb=None,
+                           parts=parts)
+    return SimpleNamespace(raw_read=None, engine="uproot", event_loop=loop,
+                           open_overhead_s=SimpleNamespace(warm=0.002, cold=0.004),
+                           first_touch=None)
+
+
+def test_the_sample_is_replayed_as_the_loop_timed_it(files: list[Path]) -> None:
+    """The sample replayed through the job's device and CPU terms, the opening (not timed by
+    uproot's loop) left out: a half file reads half the entries, and the events per second
+    do not depend on the loop's own figure."""
+    maps = [read_basket_map(str(f)) for f in files]
+    site = SimpleNamespace(storage=[], os=None)
+    spec = parse_reader("uproot.iterate:step_size=200")
+    whole = (LoopPart(str(files[0]), 4000), LoopPart(str(files[1]), 2000))
+    cal = _cal(spec.text, whole, 50_000.0)
+    rb = reader_baseline(spec, maps, 3, cal, site, _baseline(), access_s=5e-3)
+    got = replay_loop_sample(spec, rb, cal.event_loop, maps, cal, site, _baseline(), None,
+                             None)
+    assert got is not None and got.entries == 6000 and got.files == 2 and got.stand_ins == 0
+    assert got.measured_events_per_s == 50_000.0 and 0 < got.io_share <= 1
+    alone = reader_baseline(spec, [maps[0], maps[1].head(2000)], 2, cal, site, _baseline(),
+                            access_s=5e-3)
+    timed = alone.entries / alone.events_per_s - 2 * alone.open_per_file_s
+    assert alone.open_per_file_s > 0
+    assert got.replayed_events_per_s == pytest.approx(6000 / timed)
+    other = replay_loop_sample(spec, rb, _cal(spec.text, whole, 9_000.0).event_loop, maps, cal,
+                               site, _baseline(), None, None)
+    assert other is not None and other.replayed_events_per_s == got.replayed_events_per_s
+    # no parts recorded, another reader's loop, or a warm-only loop: nothing to replay
+    assert replay_loop_sample(spec, rb, _cal(spec.text, (), 1.0).event_loop, maps, cal,
+                              site, _baseline(), None, None) is None
+    assert replay_loop_sample(spec, rb, _cal("uproot.arrays", whole, 1.0).event_loop, maps,
+                              cal, site, _baseline(), None, None) is None
+    warm_only = _cal(spec.text, whole, 1.0).event_loop
+    warm_only.cold.conditions.cache = "warm"
+    assert replay_loop_sample(spec, rb, warm_only, maps, cal, site, _baseline(), None,
+                              None) is None
+
+
+def test_the_cold_point_checks_the_sample_not_the_whole_job() -> None:
+    job = SharedJob(io_s=4.0, cpu_s=6.0, files=4)
+    rj = ReplayedJob(job=job, open_s=1.0, decompress_s=2.0, compressed_mb=100.0,
+                     entries=1e5, measured_s=20.0)  # the loop's rate carried: 2x off
+    cold = SimpleNamespace(samples=(1.0,), conditions=SimpleNamespace(cache="cold"),
+                           spread=None, median=1.0, part_spread=None)
+    sample = LoopSample(replayed_events_per_s=10_500.0, measured_events_per_s=10_000.0,
+                        entries=3000, files=2, stand_ins=1, io_share=0.6)
+    got = self_checks(rj, 10.0, cold, (), 1.0, Cores(2), sample=sample)[0]
+    assert got.ok and got.ratio == pytest.approx(1.05)
+    assert "loop's own sample" in got.term and "3,000 entries of 2 file(s)" in got.term
+    assert "1 on another file's map" in got.term and "device 60%" in got.term
+    without = self_checks(rj, 10.0, cold, (), 1.0, Cores(2))[0]
+    assert not without.ok and without.ratio == pytest.approx(2.0)
+    assert "carried to every file" in without.term
