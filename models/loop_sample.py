@@ -8,10 +8,15 @@ so a per-event rate taken from the sample and carried to the whole job mixes the
 difference into the engine's error.  Here the engine replays the sample itself: the same
 reader, device and measured CPU terms as the job's replay (:func:`~.reader_baseline.
 reader_baseline`), on each part's basket map cut to the entries it read
-(:meth:`~hep_advisor.probes.basketmap.BasketMap.head`), without what the loop did not time
-(the files' opening, where its passes open before the clock starts, and what a run pays
-once).  A part whose file has no basket map here (the replay maps a few files spread over the
-dataset) is replayed on a mapped file of the same dataset instead (a stand-in, counted).
+(:meth:`~hep_advisor.probes.basketmap.BasketMap.head`), opening included, against the loop's
+time for its entries plus what its passes leave out and the replay holds, measured: the files'
+cold opening (where the loop opens them before its clock starts; the open test's cold figure,
+as the whole job's measured baseline adds it) and a run's one-off set-up.  Where a file's
+costs fall between its opening and its first reads is thus not the check's business; the
+sample's files, entries and partial last file are.  A part whose file has no basket map here
+(the replay maps a few files spread over the dataset) is replayed on the map of a file of the
+same name, else on another mapped file of the dataset (a stand-in, counted).  Rates are the
+sample's compressed MB per second, as the other points of the self-check.
 """
 
 from __future__ import annotations
@@ -36,19 +41,25 @@ if TYPE_CHECKING:
 def sample_maps(parts: Sequence[LoopPart], maps: Sequence[BasketMap]
                 ) -> tuple[list[BasketMap], int]:
     """Each part's basket map cut to the entries it read, and how many parts stood on
-    another file's map (the mapped files the parts do not name, in order)."""
-    def key(path: str) -> str:
-        return os.path.abspath(path)
+    another file's map.  A part takes the map of its path, else of a file of the same name
+    (the calibration read the files elsewhere: a copy, another mount), else the next of the
+    maps no part names (in order; all of them where every one is named)."""
+    by_path = {os.path.abspath(m.path): m for m in maps}
+    by_name: dict[str, BasketMap] = {}
+    for m in maps:
+        by_name.setdefault(os.path.basename(m.path), m)
 
-    by_path = {key(m.path): m for m in maps}
-    named = {key(p.path) for p in parts}
-    spare = [m for m in maps if key(m.path) not in named] or list(maps)
+    def own(path: str) -> BasketMap | None:
+        return by_path.get(os.path.abspath(path)) or by_name.get(os.path.basename(path))
+
+    named = {id(m) for m in map(own, (p.path for p in parts)) if m is not None}
+    spare = [m for m in maps if id(m) not in named] or list(maps)
     out, stand = [], 0
     for p in parts:
-        m = by_path.get(key(p.path))
-        if m is None:
-            m, stand = spare[stand % len(spare)], stand + 1
-        out.append(m.head(p.entries))
+        found = own(p.path)
+        if found is None:
+            found, stand = spare[stand % len(spare)], stand + 1
+        out.append(found.head(p.entries))
     return out, stand
 
 
@@ -71,18 +82,16 @@ def replay_loop_sample(spec: ReaderSpec, rb: ReaderBaseline, loop: EventLoop | N
                                 algorithm, access_s=rb.access_ms / 1e3)
     except ValueError:
         return None
-    if again.events_per_s <= 0 or again.entries <= 0:
+    if again.seconds <= 0 or again.entries <= 0 or again.compressed_mb <= 0 or \
+            again.cold_open_s is None:
         return None
-    total = again.entries / again.events_per_s
-    untimed = again.setup_s + (0.0 if spec.opens_in_loop else
-                               again.files * again.open_per_file_s)
-    timed = total - untimed
-    if timed <= 0:
-        return None
-    return LoopSample(replayed_events_per_s=again.entries / timed,
-                      measured_events_per_s=float(cold.median), entries=int(again.entries),
-                      files=len(cut), stand_ins=stand,
-                      io_share=min(again.io_s / timed, 1.0))
-
+    # the loop's passes, plus what they leave out and the replay holds: the files' cold
+    # opening (where the loop opens them before its clock starts) and a run's one-off set-up
+    measured_s = again.entries / float(cold.median) + again.files * again.cold_open_s + \
+        again.setup_s
+    mb = again.compressed_mb
+    return LoopSample(replayed_mb_per_s=mb / again.seconds, measured_mb_per_s=mb / measured_s,
+                      entries=int(again.entries), files=len(cut), stand_ins=stand,
+                      io_share=min(again.io_s / again.seconds, 1.0))
 
 __all__ = ["LoopSample", "replay_loop_sample", "sample_maps"]

@@ -110,9 +110,11 @@ class ReaderBaseline:
     #: (``hep_advisor.models.inputspread.spanning_access``); ``None``: no such pair
     loop_access_ms: float | None = None
     swept_access_ms: float | None = None
-    #: the CPU seconds of opening one file that ``cpu_s`` counts per file (0 where the
-    #: reader's loop times the open itself: ``ReaderSpec.opens_in_loop``)
-    open_per_file_s: float = 0.0
+    #: the pass's seconds (``entries / events_per_s``)
+    seconds: float = 0.0
+    #: the cold open per file the measured baseline adds to the loop's time (0 where the
+    #: loop times the open itself; ``None``: not measured)
+    cold_open_s: float | None = None
 
 
 def once_what(kind: str) -> str:
@@ -290,7 +292,7 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
     derived = None
     cold_open = 0.0 if spec.opens_in_loop else \
         opened.cold + gc_s if opened is not None and opened.cold is not None else None
-    if measured and cache == "cold" and cold_open is not None:
+    if measured and cache == "cold" and cold_open is not None and lt.entries > 0:
         derived = lt.entries / (lt.entries / measured + lt.files * cold_open + setup)
         off = rate / derived
         if abs(off - 1) > 0.2:
@@ -327,8 +329,8 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
         open_cpu_s=min(open_cpu, cpu_s - setup), decompress_s=decompress, setup_s=setup,
         stream_access_ms=access_s * 1e3 if access_s is not None else None,
         loop_access_ms=implied * 1e3 if implied is not None else None,
-        swept_access_ms=swept_ms if implied is not None else None,
-        open_per_file_s=open_s)
+        swept_access_ms=swept_ms if implied is not None else None, seconds=total,
+        cold_open_s=cold_open)
 
 
 def loop_access_s(replayed_s: float, measured_s: float, seeks: float,

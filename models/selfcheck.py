@@ -69,12 +69,13 @@ TERMS = (
 
 @dataclass(frozen=True)
 class LoopSample:
-    """The loop's sample replayed: events per second as the loop timed them (replayed and
-    measured), the sample's size, how many parts stood on another file's map, and the
-    device's share of the replayed time."""
+    """The loop's sample replayed: its compressed MB per second as the loop timed them
+    (replayed, and measured: the loop's cold events per second over the sample's MB), the
+    sample's size, how many parts stood on another file's map, and the device's share of the
+    replayed time."""
 
-    replayed_events_per_s: float
-    measured_events_per_s: float
+    replayed_mb_per_s: float
+    measured_mb_per_s: float
     entries: int
     files: int
     stand_ins: int

@@ -47,13 +47,17 @@ def test_the_head_of_a_map_holds_the_baskets_of_its_first_entries(files: list[Pa
     assert mid.branches[0].baskets == 6 and mid.branches[0].entries[-1] == 1100
 
 
-def test_each_part_is_cut_from_its_own_map_else_a_stand_in(files: list[Path]) -> None:
+def test_each_part_is_cut_from_its_own_map_else_a_stand_in(files: list[Path],
+                                                           tmp_path: Path) -> None:
     maps = [read_basket_map(str(f)) for f in files[:2]]
     cut, stand = sample_maps([LoopPart(str(files[0]), 4000), LoopPart(str(files[1]), 600)],
                              maps)
     assert stand == 0 and [m.path for m in cut] == [str(files[0]), str(files[1])]
     assert [m.entries for m in cut] == [4000, 600]
-    # the third file has no map here: another file's map stands in, counted
+    # the same file read elsewhere (a copy, another mount): its map by name
+    cut, stand = sample_maps([LoopPart(str(tmp_path / files[1].name), 600)], maps)
+    assert stand == 0 and cut[0].path == str(files[1])
+    # the third file has no map here: a map no part names stands in, counted
     cut, stand = sample_maps([LoopPart(str(files[0]), 4000), LoopPart(str(files[2]), 600)],
                              maps)
     assert stand == 1 and cut[1].path == str(files[1]) and cut[1].entries == 600
@@ -78,9 +82,9 @@ def _cal(spec_text: str, parts: tuple[LoopPart, ...], cold: float) -> Any:
 
 
 def test_the_sample_is_replayed_as_the_loop_timed_it(files: list[Path]) -> None:
-    """The sample replayed through the job's device and CPU terms, the opening (not timed by
-    uproot's loop) left out: a half file reads half the entries, and the events per second
-    do not depend on the loop's own figure."""
+    """The sample replayed through the job's device and CPU terms, opening included, against
+    the loop's time for its entries plus the cold open per file the loop left out: a half file
+    reads half the entries, and the replay does not depend on the loop's own figure."""
     maps = [read_basket_map(str(f)) for f in files]
     site = SimpleNamespace(storage=[], os=None)
     spec = parse_reader("uproot.iterate:step_size=200")
@@ -90,15 +94,17 @@ def test_the_sample_is_replayed_as_the_loop_timed_it(files: list[Path]) -> None:
     got = replay_loop_sample(spec, rb, cal.event_loop, maps, cal, site, _baseline(), None,
                              None)
     assert got is not None and got.entries == 6000 and got.files == 2 and got.stand_ins == 0
-    assert got.measured_events_per_s == 50_000.0 and 0 < got.io_share <= 1
+    assert 0 < got.io_share <= 1
     alone = reader_baseline(spec, [maps[0], maps[1].head(2000)], 2, cal, site, _baseline(),
                             access_s=5e-3)
-    timed = alone.entries / alone.events_per_s - 2 * alone.open_per_file_s
-    assert alone.open_per_file_s > 0
-    assert got.replayed_events_per_s == pytest.approx(6000 / timed)
+    assert alone.cold_open_s == pytest.approx(0.004)  # the open test's cold figure
+    assert got.replayed_mb_per_s == pytest.approx(alone.compressed_mb / alone.seconds)
+    measured_s = 6000 / 50_000.0 + 2 * 0.004
+    assert got.measured_mb_per_s == pytest.approx(alone.compressed_mb / measured_s)
     other = replay_loop_sample(spec, rb, _cal(spec.text, whole, 9_000.0).event_loop, maps, cal,
                                site, _baseline(), None, None)
-    assert other is not None and other.replayed_events_per_s == got.replayed_events_per_s
+    assert other is not None and other.replayed_mb_per_s == got.replayed_mb_per_s
+    assert other.measured_mb_per_s < got.measured_mb_per_s
     # no parts recorded, another reader's loop, or a warm-only loop: nothing to replay
     assert replay_loop_sample(spec, rb, _cal(spec.text, (), 1.0).event_loop, maps, cal,
                               site, _baseline(), None, None) is None
@@ -116,7 +122,7 @@ def test_the_cold_point_checks_the_sample_not_the_whole_job() -> None:
                      entries=1e5, measured_s=20.0)  # the loop's rate carried: 2x off
     cold = SimpleNamespace(samples=(1.0,), conditions=SimpleNamespace(cache="cold"),
                            spread=None, median=1.0, part_spread=None)
-    sample = LoopSample(replayed_events_per_s=10_500.0, measured_events_per_s=10_000.0,
+    sample = LoopSample(replayed_mb_per_s=10.5, measured_mb_per_s=10.0,
                         entries=3000, files=2, stand_ins=1, io_share=0.6)
     got = self_checks(rj, 10.0, cold, (), 1.0, Cores(2), sample=sample)[0]
     assert got.ok and got.ratio == pytest.approx(1.05)

@@ -215,9 +215,9 @@ def self_checks(rj: ReplayedJob, predicted_s: float, cold: Measurement | None,
                 ) -> tuple[SelfCheck, ...]:
     """The engine through the calibration's own measured configurations: the program's reader
     cold over the sample its cold loop read (``sample``: that sample replayed,
-    :func:`~hep_advisor.models.loop_sample.replay_loop_sample`, events per second; where it
-    could not be, the whole job: ``rj.measured_s``, the loop's rate carried to every file
-    with the cold open per file, against the replayed ``predicted_s``, MB/s), and the warm
+    :func:`~hep_advisor.models.loop_sample.replay_loop_sample`; where it could not be, the
+    whole job: ``rj.measured_s``, the loop's rate carried to every file with the cold open per
+    file, against the replayed ``predicted_s``), and the warm
     parallel event loop's speed-up over
     one worker (its ``units`` files shared by pull, the device idle: the CPU side of
     :meth:`~.workers.SharedJob.seconds`), up to the logical cores: a run by more workers has
@@ -233,7 +233,7 @@ def self_checks(rj: ReplayedJob, predicted_s: float, cold: Measurement | None,
             f"the reader's replay of the loop's own sample ({sample.entries:,} entries of "
             f"{sample.files} file(s){stood}; device {100 * sample.io_share:.0f}%, CPU "
             f"{100 * (1 - sample.io_share):.0f}% of its time)",
-            sample.replayed_events_per_s, sample.measured_events_per_s, cold,
+            sample.replayed_mb_per_s, sample.measured_mb_per_s, cold,
             {"workers": 1.0, "entries": float(sample.entries), "files": float(sample.files)}))
     elif rj.measured_s and predicted_s > 0 and rj.compressed_mb > 0:
         out.append(_check("replay, event loop, cold",
