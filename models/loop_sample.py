@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from hep_advisor.probes.basketmap import BasketMap
-from hep_advisor.probes.readtests.readers import ReaderSpec
+from hep_advisor.probes.readtests.readers import ReaderSpec, parse_reader
 
 from .reader_baseline import ReaderBaseline, reader_baseline
 from .selfcheck import LoopSample
@@ -63,6 +64,42 @@ def sample_maps(parts: Sequence[LoopPart], maps: Sequence[BasketMap]
     return out, stand
 
 
+def first_entries(parts: Sequence[LoopPart], entries: int) -> tuple[LoopPart, ...]:
+    """The first ``entries`` entries of ``parts`` in order: a pass over the same files that
+    stopped sooner (ROOT's loop without its cache, capped in time)."""
+    out, left = [], int(entries)
+    for p in parts:
+        if left <= 0:
+            break
+        n = min(p.entries, left)
+        out.append(replace(p, entries=n))
+        left -= n
+    return tuple(out)
+
+
+def _replay(spec: ReaderSpec, parts: Sequence[LoopPart], measured_events_per_s: float,
+            rb: ReaderBaseline, maps: Sequence[BasketMap], calibration: Calibration | None,
+            site: SiteProfile, baseline: Baseline, branches: Sequence[str] | None,
+            algorithm: str | None) -> LoopSample | None:
+    cut, stand = sample_maps(parts, maps)
+    try:
+        again = reader_baseline(spec, cut, len(cut), calibration, site, baseline, branches,
+                                algorithm, access_s=rb.access_ms / 1e3)
+    except ValueError:
+        return None
+    if again.seconds <= 0 or again.entries <= 0 or again.compressed_mb <= 0 or \
+            again.cold_open_s is None or measured_events_per_s <= 0:
+        return None
+    # the loop's passes, plus what they leave out and the replay holds: the files' cold
+    # opening (where the loop opens them before its clock starts) and a run's one-off set-up
+    measured_s = again.entries / measured_events_per_s + again.files * again.cold_open_s + \
+        again.setup_s
+    mb = again.compressed_mb
+    return LoopSample(replayed_mb_per_s=mb / again.seconds, measured_mb_per_s=mb / measured_s,
+                      entries=int(again.entries), files=len(cut), stand_ins=stand,
+                      io_share=min(again.io_s / again.seconds, 1.0))
+
+
 def replay_loop_sample(spec: ReaderSpec, rb: ReaderBaseline, loop: EventLoop | None,
                        maps: Sequence[BasketMap], calibration: Calibration | None,
                        site: SiteProfile, baseline: Baseline,
@@ -76,22 +113,47 @@ def replay_loop_sample(spec: ReaderSpec, rb: ReaderBaseline, loop: EventLoop | N
     cold = loop.cold
     if cold is None or cold.conditions.cache != "cold" or not cold.median:
         return None
-    cut, stand = sample_maps(loop.parts, maps)
-    try:
-        again = reader_baseline(spec, cut, len(cut), calibration, site, baseline, branches,
-                                algorithm, access_s=rb.access_ms / 1e3)
-    except ValueError:
-        return None
-    if again.seconds <= 0 or again.entries <= 0 or again.compressed_mb <= 0 or \
-            again.cold_open_s is None:
-        return None
-    # the loop's passes, plus what they leave out and the replay holds: the files' cold
-    # opening (where the loop opens them before its clock starts) and a run's one-off set-up
-    measured_s = again.entries / float(cold.median) + again.files * again.cold_open_s + \
-        again.setup_s
-    mb = again.compressed_mb
-    return LoopSample(replayed_mb_per_s=mb / again.seconds, measured_mb_per_s=mb / measured_s,
-                      entries=int(again.entries), files=len(cut), stand_ins=stand,
-                      io_share=min(again.io_s / again.seconds, 1.0))
+    return _replay(spec, loop.parts, float(cold.median), rb, maps, calibration, site,
+                   baseline, branches, algorithm)
 
-__all__ = ["LoopSample", "replay_loop_sample", "sample_maps"]
+
+def replay_root_passes(spec: ReaderSpec, rb: ReaderBaseline, calibration: Calibration | None,
+                       maps: Sequence[BasketMap], site: SiteProfile, baseline: Baseline,
+                       branches: Sequence[str] | None, algorithm: str | None
+                       ) -> tuple[tuple[bool, bool, LoopSample], ...]:
+    """ROOT's passes with and without TTreeCache (``Calibration.root_cache_on``/``_off``,
+    cold) replayed on the loop's first files, as each read them: ``(with the cache, the
+    program's own reader, sample)`` for each
+    pass that is not the loop's own cold sample again (the pass with the cache where it ran
+    the program's reader: the loop's first sample).  The pass's reader is ``GetEntry``
+    without a cache, or with one of the pass's size; its CPU per entry is the loop's
+    (the same entries decompressed and read into the same branches: an assumption where the
+    pass's reader is not the program's, said in its term)."""
+    loop = calibration.event_loop if calibration is not None else None
+    if calibration is None or loop is None or loop.reader != spec.text or not loop.parts \
+            or not maps:
+        return ()
+    out = []
+    for stats in (calibration.root_cache_on, calibration.root_cache_off):
+        if stats is None or stats.cache != "cold" or not stats.events_per_s or \
+                not stats.entries:
+            continue
+        pass_spec = replace(parse_reader(
+            f"root.ttreecache:size={stats.cache_bytes}" if stats.tree_cache and
+            stats.cache_bytes else "root.ttreecache" if stats.tree_cache else "root.getentry"),
+            loop=spec.loop)
+        own = pass_spec.text == spec.text
+        parts = first_entries(loop.parts, stats.entries)
+        if own and sum(p.entries for p in parts) == sum(p.entries for p in loop.parts):
+            continue  # the loop's own sample again
+        # the loop's measured CPU per entry, for the pass's reader too
+        cal = calibration if own else replace(
+            calibration, event_loop=replace(loop, reader=pass_spec.text))
+        got = _replay(pass_spec, parts, float(stats.events_per_s), rb, maps, cal, site,
+                      baseline, branches, algorithm)
+        if got is not None:
+            out.append((stats.tree_cache, own, got))
+    return tuple(out)
+
+__all__ = ["LoopSample", "first_entries", "replay_loop_sample", "replay_root_passes",
+           "sample_maps"]

@@ -4,6 +4,7 @@ rate.  Tiny generated data."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -12,7 +13,12 @@ import numpy as np
 import pytest
 
 from helpers import write_flat
-from hep_advisor.models.loop_sample import replay_loop_sample, sample_maps
+from hep_advisor.models.loop_sample import (
+    first_entries,
+    replay_loop_sample,
+    replay_root_passes,
+    sample_maps,
+)
 from hep_advisor.models.physics import Cores, Params
 from hep_advisor.models.reader_baseline import reader_baseline
 from hep_advisor.models.replay.engine import ReplayedJob, self_checks
@@ -131,3 +137,74 @@ def test_the_cold_point_checks_the_sample_not_the_whole_job() -> None:
     without = self_checks(rj, 10.0, cold, (), 1.0, Cores(2))[0]
     assert not without.ok and without.ratio == pytest.approx(2.0)
     assert "carried to every file" in without.term
+
+
+def test_a_pass_that_stopped_sooner_reads_the_first_entries_in_order() -> None:
+    parts = (LoopPart("a", 4000), LoopPart("b", 2000))
+    assert first_entries(parts, 4500) == (LoopPart("a", 4000), LoopPart("b", 500))
+    assert first_entries(parts, 100) == (LoopPart("a", 100),)
+    assert first_entries(parts, 10_000) == parts and first_entries(parts, 0) == ()
+
+
+@dataclass(frozen=True)
+class _Loop:
+    reader: str
+    warm: Any
+    cold: Any
+    parts: tuple[LoopPart, ...]
+    setup_s: float | None = None
+    events_per_s: float = 50_000.0
+    engine: str = "root"
+    refault_per_mb: float | None = None
+
+
+@dataclass(frozen=True)
+class _Cal:
+    event_loop: _Loop
+    root_cache_on: Any = None
+    root_cache_off: Any = None
+    raw_read: Any = None
+    engine: str = "root"
+    open_overhead_s: Any = field(default_factory=lambda: SimpleNamespace(warm=0.002,
+                                                                          cold=0.004))
+    first_touch: Any = None
+
+
+def _pass(tree_cache: bool, entries: int, events_per_s: float, cache: str = "cold") -> Any:
+    return SimpleNamespace(tree_cache=tree_cache, cache_bytes=10_000_000 if tree_cache else 0,
+                           cache=cache, entries=entries, events_per_s=events_per_s)
+
+
+def test_roots_passes_are_replayed_on_their_part_of_the_sample(files: list[Path]) -> None:
+    """A ``GetEntry`` program's calibration: its pilot (the loop's own sample, no cache) is
+    not checked twice; the pass without a cache that stopped sooner is, on its first entries;
+    a pass with a cache runs another reader, with the loop's CPU per entry (said)."""
+    maps = [read_basket_map(str(f)) for f in files]
+    site = SimpleNamespace(storage=[], os=None)
+    spec = parse_reader("root.getentry")
+    warm = SimpleNamespace(median=400_000.0, conditions=SimpleNamespace(cache="warm"))
+    cold = SimpleNamespace(median=50_000.0, conditions=SimpleNamespace(cache="cold"))
+    loop = _Loop(spec.text, warm, cold, (LoopPart(str(files[0]), 4000),
+                                         LoopPart(str(files[1]), 2000)))
+    cal = _Cal(loop, root_cache_on=_pass(False, 6000, 50_000.0),
+               root_cache_off=_pass(False, 1000, 20_000.0))
+    rb = reader_baseline(spec, maps, 3, cal, site, _baseline(), access_s=5e-3)
+    got = replay_root_passes(spec, rb, cal, maps, site, _baseline(), None, None)
+    assert [(cache, own, p.entries, p.files) for cache, own, p in got] == \
+        [(False, True, 1000, 1)]
+    one = reader_baseline(spec, [maps[0].head(1000)], 1, cal, site, _baseline(),
+                          access_s=5e-3)
+    assert got[0][2].replayed_mb_per_s == pytest.approx(one.compressed_mb / one.seconds)
+    with_cache = replace(cal, root_cache_on=_pass(True, 6000, 80_000.0),
+                         root_cache_off=_pass(False, 1000, 20_000.0, cache="warm"))
+    (cache, own, p), = replay_root_passes(spec, rb, with_cache, maps, site, _baseline(), None,
+                                          None)
+    assert cache and not own and p.entries == 6000
+    checks = self_checks(ReplayedJob(job=SharedJob(io_s=1.0, cpu_s=1.0), open_s=0.1,
+                                     decompress_s=0.1, compressed_mb=10.0, entries=1e4),
+                         2.0, None, (), 1.0, Cores(2),
+                         root_passes=((cache, own, p), *got))
+    assert [c.test for c in checks] == ["replay, ROOT loop with TTreeCache, cold",
+                                        "replay, ROOT loop without TTreeCache, cold"]
+    assert "your reader's loop's, an assumption" in checks[0].term
+    assert "an assumption" not in checks[1].term

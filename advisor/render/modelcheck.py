@@ -56,6 +56,7 @@ TERM_LIMITS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("replay, event loop, cold", ("storage", "decompression", "processing",
                                   "per-file overhead")),
     ("replay, parallel event loop", ("decompression", "processing", "per-file overhead")),
+    ("replay, ROOT loop", ("storage", "decompression", "processing", "per-file overhead")),
     ("replay, concurrency", ("storage",)),
     ("cold sequential", ("storage", "network")),
     ("concurrency", ("storage", "network")),
@@ -98,6 +99,9 @@ def point_label(test: str) -> str:
                 "(1 MiB reads)")
     if test == "replay, event loop, cold":
         return "the replay: your reader's event loop, cold"
+    m = re.fullmatch(r"replay, ROOT loop (with|without) TTreeCache, cold", test)
+    if m:
+        return f"the replay: ROOT's loop {m[1]} TTreeCache, cold"
     m = re.fullmatch(r"(replay, )?parallel event loop (\d+)", test)
     if m:
         n = int(m[2])

@@ -17,7 +17,7 @@ from typing import cast
 
 from hep_advisor.findings.advice import Limit, Share, Verdict
 from hep_advisor.models.calcosts import collector_per_file
-from hep_advisor.models.loop_sample import replay_loop_sample
+from hep_advisor.models.loop_sample import replay_loop_sample, replay_root_passes
 from hep_advisor.models.pointnoise import point_sd
 from hep_advisor.models.reader_baseline import ReaderBaseline, once_what
 from hep_advisor.models.replay.engine import (
@@ -35,6 +35,7 @@ from hep_advisor.models.replay.engine import (
 )
 from hep_advisor.models.replay.workers import SharedJob, paced
 from hep_advisor.models.scenarios import ModelSummary, PredictionPoint
+from hep_advisor.models.selfcheck import LoopSample
 from hep_advisor.models.throughput import BOUNDS, PLAUSIBLE
 from hep_advisor.models.unitpace import whole_run_efficiency
 from hep_advisor.rules.context import Context
@@ -246,14 +247,18 @@ def replay_engine(ctx: Context) -> tuple[Verdict, ModelSummary] | str:
         loop.reader == ctx.reader.text else None
     tree = ctx.tree
     rb = replayed_baseline(ctx)
-    sample = replay_loop_sample(
-        ctx.reader, rb, loop, ctx.basket_maps, cal, ctx.site, ctx.baseline,
-        ctx.branches or None, tree.compression.algorithm if tree is not None else None) \
-        if cold is not None and rb is not None and ctx.reader is not None else None
+    algorithm = tree.compression.algorithm if tree is not None else None
+    sample = None
+    passes: tuple[tuple[bool, bool, LoopSample], ...] = ()
+    if cold is not None and rb is not None and ctx.reader is not None:
+        sample = replay_loop_sample(ctx.reader, rb, loop, ctx.basket_maps, cal, ctx.site,
+                                    ctx.baseline, ctx.branches or None, algorithm)
+        passes = replay_root_passes(ctx.reader, rb, cal, ctx.basket_maps, ctx.site,
+                                    ctx.baseline, ctx.branches or None, algorithm)
     checks = self_checks(rj, points[0].seconds if points[0].workers == 1 else
                          rj.seconds(1, eff[0], cores, eta[0]), cold,
                          cal.parallel_loop if cal is not None else (), eff[0], cores, eta[0],
-                         sample)
+                         sample, passes)
     if cal is not None and cal.concurrency and tree is not None and tree.file_bytes.count:
         checks += sweep_checks(ctx.replay_device(), cal.concurrency,
                                tree.file_bytes.total_bytes / tree.file_bytes.count, cores,

@@ -211,15 +211,19 @@ def _check(test: str, term: str, predicted: float, measured: float,
 
 def self_checks(rj: ReplayedJob, predicted_s: float, cold: Measurement | None,
                 parallel: Sequence[ParallelPoint], efficiency: float, cores: Cores,
-                oversubscribed: float = 1.0, sample: LoopSample | None = None
+                oversubscribed: float = 1.0, sample: LoopSample | None = None,
+                root_passes: Sequence[tuple[bool, bool, LoopSample]] = ()
                 ) -> tuple[SelfCheck, ...]:
     """The engine through the calibration's own measured configurations: the program's reader
     cold over the sample its cold loop read (``sample``: that sample replayed,
     :func:`~hep_advisor.models.loop_sample.replay_loop_sample`; where it could not be, the
     whole job: ``rj.measured_s``, the loop's rate carried to every file with the cold open per
-    file, against the replayed ``predicted_s``), and the warm
-    parallel event loop's speed-up over
-    one worker (its ``units`` files shared by pull, the device idle: the CPU side of
+    file, against the replayed ``predicted_s``), ROOT's passes with and without TTreeCache
+    over their part of that sample (``root_passes``:
+    :func:`~hep_advisor.models.loop_sample.replay_root_passes`: with the cache or not, the
+    program's own reader or not, the replay; one pass each, so held to 15%), and the warm
+    parallel event loop's speed-up over one worker (its ``units`` files shared by pull, the
+    device idle: the CPU side of
     :meth:`~.workers.SharedJob.seconds`), up to the logical cores: a run by more workers has
     each read one or two short units, mostly a fresh process's first (its heap written for
     the first time), a cost a long job pays once; the oversubscription's own figure compares
@@ -241,6 +245,17 @@ def self_checks(rj: ReplayedJob, predicted_s: float, cold: Measurement | None,
                           "loop's rate carried to every file (its sample was not recorded)",
                           rj.compressed_mb / predicted_s, rj.compressed_mb / rj.measured_s,
                           cold, {"workers": 1.0}))
+    for cache, own, ps in root_passes:
+        what = "with" if cache else "without"
+        stood = f", {ps.stand_ins} on another file's map" if ps.stand_ins else ""
+        out.append(_check(
+            f"replay, ROOT loop {what} TTreeCache, cold",
+            f"ROOT's loop {what} TTreeCache replayed on its own pass ({ps.entries:,} entries "
+            f"of {ps.files} file(s){stood}; device {100 * ps.io_share:.0f}%, CPU "
+            f"{100 * (1 - ps.io_share):.0f}% of its time"
+            + ("" if own else "; its CPU per entry your reader's loop's, an assumption") + ")",
+            ps.replayed_mb_per_s, ps.measured_mb_per_s, None,
+            {"workers": 1.0, "entries": float(ps.entries), "files": float(ps.files)}))
     one = next((p for p in parallel if p.workers == 1 and p.aggregate_mb_per_s), None)
     for p in parallel:
         if one is None or p.workers <= 1 or not p.aggregate_mb_per_s or \
