@@ -123,12 +123,12 @@ def replay_root_passes(spec: ReaderSpec, rb: ReaderBaseline, calibration: Calibr
                        ) -> tuple[tuple[bool, bool, LoopSample], ...]:
     """ROOT's passes with and without TTreeCache (``Calibration.root_cache_on``/``_off``,
     cold) replayed on the loop's first files, as each read them: ``(with the cache, the
-    program's own reader, sample)`` for each
-    pass that is not the loop's own cold sample again (the pass with the cache where it ran
-    the program's reader: the loop's first sample).  The pass's reader is ``GetEntry``
-    without a cache, or with one of the pass's size; its CPU per entry is the loop's
-    (the same entries decompressed and read into the same branches: an assumption where the
-    pass's reader is not the program's, said in its term)."""
+    program's own reader, sample)`` for each pass that is not the loop's own cold sample
+    again (the pass that ran the program's reader over the whole sample: the loop's pilot).
+    The pass's reader is ``GetEntry`` without a cache, or with one of the pass's size; its
+    CPU per entry is the loop's (the same entries decompressed and read into the same
+    branches: an assumption where the pass's reader is not the program's, said in its
+    term)."""
     loop = calibration.event_loop if calibration is not None else None
     if calibration is None or loop is None or loop.reader != spec.text or not loop.parts \
             or not maps:
@@ -154,6 +154,7 @@ def replay_root_passes(spec: ReaderSpec, rb: ReaderBaseline, calibration: Calibr
         if got is not None:
             out.append((stats.tree_cache, own, got))
     return tuple(out)
+
 
 __all__ = ["LoopSample", "first_entries", "replay_loop_sample", "replay_root_passes",
            "sample_maps"]
