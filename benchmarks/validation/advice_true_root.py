@@ -1,7 +1,7 @@
 """The plain analysis of ``bench_advice_true.py --program rdataframe|getentry``, as a ROOT user
 writes it: an ``RDataFrame`` with one ``Histo1D`` per branch read (one thread unless told), or a
 compiled ``TTree::GetEntry`` loop over the branches read (``SetBranchStatus``; TTreeCache off
-unless told, as ``--reader root.getentry`` describes it).
+unless told, as ``--reader root.getentry`` describes it; ``--cache -1``: ROOT's default).
 
     python -m benchmarks.validation.advice_true_root FILES.json --reader rdataframe|getentry
         --branches A,B [--tree Events] [--threads N] [--cache BYTES] [--entries START:STOP]
@@ -9,11 +9,12 @@ unless told, as ``--reader root.getentry`` describes it).
 
 ``--threads N``: ``ROOT.EnableImplicitMT(N)`` first (W001's printed line for a ROOT reader).
 ``--cache BYTES``: the loop's ``SetCacheSize(BYTES)`` and ``AddBranchToCache("*", true)``
-(T001's printed lines).  ``--entries``: read only that entry range of the (single) file (a
-worker's share).  ``--start-at``: wait until then before reading.  ROOT's import and the loop's
-compilation come before the clock starts (a compiled program has them done); the RDataFrame's
-own just-in-time compilation is the program's and is timed.  Prints one JSON line: events, the
-reading's start and end (``time.time()``), seconds.
+(T001's printed lines); ``--cache -1``: the cache left as ROOT sets it (its default TTreeCache,
+as ``--reader root.ttreecache`` describes it). ``--entries``: read only that entry range of the
+(single) file (a worker's share). ``--start-at``: wait until then before reading. ROOT's import
+and the loop's compilation come before the clock starts (a compiled program has them done); the
+RDataFrame's own just-in-time compilation is the program's and is timed. Prints one JSON line:
+events, the reading's start and end (``time.time()``), seconds.
 """
 
 from __future__ import annotations
@@ -41,8 +42,10 @@ long long hepbench_getentry(const std::vector<std::string> &files, const std::st
     if (!t) return -2;
     t->SetBranchStatus("*", false);
     for (const auto &b : branches) t->SetBranchStatus(b.c_str(), true);
-    t->SetCacheSize(cache);
-    if (cache != 0) t->AddBranchToCache("*", true);
+    if (cache >= 0) {  // else ROOT's default TTreeCache, left alone
+      t->SetCacheSize(cache);
+      if (cache != 0) t->AddBranchToCache("*", true);
+    }
     long long stop = last >= 0 ? last : t->GetEntries();
     for (long long i = first; i < stop; ++i) t->GetEntry(i);
     n += stop - first;

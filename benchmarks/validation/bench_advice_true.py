@@ -39,12 +39,13 @@ maps of the dataset's files): what a change to the rules or the intervals would 
 measurements already made.  A row whose recommendation the new advice does not make is shown
 "not advised now".
 
-``--program rdataframe|getentry`` (with ``--branches N``): the analysis is a ROOT program
-(``advice_true_root.py``) over N of the tree's numeric branches, and the report is told so
-(``--reader rdataframe`` or ``root.getentry``, ``--branches``); T001 is applied as its printed
-``SetCacheSize``, W001 for an RDataFrame as its printed ``EnableImplicitMT(n)`` (a ``GetEntry``
-loop: n processes), the shell commands as printed.  Its reports are saved as
-``NAME_DISK_PROGRAM_report.json``.
+``--program rdataframe|getentry|ttreecache`` (with ``--branches N``): the analysis is a ROOT
+program (``advice_true_root.py``) over N of the tree's numeric branches (``ttreecache``: the
+``GetEntry`` loop with ROOT's default TTreeCache left alone), and the report is told so
+(``--reader rdataframe``, ``root.getentry`` or ``root.ttreecache``, ``--branches``); T001 is
+applied as its printed ``SetCacheSize``, W001 for an RDataFrame as its printed
+``EnableImplicitMT(n)`` (a ``GetEntry`` loop: n processes), the shell commands as printed. Its
+reports are saved as ``NAME_DISK_PROGRAM_report.json``.
 
 ``--also W001`` also measures those codes where the report has them but does not show them as
 gains (outside the top three, or marked not recommended): rows counted apart.
@@ -157,7 +158,8 @@ PROGRAM: list[tuple[str, list[str]]] = []
 #: the ROOT program (``advice_true_root.py``)
 ROOT_PROGRAM = Path(__file__).with_name("advice_true_root.py")
 #: what ``report`` is told for each ROOT program
-ROOT_READER = {"rdataframe": "rdataframe", "getentry": "root.getentry"}
+ROOT_READER = {"rdataframe": "rdataframe", "getentry": "root.getentry",
+               "ttreecache": "root.ttreecache"}
 
 
 def env() -> dict[str, str]:
@@ -304,12 +306,15 @@ def analysis(disk: Disk, files: list[Path], *, workers: int = 1, step: int | Non
             argv = [sys.executable, str(ANALYSIS), str(lst)]
             if PROGRAM:
                 kind, branches = PROGRAM[0]
-                argv = [sys.executable, str(ROOT_PROGRAM), str(lst), "--reader", kind,
+                argv = [sys.executable, str(ROOT_PROGRAM), str(lst), "--reader",
+                        "getentry" if kind == "ttreecache" else kind,
                         "--branches", ",".join(branches)]
                 if threads > 1:
                     argv += ["--threads", str(threads)]
                 if cache is not None:
                     argv += ["--cache", str(cache)]
+                elif kind == "ttreecache":  # ROOT's default TTreeCache, left alone
+                    argv += ["--cache", "-1"]
             if rng:
                 argv += ["--entries", rng]
             if step:
@@ -678,11 +683,13 @@ def main() -> int:
                          "report is told so: --reader uproot.iterate:step_size=N); a printed "
                          "step replaces it")
     ap.add_argument("--report-args", default="", help="more arguments for report, one string")
-    ap.add_argument("--program", choices=("uproot", "rdataframe", "getentry"), default="uproot",
+    ap.add_argument("--program", choices=("uproot", "rdataframe", "getentry", "ttreecache"),
+                    default="uproot",
                     help="the analysis: uproot.iterate over every branch (default), or a ROOT "
                          "program over --branches of the tree's branches (an RDataFrame of "
-                         "Histo1D, or a compiled GetEntry loop without TTreeCache), the report "
-                         "told --reader rdataframe or root.getentry and those --branches")
+                         "Histo1D, or a compiled GetEntry loop without TTreeCache or with "
+                         "ROOT's default one), the report told --reader rdataframe, "
+                         "root.getentry or root.ttreecache and those --branches")
     ap.add_argument("--branches", type=int, default=20,
                     help="with --program: how many numeric branches it reads, spread evenly")
     ap.add_argument("--table", nargs="+", default=None, metavar="JSON",
