@@ -117,6 +117,11 @@ def replay_loop_sample(spec: ReaderSpec, rb: ReaderBaseline, loop: EventLoop | N
                    baseline, branches, algorithm)
 
 
+#: A ROOT pass over fewer entries than this is too short to check against (the pass without
+#: the cache is capped in time, and can end after its first few entries)
+MIN_PASS_ENTRIES = 1000
+
+
 def replay_root_passes(spec: ReaderSpec, rb: ReaderBaseline, calibration: Calibration | None,
                        maps: Sequence[BasketMap], site: SiteProfile, baseline: Baseline,
                        branches: Sequence[str] | None, algorithm: str | None
@@ -136,13 +141,15 @@ def replay_root_passes(spec: ReaderSpec, rb: ReaderBaseline, calibration: Calibr
     out = []
     for stats in (calibration.root_cache_on, calibration.root_cache_off):
         if stats is None or stats.cache != "cold" or not stats.events_per_s or \
-                not stats.entries:
+                stats.entries < MIN_PASS_ENTRIES:
             continue
-        pass_spec = replace(parse_reader(
+        # the program's own reader where the pass's cache is as that reader sets it
+        own = stats.tree_cache == (spec.kind == "root.ttreecache") and (
+            not stats.tree_cache or spec.cache_bytes in (None, stats.cache_bytes))
+        pass_spec = spec if own else replace(parse_reader(
             f"root.ttreecache:size={stats.cache_bytes}" if stats.tree_cache and
             stats.cache_bytes else "root.ttreecache" if stats.tree_cache else "root.getentry"),
             loop=spec.loop)
-        own = pass_spec.text == spec.text
         parts = first_entries(loop.parts, stats.entries)
         if own and sum(p.entries for p in parts) == sum(p.entries for p in loop.parts):
             continue  # the loop's own sample again

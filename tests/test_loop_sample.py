@@ -200,6 +200,17 @@ def test_roots_passes_are_replayed_on_their_part_of_the_sample(files: list[Path]
     (cache, own, p), = replay_root_passes(spec, rb, with_cache, maps, site, _baseline(), None,
                                           None)
     assert cache and not own and p.entries == 6000
+    # a program with ROOT's default TTreeCache: its pass with the cache over the whole sample
+    # is the loop's own; a pass without it under 1,000 entries is too short to check
+    tc = parse_reader("root.ttreecache")
+    tc_cal = replace(cal, event_loop=replace(loop, reader=tc.text),
+                     root_cache_on=_pass(True, 6000, 80_000.0),
+                     root_cache_off=_pass(False, 500, 20_000.0))
+    assert replay_root_passes(tc, rb, tc_cal, maps, site, _baseline(), None, None) == ()
+    longer = replace(tc_cal, root_cache_off=_pass(False, 2000, 20_000.0))
+    (cache_off, own_off, p_off), = replay_root_passes(tc, rb, longer, maps, site, _baseline(),
+                                                      None, None)
+    assert not cache_off and not own_off and p_off.entries == 2000
     checks = self_checks(ReplayedJob(job=SharedJob(io_s=1.0, cpu_s=1.0), open_s=0.1,
                                      decompress_s=0.1, compressed_mb=10.0, entries=1e4),
                          2.0, None, (), 1.0, Cores(2),
