@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from hep_advisor.probes.basketmap import BasketMap
 from hep_advisor.probes.readtests.readers import ReaderSpec, parse_reader
 
-from .reader_baseline import ReaderBaseline, reader_baseline
+from .reader_baseline import ReaderBaseline, measured_pass_s, reader_baseline
 from .selfcheck import LoopSample
 
 if TYPE_CHECKING:
@@ -53,11 +53,11 @@ def sample_maps(parts: Sequence[LoopPart], maps: Sequence[BasketMap]
     def own(path: str) -> BasketMap | None:
         return by_path.get(os.path.abspath(path)) or by_name.get(os.path.basename(path))
 
-    named = {id(m) for m in map(own, (p.path for p in parts)) if m is not None}
+    owned = [own(p.path) for p in parts]
+    named = {id(m) for m in owned if m is not None}
     spare = [m for m in maps if id(m) not in named] or list(maps)
     out, stand = [], 0
-    for p in parts:
-        found = own(p.path)
+    for p, found in zip(parts, owned, strict=True):
         if found is None:
             found, stand = spare[stand % len(spare)], stand + 1
         out.append(found.head(p.entries))
@@ -90,10 +90,8 @@ def _replay(spec: ReaderSpec, parts: Sequence[LoopPart], measured_events_per_s: 
     if again.seconds <= 0 or again.entries <= 0 or again.compressed_mb <= 0 or \
             again.cold_open_s is None or measured_events_per_s <= 0:
         return None
-    # the loop's passes, plus what they leave out and the replay holds: the files' cold
-    # opening (where the loop opens them before its clock starts) and a run's one-off set-up
-    measured_s = again.entries / measured_events_per_s + again.files * again.cold_open_s + \
-        again.setup_s
+    measured_s = measured_pass_s(again.entries, measured_events_per_s, again.files,
+                                 again.cold_open_s, again.setup_s)
     mb = again.compressed_mb
     return LoopSample(replayed_mb_per_s=mb / again.seconds, measured_mb_per_s=mb / measured_s,
                       entries=int(again.entries), files=len(cut), stand_ins=stand,

@@ -110,11 +110,23 @@ class ReaderBaseline:
     #: (``hep_advisor.models.inputspread.spanning_access``); ``None``: no such pair
     loop_access_ms: float | None = None
     swept_access_ms: float | None = None
-    #: the pass's seconds (``entries / events_per_s``)
-    seconds: float = 0.0
     #: the cold open per file the measured baseline adds to the loop's time (0 where the
     #: loop times the open itself; ``None``: not measured)
     cold_open_s: float | None = None
+
+    @property
+    def seconds(self) -> float:
+        """The pass's seconds (what ``events_per_s`` is ``entries`` over)."""
+        return self.entries / self.events_per_s if self.events_per_s > 0 else 0.0
+
+
+def measured_pass_s(entries: float, events_per_s: float, files: float,
+                    cold_open_s: float, setup_s: float) -> float:
+    """A pass of ``entries`` over ``files`` files as the calibration's measurements put it:
+    the cold loop's time for the entries (``events_per_s``), plus what the loop's passes
+    leave out and a program pays, the cold open per file (where the loop opens its files
+    before its clock starts) and the run's one-off set-up."""
+    return entries / events_per_s + files * cold_open_s + setup_s
 
 
 def once_what(kind: str) -> str:
@@ -293,7 +305,7 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
     cold_open = 0.0 if spec.opens_in_loop else \
         opened.cold + gc_s if opened is not None and opened.cold is not None else None
     if measured and cache == "cold" and cold_open is not None and lt.entries > 0:
-        derived = lt.entries / (lt.entries / measured + lt.files * cold_open + setup)
+        derived = lt.entries / measured_pass_s(lt.entries, measured, lt.files, cold_open, setup)
         off = rate / derived
         if abs(off - 1) > 0.2:
             notes.append(f"the replay misses this reader's own cold measurement (with the cold "
@@ -329,8 +341,7 @@ def reader_baseline(spec: ReaderSpec, maps: Sequence[BasketMap], files: int,
         open_cpu_s=min(open_cpu, cpu_s - setup), decompress_s=decompress, setup_s=setup,
         stream_access_ms=access_s * 1e3 if access_s is not None else None,
         loop_access_ms=implied * 1e3 if implied is not None else None,
-        swept_access_ms=swept_ms if implied is not None else None, seconds=total,
-        cold_open_s=cold_open)
+        swept_access_ms=swept_ms if implied is not None else None, cold_open_s=cold_open)
 
 
 def loop_access_s(replayed_s: float, measured_s: float, seeks: float,
@@ -359,5 +370,5 @@ def stream_access_s(replayed_s: float, measured_s: float, seeks: float,
     return loop_access_s(replayed_s, measured_s, seeks, access_s)
 
 
-__all__ = ["ReaderBaseline", "loop_access_s", "once_what", "reader_baseline", "reader_setup_s",
-           "replay_reader", "stream_access_s"]
+__all__ = ["ReaderBaseline", "loop_access_s", "measured_pass_s", "once_what", "reader_baseline",
+           "reader_setup_s", "replay_reader", "stream_access_s"]

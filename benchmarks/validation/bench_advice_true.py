@@ -557,6 +557,7 @@ def with_loop_parts(cal: Any, files: list[Path], maps: list[Any]) -> Any:
     names only their count (``N entries of K file(s)``): the loop read the calibration's
     files in order (the dataset's first ``K``, up to 256 files), every one whole but the
     last, and these datasets' files hold the same entries each (the first map's)."""
+    from hep_advisor.models.loop_sample import first_entries
     from hep_advisor.probes.readtests.results import LoopPart
 
     loop = cal.event_loop
@@ -565,13 +566,9 @@ def with_loop_parts(cal: Any, files: list[Path], maps: list[Any]) -> Any:
     found = re.match(r"([\d,]+) entries of (\d+) file", loop.cold.conditions.note or "")
     if found is None or len(files) > 256:
         return cal
-    left, k = int(found.group(1).replace(",", "")), int(found.group(2))
-    parts = []
-    for i, f in enumerate(files[:k]):
-        n = left if i == k - 1 else min(maps[0].entries, left)
-        parts.append(LoopPart(str(f), n))
-        left -= n
-    return replace(cal, event_loop=replace(loop, parts=tuple(parts)))
+    entries, k = int(found.group(1).replace(",", "")), int(found.group(2))
+    whole = [LoopPart(str(f), maps[0].entries) for f in files[:k]]
+    return replace(cal, event_loop=replace(loop, parts=first_entries(whole, entries)))
 
 
 def readvise(results: list[dict[str, Any]], where: Path) -> list[dict[str, Any]]:
